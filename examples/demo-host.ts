@@ -1,0 +1,93 @@
+// The demo host started by `npm start`: a Fastify app with cookie sessions and the shipments plugin.
+import Fastify, { type FastifyRequest } from 'fastify'
+import cookie from '@fastify/cookie'
+import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
+import { seedDemoData } from './seed.js'
+
+interface DemoUser extends ShipmentsUser {
+  id: number
+  username: string
+  permissions: readonly string[]
+}
+
+// DEMO ONLY: fixed users whose password equals their username. Never run this host in production.
+const ALL = Object.values(ShipmentsPermissions)
+const DEMO_USERS: readonly DemoUser[] = [
+  { id: 1, username: 'admin', permissions: ALL },
+  { id: 2, username: 'editor', permissions: [ShipmentsPermissions.viewShipments, ShipmentsPermissions.editShipments] },
+  { id: 3, username: 'viewer', permissions: [ShipmentsPermissions.viewShipments] },
+]
+const SESSION_COOKIE = 'demo_session'
+
+export interface DemoHostOptions {
+  databaseFile: string
+  cookieSecret?: string
+  logger?: boolean
+}
+
+export async function buildDemoHost(options: DemoHostOptions) {
+  const app = Fastify({ logger: options.logger ?? true })
+  await app.register(cookie, { secret: options.cookieSecret ?? process.env.DEMO_COOKIE_SECRET ?? 'demo-cookie-secret-change-me' })
+
+  const resolveUser = (request: FastifyRequest): DemoUser | null => {
+    const raw = request.cookies[SESSION_COOKIE]
+    if (!raw) return null
+    const unsigned = request.unsignCookie(raw)
+    return unsigned.valid ? (DEMO_USERS.find((user) => user.username === unsigned.value) ?? null) : null
+  }
+
+  await app.register(fastifyShipments, {
+    database: options.databaseFile,
+    timezone: process.env.SITE_TIMEZONE ?? 'UTC',
+    shipmentFields: [
+      { handle: 'packageCount', type: 'number' },
+      { handle: 'giftWrapped', type: 'boolean' },
+      { handle: 'warehouse', type: 'text', maxLength: 64 },
+    ],
+    resolveUser,
+    hasPermission: (user: DemoUser, permission: string) => user.permissions.includes(permission),
+  })
+
+  app.post<{ Body: { username?: unknown; password?: unknown } }>('/login', async (request, reply) => {
+    const { username, password } = request.body ?? {}
+    const user = DEMO_USERS.find((candidate) => candidate.username === username)
+    if (!user || typeof password !== 'string' || password !== user.username) {
+      return reply.code(401).send({ success: false, error: 'Invalid username or password.' })
+    }
+    reply.setCookie(SESSION_COOKIE, user.username, { signed: true, httpOnly: true, sameSite: 'lax', path: '/' })
+    return { success: true, user: { id: user.id, username: user.username, permissions: user.permissions } }
+  })
+
+  app.post('/logout', async (_request, reply) => {
+    reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    return { success: true }
+  })
+
+  await app.ready()
+  await seedDemoData(app)
+  return app
+}
+
+const isMain = import.meta.url === `file://${process.argv[1]}`
+if (isMain) {
+  const port = Number(process.env.PORT ?? 3000)
+  const host = process.env.HOST ?? '127.0.0.1'
+  const databaseFile = process.env.SHIPMENTS_DEMO_DB ?? '.data/demo.sqlite'
+  const app = await buildDemoHost({ databaseFile })
+  await app.listen({ port, host })
+  const base = `http://${host}:${port}`
+  console.log(`
+fastify-shipments demo host on ${base} (database: ${databaseFile})
+
+!!! DEMO ONLY: users admin, editor and viewer; each password equals the username. !!!
+
+Try:
+  curl -s -c /tmp/demo-cookies -H 'content-type: application/json' \\
+       -d '{"username":"admin","password":"admin"}' ${base}/login
+  curl -s -b /tmp/demo-cookies '${base}/shipments/api/shipments?status=new'
+  curl -s -b /tmp/demo-cookies -H 'content-type: application/json' \\
+       -d '{"status":"shipped","carrier":"UPS","trackingNumber":"1Z999AA10123456784","trackingUrl":"ups.com/track?num=1Z999AA10123456784"}' \\
+       ${base}/shipments/api/shipments/1
+  curl -s -b /tmp/demo-cookies ${base}/shipments/api/shipments/1/history
+`)
+}

@@ -1,0 +1,71 @@
+// Everything specific to SQLite besides the table definitions: opening, pragmas, write transactions,
+// migrations, and the lock directory. A PostgreSQL dialect would be a sibling of this module.
+import { dirname, isAbsolute, resolve } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { sql, type SQL } from 'drizzle-orm'
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
+import { migrate as runDrizzleMigrations } from 'drizzle-orm/better-sqlite3/migrator'
+import { createMutex } from './mutex.js'
+
+/** A Drizzle database over better-sqlite3, the host's or the one the package opened. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ShipmentsDatabase = BetterSQLite3Database<any> & { $client: Database.Database }
+
+/** The package's migrations table; the host's `__drizzle_migrations` is never touched. */
+export const MIGRATIONS_TABLE = '__shipments_migrations'
+const migrationsFolder = fileURLToPath(new URL('../../../drizzle', import.meta.url))
+
+export interface OpenedDatabase {
+  db: ShipmentsDatabase
+  close: () => void
+}
+
+/** Opens the embedded default: WAL so readers never block the writer, and a busy timeout for writers. */
+export function openSqliteFile(filename: string): OpenedDatabase {
+  if (filename !== ':memory:') mkdirSync(dirname(resolve(filename)), { recursive: true })
+  const client = new Database(filename)
+  client.pragma('journal_mode = WAL')
+  client.pragma('busy_timeout = 10000')
+  client.pragma('synchronous = NORMAL')
+  client.pragma('foreign_keys = ON')
+  return { db: drizzle({ client }) as ShipmentsDatabase, close: () => client.close() }
+}
+
+/** The file the database lives in, or null for an in-memory or temporary database. */
+export function databaseFile(db: ShipmentsDatabase): string | null {
+  const name = db.$client.name
+  if (!name || name === ':memory:') return null
+  return isAbsolute(name) ? name : resolve(name)
+}
+
+/** Where cross-process lock files live: beside the database file. */
+export function lockDirectoryFor(db: ShipmentsDatabase): string | null {
+  const file = databaseFile(db)
+  return file ? `${file}-locks` : null
+}
+
+/**
+ * Runs `work` in a write transaction that takes SQLite's write lock at BEGIN (IMMEDIATE), so a
+ * read-then-write inside it can never fail halfway with SQLITE_BUSY. `work` must be synchronous.
+ */
+export function writeTransaction<T>(db: ShipmentsDatabase, work: (tx: ShipmentsDatabase) => T): T {
+  return db.transaction((tx) => work(tx as unknown as ShipmentsDatabase), { behavior: 'immediate' })
+}
+
+/** `json_extract` of one top-level key of a JSON text column. */
+export function jsonValue(column: SQL | SQL.Aliased | object, key: string): SQL {
+  return sql`json_extract(${column}, ${'$.' + JSON.stringify(key)})`
+}
+
+/**
+ * Applies the package's committed migrations to `db`, using its own migrations table. Processes
+ * sharing the file take turns (a file lock), since the migrator reads its progress outside its transaction.
+ */
+export async function migrate(db: ShipmentsDatabase): Promise<void> {
+  const mutex = createMutex({ directory: lockDirectoryFor(db) })
+  await mutex.withLock('shipments:migrate', 60_000, () =>
+    runDrizzleMigrations(db, { migrationsFolder, migrationsTable: MIGRATIONS_TABLE }),
+  )
+}

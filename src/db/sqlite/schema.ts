@@ -1,0 +1,205 @@
+// The package's SQLite tables: shipments, their history, integrations, and the reference order store.
+import { sql } from 'drizzle-orm'
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+/** Milliseconds since the epoch; stored as an integer so indexes and range scans stay cheap. */
+const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
+const createdAt = () => timestamp('created_at').notNull().default(sql`(unixepoch('subsec') * 1000)`)
+const updatedAt = () => timestamp('updated_at').notNull().default(sql`(unixepoch('subsec') * 1000)`)
+const jsonObject = (name: string) =>
+  text(name, { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`)
+
+export const shipments = sqliteTable(
+  'shipments_shipments',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    reference: text('reference').notNull(),
+    orderId: integer('order_id').notNull(),
+    status: text('status').notNull().default('new'),
+    dateShipped: timestamp('date_shipped'),
+    dateScheduledShip: timestamp('date_scheduled_ship'),
+    trackingNumber: text('tracking_number'),
+    trackingUrl: text('tracking_url'),
+    carrier: text('carrier'),
+    service: text('service'),
+    fulfillmentNotes: text('fulfillment_notes'),
+    shippingNotes: text('shipping_notes'),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+    fields: jsonObject('fields'),
+    dateDeleted: timestamp('date_deleted'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    uniqueIndex('shipments_shipments_reference_unique').on(table.reference),
+    index('shipments_shipments_order_idx').on(table.orderId, table.id),
+    index('shipments_shipments_status_idx').on(table.status, table.id),
+  ],
+)
+
+export const shipmentStatusHistory = sqliteTable(
+  'shipments_status_history',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    shipmentId: integer('shipment_id')
+      .notNull()
+      .references(() => shipments.id, { onDelete: 'cascade' }),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    message: text('message'),
+    userId: text('user_id'),
+    sourceIntegration: text('source_integration'),
+    sourceExternalCode: text('source_external_code'),
+    createdAt: createdAt(),
+  },
+  (table) => [index('shipments_status_history_shipment_idx').on(table.shipmentId, table.id)],
+)
+
+/** One row per order the package has advanced, so the advance happens once and never backwards. */
+export const orderAdvances = sqliteTable('shipments_order_advances', {
+  orderId: integer('order_id').primaryKey(),
+  status: text('status').notNull(),
+  createdAt: createdAt(),
+})
+
+export const integrations = sqliteTable(
+  'shipments_integrations',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    name: text('name').notNull(),
+    handle: text('handle').notNull(),
+    /** "true"/"false", or an environment-variable reference such as "$WEBHOOKS_ENABLED". */
+    enabled: text('enabled').notNull().default('true'),
+    providerId: text('provider_id'),
+    settings: jsonObject('settings'),
+    /** External status code to internal shipment status. */
+    statusMap: text('status_map', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [uniqueIndex('shipments_integrations_handle_unique').on(table.handle)],
+)
+
+export const shipmentExternalReferences = sqliteTable(
+  'shipments_external_references',
+  {
+    shipmentId: integer('shipment_id')
+      .notNull()
+      .references(() => shipments.id, { onDelete: 'cascade' }),
+    integrationId: integer('integration_id')
+      .notNull()
+      .references(() => integrations.id, { onDelete: 'cascade' }),
+    externalId: text('external_id'),
+    externalUrl: text('external_url'),
+    /** When the last applied external event happened; older events never move the status back. */
+    lastEventAt: timestamp('last_event_at'),
+    updatedAt: updatedAt(),
+  },
+  (table) => [primaryKey({ columns: [table.shipmentId, table.integrationId] })],
+)
+
+/** Webhook deliveries already applied: the unique key makes a delivery count once, even when raced. */
+export const webhookDeliveries = sqliteTable(
+  'shipments_webhook_deliveries',
+  {
+    integrationId: integer('integration_id')
+      .notNull()
+      .references(() => integrations.id, { onDelete: 'cascade' }),
+    deliveryId: text('delivery_id').notNull(),
+    outcome: text('outcome', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.integrationId, table.deliveryId] })],
+)
+
+// The reference order store: the package's own order tables, used when the host brings no order store.
+
+export const orderStatuses = sqliteTable(
+  'shipments_order_statuses',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    handle: text('handle').notNull(),
+    name: text('name').notNull(),
+    isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
+  },
+  (table) => [uniqueIndex('shipments_order_statuses_handle_unique').on(table.handle)],
+)
+
+export const orders = sqliteTable(
+  'shipments_orders',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    number: text('number').notNull(),
+    reference: text('reference').notNull(),
+    email: text('email'),
+    customerId: integer('customer_id'),
+    statusHandle: text('status_handle'),
+    isCompleted: integer('is_completed', { mode: 'boolean' }).notNull().default(false),
+    /** Decimal amounts as text, so no binary rounding creeps into money. */
+    totalPrice: text('total_price').notNull().default('0'),
+    totalTax: text('total_tax').notNull().default('0'),
+    totalShipping: text('total_shipping').notNull().default('0'),
+    totalDiscount: text('total_discount').notNull().default('0'),
+    couponCode: text('coupon_code'),
+    paymentMethod: text('payment_method'),
+    shippingMethod: text('shipping_method'),
+    customerNotes: text('customer_notes'),
+    internalNotes: text('internal_notes'),
+    isGift: integer('is_gift', { mode: 'boolean' }).notNull().default(false),
+    giftMessage: text('gift_message'),
+    customField1: text('custom_field_1'),
+    customField2: text('custom_field_2'),
+    customField3: text('custom_field_3'),
+    fields: jsonObject('fields'),
+    dateOrdered: timestamp('date_ordered'),
+    dateUpdated: timestamp('date_updated').notNull().default(sql`(unixepoch('subsec') * 1000)`),
+  },
+  (table) => [
+    uniqueIndex('shipments_orders_reference_unique').on(table.reference),
+    uniqueIndex('shipments_orders_number_unique').on(table.number),
+    // The export scans completed orders by dateUpdated, then id (stable page edges).
+    index('shipments_orders_export_idx').on(table.isCompleted, table.dateUpdated, table.id),
+  ],
+)
+
+export const orderLineItems = sqliteTable(
+  'shipments_order_line_items',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    orderId: integer('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    sku: text('sku'),
+    name: text('name').notNull(),
+    weight: real('weight'),
+    /** g, kg, lb or oz. */
+    weightUnit: text('weight_unit'),
+    quantity: integer('quantity').notNull().default(1),
+    price: text('price').notNull().default('0'),
+    imageUrl: text('image_url'),
+    options: text('options', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
+  },
+  (table) => [index('shipments_order_line_items_order_idx').on(table.orderId, table.id)],
+)
+
+export const orderAddresses = sqliteTable(
+  'shipments_order_addresses',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    orderId: integer('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['billing', 'shipping'] }).notNull(),
+    fullName: text('full_name'),
+    company: text('company'),
+    address1: text('address1'),
+    address2: text('address2'),
+    city: text('city'),
+    state: text('state'),
+    postalCode: text('postal_code'),
+    countryCode: text('country_code'),
+    phone: text('phone'),
+    email: text('email'),
+  },
+  (table) => [uniqueIndex('shipments_order_addresses_order_kind_unique').on(table.orderId, table.kind)],
+)

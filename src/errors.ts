@@ -1,0 +1,46 @@
+// Coded errors: every error the package raises toward a client has a code and a status of its own.
+import createError from '@fastify/error'
+
+/** Framework-level errors, rendered as `{name, message, code, status}` by the shipment API (spec 7.1). */
+export const ShipmentsErrors = {
+  Unauthorized: createError('SHIPMENTS_UNAUTHORIZED', 'Login required.', 401),
+  Forbidden: createError<[permission: string]>('SHIPMENTS_FORBIDDEN', 'User is not permitted to perform this action (%s).', 403),
+  ShipmentNotFound: createError<[id: number | string]>('SHIPMENTS_SHIPMENT_NOT_FOUND', 'Shipment %s not found.', 404),
+  OrderNotFound: createError<[id: number | string]>('SHIPMENTS_ORDER_NOT_FOUND', 'Order %s not found.', 404),
+  InvalidOption: createError<[option: string, reason: string]>('SHIPMENTS_INVALID_OPTION', 'Invalid option "%s": %s', 500),
+} as const
+
+/** Per-field validation failure: 422 `{success: false, errors: {field: [message]}}`. */
+export class ShipmentValidationError extends Error {
+  readonly code = 'SHIPMENTS_VALIDATION_FAILED'
+  readonly statusCode = 422
+  constructor(readonly errors: Record<string, string[]>) {
+    super(`Validation failed: ${Object.keys(errors).join(', ')}`)
+    this.name = 'ShipmentValidationError'
+  }
+}
+
+/** The service rejected an update while saving it: 422 `{success: false, error: message}`. */
+export class ShipmentUpdateRejectedError extends Error {
+  readonly code = 'SHIPMENTS_UPDATE_REJECTED'
+  readonly statusCode = 422
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'ShipmentUpdateRejectedError'
+  }
+}
+
+/** Error names of the platform's default JSON renderer, by status. */
+export const HTTP_ERROR_NAMES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+}

@@ -1,0 +1,59 @@
+// Typed events, emitted after the database commit, never inside it.
+import { EventEmitter } from 'node:events'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
+
+/** Who or what caused a change: a user, an integration, or both. */
+export interface ChangeSource {
+  userId: string | null
+  sourceIntegration: string | null
+  externalCode: string | null
+}
+
+export interface ShipmentCreatedEvent extends ChangeSource {
+  shipment: Shipment
+}
+
+export interface ShipmentStatusChangedEvent extends ChangeSource {
+  shipment: Shipment
+  from: ShipmentStatus
+  to: ShipmentStatus
+  message: string | null
+  historyId: number
+}
+
+export interface OrderAdvancedEvent {
+  orderId: number
+  /** The order status applied. */
+  status: string
+  /** The shipment whose transition completed the order. */
+  shipmentId: number
+}
+
+export interface ShipmentDeletedEvent {
+  shipment: Shipment
+}
+
+/** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
+export interface ShipmentsEventMap {
+  shipmentCreated: [ShipmentCreatedEvent]
+  shipmentStatusChanged: [ShipmentStatusChangedEvent]
+  shipmentDeleted: [ShipmentDeletedEvent]
+  shipmentRestored: [ShipmentDeletedEvent]
+  orderAdvanced: [OrderAdvancedEvent]
+}
+
+export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {
+  constructor(private readonly logger: FastifyBaseLogger) {
+    super()
+  }
+
+  /** Emits after a commit: a failing listener is logged and never undoes or fails the committed change. */
+  emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): void {
+    try {
+      ;(this.emit as (name: Name, ...args: ShipmentsEventMap[Name]) => boolean)(name, ...payload)
+    } catch (error) {
+      this.logger.error({ err: error, event: name }, 'A shipments event listener failed')
+    }
+  }
+}

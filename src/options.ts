@@ -1,0 +1,155 @@
+// Plugin options: their schema, defaults, and the checks that make a bad option fail at registration.
+import type { FastifyRequest } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { ShipmentsErrors } from './errors.js'
+import type { ShipmentsDatabase } from './db/sqlite/dialect.js'
+import type { OrderStore } from './orders/order-store.js'
+import { isValidTimeZone } from './time.js'
+
+/** The least the package needs of a host user: a stable id for history rows. */
+export interface ShipmentsUser {
+  id: string | number
+}
+
+export type ResolveUser<User extends ShipmentsUser = ShipmentsUser> = (
+  request: FastifyRequest,
+) => User | null | undefined | Promise<User | null | undefined>
+
+export type HasPermission<User extends ShipmentsUser = ShipmentsUser> = (
+  user: User,
+  permission: string,
+  request: FastifyRequest,
+) => boolean | Promise<boolean>
+
+export const SHIPMENT_FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'json'] as const
+
+const ShipmentFieldSchema = Type.Object(
+  {
+    handle: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$', maxLength: 64 }),
+    name: Type.Optional(Type.String()),
+    type: Type.Union(SHIPMENT_FIELD_TYPES.map((type) => Type.Literal(type))),
+    maxLength: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+)
+export type ShipmentFieldDefinition = Static<typeof ShipmentFieldSchema>
+
+const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
+
+/** Schema of the plain-data options; functions and the database are checked beside it. */
+const DataOptionsSchema = Type.Object({
+  migrate: Type.Boolean({ default: true }),
+  prefixes: Type.Object(
+    {
+      shipmentApi: Type.Optional(PrefixSchema),
+      gateway: Type.Optional(PrefixSchema),
+      orderExchange: Type.Optional(PrefixSchema),
+    },
+    { additionalProperties: false, default: {} },
+  ),
+  shippedOrderStatus: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: 'shipped' }),
+  timezone: Type.String({ default: 'UTC' }),
+  shipmentFields: Type.Array(ShipmentFieldSchema, { default: [] }),
+  lockTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
+})
+
+const DEFAULT_PREFIXES = {
+  shipmentApi: '/shipments/api',
+  gateway: '/actions/shipments/gateway',
+  orderExchange: '/actions/shippingplatformconnect/orders',
+}
+
+export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> {
+  /** The host's Drizzle database (better-sqlite3), or a SQLite file name the package opens and closes. */
+  database: ShipmentsDatabase | string
+  /** Apply the package's migrations at registration. Default true. */
+  migrate?: boolean
+  /** Returns the logged-in user of a request, or null. Default: nobody is logged in. */
+  resolveUser?: ResolveUser<User>
+  /** Answers whether `user` holds `permission`. Default: deny. */
+  hasPermission?: HasPermission<User>
+  /** Where the surfaces are mounted. */
+  prefixes?: Partial<typeof DEFAULT_PREFIXES>
+  /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
+  shippedOrderStatus?: string | null
+  /** IANA timezone of the site. Default 'UTC'. */
+  timezone?: string
+  /** The custom fields a shipment carries (the field layout). Default none. */
+  shipmentFields?: ShipmentFieldDefinition[]
+  /** How long a transition waits for the shipment's mutex before giving up. Default 10000. */
+  lockTimeoutMs?: number
+  /** The host's orders. Default: the reference order store on the package's own tables. */
+  orderStore?: OrderStore
+}
+
+export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
+  database: ShipmentsDatabase | string
+  prefixes: typeof DEFAULT_PREFIXES
+  resolveUser: ResolveUser
+  hasPermission: HasPermission
+  orderStore: OrderStore | undefined
+}
+
+function fail(option: string, reason: string): never {
+  throw new ShipmentsErrors.InvalidOption(option, reason)
+}
+
+function isDrizzleSqlite(value: unknown): value is ShipmentsDatabase {
+  const candidate = value as { select?: unknown; transaction?: unknown; $client?: { prepare?: unknown } }
+  return (
+    typeof candidate?.select === 'function' &&
+    typeof candidate.transaction === 'function' &&
+    typeof candidate.$client?.prepare === 'function'
+  )
+}
+
+/** Validates the options and fills in defaults; throws an error naming the first bad option. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
+  const options = (raw ?? {}) as unknown as Record<string, unknown>
+  const { database, resolveUser, hasPermission, orderStore, ...data } = options
+  // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
+  for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
+
+  if (typeof database === 'string') {
+    if (database.length === 0) fail('database', 'must be a SQLite file name or a Drizzle better-sqlite3 database')
+  } else if (!isDrizzleSqlite(database)) {
+    fail('database', 'must be a SQLite file name or a Drizzle better-sqlite3 database')
+  }
+  if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
+  if (hasPermission !== undefined && typeof hasPermission !== 'function') fail('hasPermission', 'must be a function')
+  if (orderStore !== undefined) {
+    const required = ['findOrder', 'setOrderStatus'] as const
+    for (const method of required) {
+      if (typeof (orderStore as Record<string, unknown>)?.[method] !== 'function') {
+        fail('orderStore', `must implement ${method}()`)
+      }
+    }
+  }
+
+  const unknownKey = Object.keys(data).find((key) => !(key in DataOptionsSchema.properties))
+  if (unknownKey) fail(unknownKey, 'is not an option of this plugin')
+  const withDefaults = Value.Default(DataOptionsSchema, structuredClone(data)) as Record<string, unknown>
+  const firstError = Value.Errors(DataOptionsSchema, withDefaults).First()
+  if (firstError) {
+    const path = firstError.path.replace(/^\//, '').replaceAll('/', '.')
+    fail(path, firstError.message)
+  }
+  const resolved = withDefaults as Static<typeof DataOptionsSchema>
+  if (!isValidTimeZone(resolved.timezone)) fail('timezone', `"${resolved.timezone}" is not an IANA timezone`)
+  const handles = new Set<string>()
+  for (const field of resolved.shipmentFields) {
+    if (handles.has(field.handle)) fail('shipmentFields', `the handle "${field.handle}" is declared twice`)
+    handles.add(field.handle)
+  }
+
+  return {
+    ...resolved,
+    database: database as ShipmentsDatabase | string,
+    prefixes: { ...DEFAULT_PREFIXES, ...resolved.prefixes },
+    resolveUser: (resolveUser as ResolveUser | undefined) ?? (() => null),
+    hasPermission: (hasPermission as HasPermission | undefined) ?? (() => false),
+    orderStore: orderStore as OrderStore | undefined,
+  }
+}

@@ -1,0 +1,78 @@
+// The plugin: checks options, opens or adopts the database, decorates `app.shipments`, mounts the routes.
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsync } from 'fastify'
+import { lockDirectoryFor, migrate, openSqliteFile, type ShipmentsDatabase } from './db/sqlite/dialect.js'
+import { createMutex } from './db/sqlite/mutex.js'
+import { ShipmentsEvents } from './events.js'
+import { resolveOptions, type ShipmentsPluginOptions } from './options.js'
+import type { OrderStore } from './orders/order-store.js'
+import { createReferenceOrderStore } from './orders/reference-store.js'
+import { shipmentRoutes } from './shipments/routes.js'
+import { createShipmentService, type ShipmentService } from './shipments/service.js'
+
+/** What `app.shipments` holds. */
+export interface ShipmentsDecorator {
+  /** Create, read, update, soft-delete and restore shipments; every change goes through `update`. */
+  shipments: ShipmentService
+  /** The order store in use: the host's, or the reference store. */
+  orders: OrderStore
+  /** Typed events, emitted after commit. */
+  events: ShipmentsEvents
+  /** The Drizzle database the package works on. */
+  db: ShipmentsDatabase
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The shipments package's services. */
+    shipments: ShipmentsDecorator
+  }
+}
+
+// `any`: hosts register with their own user type, which `resolveUser` returns and `hasPermission` takes.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (app, rawOptions) => {
+  const options = resolveOptions(rawOptions)
+
+  let db: ShipmentsDatabase
+  if (typeof options.database === 'string') {
+    const opened = openSqliteFile(options.database)
+    db = opened.db
+    // Close only what the package opened; a host's database stays the host's.
+    app.addHook('onClose', async () => opened.close())
+  } else {
+    db = options.database
+  }
+  if (options.migrate) await migrate(db)
+
+  const logger = app.log.child({ plugin: 'fastify-shipments' })
+  const events = new ShipmentsEvents(logger)
+  const orderStore = options.orderStore ?? createReferenceOrderStore(db)
+  const mutex = createMutex({
+    directory: lockDirectoryFor(db),
+    onCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
+  })
+  const shipments = createShipmentService({
+    db,
+    mutex,
+    events,
+    orderStore,
+    logger,
+    timeZone: options.timezone,
+    shipmentFields: options.shipmentFields,
+    shippedOrderStatus: options.shippedOrderStatus,
+    lockTimeoutMs: options.lockTimeoutMs,
+  })
+
+  app.decorate('shipments', { shipments, orders: orderStore, events, db })
+
+  await app.register(shipmentRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    service: shipments,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+  })
+}
+
+/** Register with `app.register(fastifyShipments, options)`. */
+export const fastifyShipments = fp(shipmentsPlugin, { name: 'fastify-shipments', fastify: '5.x' })

@@ -1,0 +1,168 @@
+// The shipment API (spec 4.1 and 7.1) plus the reads an admin panel needs, in an encapsulated scope.
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
+import type { ShipmentService } from './service.js'
+import {
+  FrameworkErrorSchema,
+  HistoryResponseSchema,
+  IdParamsSchema,
+  ListQuerySchema,
+  ListResponseSchema,
+  ServiceErrorSchema,
+  ShipmentResponseSchema,
+  UpdateBodySchema,
+  UpdateResponseSchema,
+  ValidationErrorSchema,
+} from './schemas.js'
+
+/** The permissions the package declares; hosts answer for them in `hasPermission`. */
+export const ShipmentsPermissions = {
+  viewShipments: 'shipments-viewShipments',
+  editShipments: 'shipments-editShipments',
+  transitionShipments: 'shipments-transitionShipments',
+} as const
+
+export interface ShipmentRoutesOptions {
+  service: ShipmentService
+  resolveUser: ResolveUser
+  hasPermission: HasPermission
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The user `resolveUser` returned, inside the shipment API's scope. */
+    shipmentsUser: ShipmentsUser | null
+  }
+}
+
+const frameworkErrors = { 400: FrameworkErrorSchema, 401: FrameworkErrorSchema, 403: FrameworkErrorSchema, 404: FrameworkErrorSchema }
+
+/** Path ids that are not positive integers name no shipment: a 404, like an unknown id. */
+function parseShipmentId(raw: string): number {
+  const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(id)) throw new ShipmentsErrors.ShipmentNotFound(raw)
+  return id
+}
+
+export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (scope, options) => {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+  const { service, resolveUser, hasPermission } = options
+
+  app.decorateRequest('shipmentsUser', null)
+  // The API speaks JSON only: a text body is a 415, not a string that fails validation later.
+  app.removeContentTypeParser('text/plain')
+  // A POST without a body is an update that changes nothing, not a malformed request.
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && request.body === undefined) request.body = {}
+  })
+
+  /** onRequest hook: 401 without a user, 403 without `permission`, before the body is even read. */
+  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
+    const user = (await resolveUser(request)) ?? null
+    if (!user) throw new ShipmentsErrors.Unauthorized()
+    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
+    request.shipmentsUser = user
+  }
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error instanceof ShipmentUpdateRejectedError) {
+      request.log.warn({ err: error }, 'Shipment update rejected')
+      return reply.code(422).send({ success: false, error: error.message })
+    }
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'Shipment API request failed')
+    return reply.code(status).send({
+      name: HTTP_ERROR_NAMES[status] ?? 'Error',
+      message: status === 500 ? 'An internal error occurred.' : error.message,
+      code: 0,
+      status,
+    })
+  })
+
+  app.post(
+    '/shipments/:id',
+    {
+      onRequest: requirePermission(ShipmentsPermissions.editShipments),
+      schema: {
+        summary: 'Update a shipment, optionally changing its status (spec 4.1)',
+        params: IdParamsSchema,
+        body: Type.Optional(UpdateBodySchema),
+        response: {
+          200: UpdateResponseSchema,
+          422: Type.Union([ValidationErrorSchema, ServiceErrorSchema]),
+          ...frameworkErrors,
+        },
+      },
+    },
+    async (request) => {
+      const user = request.shipmentsUser!
+      const { shipment } = await service.update(parseShipmentId(request.params.id), request.body ?? {}, {
+        userId: String(user.id),
+        authorizeTransition: async () => {
+          if (!(await hasPermission(user, ShipmentsPermissions.transitionShipments, request))) {
+            throw new ShipmentsErrors.Forbidden(ShipmentsPermissions.transitionShipments)
+          }
+        },
+      })
+      return { success: true as const, shipment }
+    },
+  )
+
+  const viewShipments = requirePermission(ShipmentsPermissions.viewShipments)
+
+  app.get(
+    '/shipments/:id',
+    {
+      onRequest: viewShipments,
+      schema: { summary: 'Read one shipment', params: IdParamsSchema, response: { 200: ShipmentResponseSchema, ...frameworkErrors } },
+    },
+    async (request) => {
+      const id = parseShipmentId(request.params.id)
+      const shipment = await service.get(id)
+      if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
+      return { success: true as const, shipment }
+    },
+  )
+
+  app.get(
+    '/shipments',
+    {
+      onRequest: viewShipments,
+      schema: {
+        summary: 'List shipments, by order and status, paged',
+        querystring: ListQuerySchema,
+        response: { 200: ListResponseSchema, ...frameworkErrors },
+      },
+    },
+    async (request) => {
+      const page = await service.list(request.query)
+      return {
+        success: true as const,
+        shipments: page.shipments,
+        pagination: {
+          page: page.page,
+          perPage: page.perPage,
+          total: page.total,
+          pages: Math.ceil(page.total / page.perPage),
+        },
+      }
+    },
+  )
+
+  app.get(
+    '/shipments/:id/history',
+    {
+      onRequest: viewShipments,
+      schema: {
+        summary: 'Status history of a shipment, newest first',
+        params: IdParamsSchema,
+        response: { 200: HistoryResponseSchema, ...frameworkErrors },
+      },
+    },
+    async (request) => ({ success: true as const, history: await service.history(parseShipmentId(request.params.id)) }),
+  )
+}

@@ -1,0 +1,104 @@
+// TypeBox schemas of the shipment API: requests, responses and the three error envelopes (spec 7.1).
+import { Type } from '@sinclair/typebox'
+import { SHIPMENT_STATUSES } from './shipment.js'
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
+const NullableString = Nullable(Type.String())
+const Timestamp = Nullable(Type.String({ description: 'ISO-8601 with an explicit offset' }))
+
+export const ShipmentStatusSchema = Type.Union(SHIPMENT_STATUSES.map((status) => Type.Literal(status)))
+
+/** The shipment of spec 2.1, exactly. */
+export const ShipmentSchema = Type.Object({
+  id: Type.Integer(),
+  reference: Type.String(),
+  orderId: Type.Integer(),
+  status: ShipmentStatusSchema,
+  dateShipped: Timestamp,
+  dateScheduledShip: Timestamp,
+  trackingNumber: NullableString,
+  trackingUrl: NullableString,
+  carrier: NullableString,
+  service: NullableString,
+  fulfillmentNotes: NullableString,
+  shippingNotes: NullableString,
+  enabled: Type.Boolean(),
+  fields: Type.Record(Type.String(), Type.Unknown()),
+})
+
+/** What the admin reads return: spec 2.1 plus creation, update and soft-delete times. */
+export const ShipmentDetailSchema = Type.Composite([
+  ShipmentSchema,
+  Type.Object({ dateCreated: Type.String(), dateUpdated: Type.String(), dateDeleted: Timestamp }),
+])
+
+export const HistoryEntrySchema = Type.Object({
+  id: Type.Integer(),
+  shipmentId: Type.Integer(),
+  fromStatus: Type.Union([ShipmentStatusSchema, Type.Null()]),
+  toStatus: ShipmentStatusSchema,
+  message: NullableString,
+  userId: NullableString,
+  sourceIntegration: NullableString,
+  externalCode: NullableString,
+  dateCreated: Type.String(),
+})
+
+const loose = Type.Optional(Type.Unknown())
+/**
+ * Spec 2.2. Every key is loose here on purpose: the checks and their messages are the spec's
+ * per-field envelope (422, after the 401/403/404 checks), which schema validation would pre-empt.
+ */
+export const UpdateBodySchema = Type.Object(
+  {
+    trackingNumber: loose,
+    trackingUrl: loose,
+    carrier: loose,
+    service: loose,
+    dateScheduledShip: loose,
+    fulfillmentNotes: loose,
+    shippingNotes: loose,
+    status: loose,
+    statusMessage: loose,
+    fields: loose,
+    integrationHandle: loose,
+    externalCode: loose,
+  },
+  { additionalProperties: true },
+)
+
+export const IdParamsSchema = Type.Object({ id: Type.String({ description: 'Shipment id' }) })
+
+export const ListQuerySchema = Type.Object({
+  orderId: Type.Optional(Type.Integer({ minimum: 1 })),
+  status: Type.Optional(ShipmentStatusSchema),
+  includeDeleted: Type.Optional(Type.Boolean({ default: false })),
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+})
+
+export const UpdateResponseSchema = Type.Object({ success: Type.Literal(true), shipment: ShipmentSchema })
+export const ShipmentResponseSchema = Type.Object({ success: Type.Literal(true), shipment: ShipmentDetailSchema })
+export const ListResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  shipments: Type.Array(ShipmentDetailSchema),
+  pagination: Type.Object({
+    page: Type.Integer(),
+    perPage: Type.Integer(),
+    total: Type.Integer(),
+    pages: Type.Integer(),
+  }),
+})
+export const HistoryResponseSchema = Type.Object({ success: Type.Literal(true), history: Type.Array(HistoryEntrySchema) })
+
+export const ValidationErrorSchema = Type.Object({
+  success: Type.Literal(false),
+  errors: Type.Record(Type.String(), Type.Array(Type.String())),
+})
+export const ServiceErrorSchema = Type.Object({ success: Type.Literal(false), error: Type.String() })
+export const FrameworkErrorSchema = Type.Object({
+  name: Type.String(),
+  message: Type.String(),
+  code: Type.Integer(),
+  status: Type.Integer(),
+})

@@ -1,0 +1,330 @@
+// The shipment service: the one update path every change goes through (API, gateway, ShipStation).
+import { and, count, desc, eq, isNull, ne, sql, type SQL } from 'drizzle-orm'
+import type { FastifyBaseLogger } from 'fastify'
+import { orderAdvances, shipments, shipmentStatusHistory } from '../db/sqlite/schema.js'
+import { writeTransaction, type ShipmentsDatabase } from '../db/sqlite/dialect.js'
+import { LockTimeoutError, type Mutex } from '../db/sqlite/mutex.js'
+import { ShipmentsErrors, ShipmentUpdateRejectedError } from '../errors.js'
+import type { ShipmentsEvents } from '../events.js'
+import type { ShipmentFieldDefinition } from '../options.js'
+import type { OrderStore } from '../orders/order-store.js'
+import {
+  toHistoryEntry,
+  toShipment,
+  type Shipment,
+  type ShipmentHistoryEntry,
+  type ShipmentRow,
+  type ShipmentStatus,
+} from './shipment.js'
+import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
+
+export interface UpdateContext {
+  /** The user making the change, recorded on the history row. */
+  userId?: string | null
+  /**
+   * Called under the shipment's lock when the status really changes, with the status re-read under
+   * the lock; throw to refuse the transition (the API checks the transition permission here).
+   */
+  authorizeTransition?: (from: ShipmentStatus, to: ShipmentStatus) => void | Promise<void>
+}
+
+export interface UpdateResult {
+  shipment: Shipment
+  /** The transition applied, or null when the status did not change. */
+  transition: { from: ShipmentStatus; to: ShipmentStatus; historyId: number } | null
+}
+
+export interface ListShipmentsQuery {
+  orderId?: number
+  status?: ShipmentStatus
+  includeDeleted?: boolean
+  page?: number
+  perPage?: number
+}
+
+export interface ShipmentPage {
+  shipments: Shipment[]
+  total: number
+  page: number
+  perPage: number
+}
+
+export interface CreateShipmentsOptions {
+  /** How many shipments to create. Default 1. */
+  count?: number
+  userId?: string | null
+}
+
+export interface ShipmentServiceDependencies {
+  db: ShipmentsDatabase
+  mutex: Mutex
+  events: ShipmentsEvents
+  orderStore: OrderStore
+  logger: FastifyBaseLogger
+  timeZone: string
+  shipmentFields: ShipmentFieldDefinition[]
+  shippedOrderStatus: string | null
+  lockTimeoutMs: number
+}
+
+export type ShipmentService = ReturnType<typeof createShipmentService>
+
+/** The mutex name of spec 3.3. */
+export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
+
+export function createShipmentService(deps: ShipmentServiceDependencies) {
+  const { db, mutex, events, orderStore, logger, timeZone } = deps
+  const fieldsByHandle = new Map(deps.shipmentFields.map((field) => [field.handle, field]))
+  const present = (shipment: ShipmentRow) => toShipment(shipment, timeZone)
+
+  const findRow = (database: ShipmentsDatabase, id: number) =>
+    database.select().from(shipments).where(eq(shipments.id, id)).get()
+
+  function requireRow(id: number): ShipmentRow {
+    const row = Number.isSafeInteger(id) ? findRow(db, id) : undefined
+    if (!row) throw new ShipmentsErrors.ShipmentNotFound(id)
+    return row
+  }
+
+  /** Writes the patch (and the transition, when there is one) in one IMMEDIATE transaction. */
+  function commitPatch(id: number, patch: ShipmentPatch, userId: string | null) {
+    return writeTransaction(db, (tx) => {
+      const before = findRow(tx, id)!
+      const now = new Date()
+      const changes: Partial<typeof shipments.$inferInsert> = { ...patch.columns, updatedAt: now }
+      if (Object.keys(patch.fields).length > 0) {
+        const fields = { ...before.fields }
+        for (const [handle, value] of Object.entries(patch.fields)) {
+          if (value === null) delete fields[handle]
+          else fields[handle] = value
+        }
+        changes.fields = fields
+      }
+
+      let transition: UpdateResult['transition'] = null
+      let orderAdvance: string | null = null
+      const target = patch.status
+      if (target !== undefined && target !== before.status) {
+        changes.status = target
+        if (target === 'shipped' && !before.dateShipped) changes.dateShipped = now
+        const history = tx
+          .insert(shipmentStatusHistory)
+          .values({
+            shipmentId: id,
+            fromStatus: before.status,
+            toStatus: target,
+            message: patch.statusMessage,
+            userId,
+            sourceIntegration: patch.integrationHandle,
+            sourceExternalCode: patch.externalCode,
+            createdAt: now,
+          })
+          .returning({ id: shipmentStatusHistory.id })
+          .get()
+        transition = { from: before.status as ShipmentStatus, to: target, historyId: history.id }
+      }
+
+      const after = tx.update(shipments).set(changes).where(eq(shipments.id, id)).returning().get()
+      if (transition?.to === 'shipped') orderAdvance = claimOrderAdvance(tx, after)
+      return { after, transition, orderAdvance }
+    })
+  }
+
+  /**
+   * Claims the one-time advance of the shipment's order when every enabled, live shipment of it is
+   * shipped. Returns the status to apply after commit, or null.
+   */
+  function claimOrderAdvance(tx: ShipmentsDatabase, shipment: ShipmentRow): string | null {
+    const status = deps.shippedOrderStatus
+    if (!status) return null
+    const unshipped = tx
+      .select({ total: count() })
+      .from(shipments)
+      .where(
+        and(
+          eq(shipments.orderId, shipment.orderId),
+          eq(shipments.enabled, true),
+          isNull(shipments.dateDeleted),
+          ne(shipments.status, 'shipped'),
+        ),
+      )
+      .get()!
+    if (unshipped.total > 0) return null
+    const claimed = tx
+      .insert(orderAdvances)
+      .values({ orderId: shipment.orderId, status, createdAt: new Date() })
+      .onConflictDoNothing()
+      .run()
+    return claimed.changes > 0 ? status : null
+  }
+
+  async function applyOrderAdvance(orderId: number, status: string, shipmentId: number) {
+    try {
+      await orderStore.setOrderStatus(orderId, status)
+      events.emitCommitted('orderAdvanced', { orderId, status, shipmentId })
+    } catch (error) {
+      logger.error({ err: error, orderId, status }, 'Could not advance the order of a shipped shipment')
+    }
+  }
+
+  async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
+    requireRow(id)
+    const patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: Date.now() })
+    const userId = context.userId ?? null
+
+    if (patch.status === undefined) {
+      const { after } = commitWithServiceErrors(id, () => commitPatch(id, patch, userId))
+      return { shipment: present(after), transition: null }
+    }
+
+    const target = patch.status
+    let committed: ReturnType<typeof commitPatch>
+    try {
+      committed = await mutex.withLock(transitionLockName(id), deps.lockTimeoutMs, async () => {
+        const current = findRow(db, id)!.status as ShipmentStatus
+        if (current !== target) await context.authorizeTransition?.(current, target)
+        return commitWithServiceErrors(id, () => commitPatch(id, patch, userId))
+      })
+    } catch (error) {
+      if (!(error instanceof LockTimeoutError)) throw error
+      throw new ShipmentUpdateRejectedError(
+        `Couldn't update shipment ${id} right now because another update is in progress. Please try again.`,
+        { cause: error },
+      )
+    }
+
+    const shipment = present(committed.after)
+    if (committed.transition) {
+      events.emitCommitted('shipmentStatusChanged', {
+        shipment,
+        from: committed.transition.from,
+        to: committed.transition.to,
+        message: patch.statusMessage,
+        historyId: committed.transition.historyId,
+        userId,
+        sourceIntegration: patch.integrationHandle,
+        externalCode: patch.externalCode,
+      })
+    }
+    if (committed.orderAdvance) await applyOrderAdvance(shipment.orderId, committed.orderAdvance, id)
+    return { shipment, transition: committed.transition }
+  }
+
+  /** A database failure while saving becomes the service-level 422 of spec 7.1, logged in full. */
+  function commitWithServiceErrors<T>(id: number, commit: () => T): T {
+    try {
+      return commit()
+    } catch (error) {
+      logger.error({ err: error, shipmentId: id }, 'Saving a shipment failed')
+      throw new ShipmentUpdateRejectedError(`Couldn't update shipment ${id}: the change could not be saved.`, {
+        cause: error,
+      })
+    }
+  }
+
+  async function create(orderId: number, options: CreateShipmentsOptions = {}): Promise<Shipment[]> {
+    const howMany = options.count ?? 1
+    if (!Number.isSafeInteger(howMany) || howMany < 1 || howMany > 100) {
+      throw new RangeError('count must be an integer from 1 to 100')
+    }
+    const order = await orderStore.findOrder(orderId)
+    if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
+    const userId = options.userId ?? null
+
+    const rows = writeTransaction(db, (tx) => {
+      const existing = tx.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)).get()!
+      const now = new Date()
+      const created: ShipmentRow[] = []
+      for (let index = 1; index <= howMany; index++) {
+        const number = existing.total + index
+        const row = tx
+          .insert(shipments)
+          .values({
+            orderId,
+            reference: `${order.reference}-s${String(number).padStart(3, '0')}`,
+            status: 'new',
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning()
+          .get()
+        tx.insert(shipmentStatusHistory)
+          .values({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now })
+          .run()
+        created.push(row)
+      }
+      return created
+    })
+
+    const result = rows.map(present)
+    for (const shipment of result) {
+      events.emitCommitted('shipmentCreated', { shipment, userId, sourceIntegration: null, externalCode: null })
+    }
+    return result
+  }
+
+  async function get(id: number): Promise<Shipment | null> {
+    const row = Number.isSafeInteger(id) ? findRow(db, id) : undefined
+    return row ? present(row) : null
+  }
+
+  async function list(query: ListShipmentsQuery = {}): Promise<ShipmentPage> {
+    const page = Math.max(1, Math.floor(query.page ?? 1))
+    const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
+    const conditions: SQL[] = []
+    if (query.orderId !== undefined) conditions.push(eq(shipments.orderId, query.orderId))
+    if (query.status !== undefined) conditions.push(eq(shipments.status, query.status))
+    if (!query.includeDeleted) conditions.push(isNull(shipments.dateDeleted))
+    const where = and(...conditions)
+    const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
+    const rows = db
+      .select()
+      .from(shipments)
+      .where(where)
+      .orderBy(shipments.id)
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .all()
+    return { shipments: rows.map(present), total, page, perPage }
+  }
+
+  async function history(id: number): Promise<ShipmentHistoryEntry[]> {
+    requireRow(id)
+    const rows = db
+      .select()
+      .from(shipmentStatusHistory)
+      .where(eq(shipmentStatusHistory.shipmentId, id))
+      .orderBy(desc(shipmentStatusHistory.id))
+      .all()
+    return rows.map((row) => toHistoryEntry(row, timeZone))
+  }
+
+  function setDeleted(id: number, deleted: boolean): Shipment {
+    requireRow(id)
+    const now = new Date()
+    const row = db
+      .update(shipments)
+      .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now.getTime()})` : null, updatedAt: now })
+      .where(eq(shipments.id, id))
+      .returning()
+      .get()!
+    const shipment = present(row)
+    events.emitCommitted(deleted ? 'shipmentDeleted' : 'shipmentRestored', { shipment })
+    return shipment
+  }
+
+  return {
+    create,
+    get,
+    list,
+    update,
+    history,
+    /** Soft-deletes: the shipment stays readable and updatable (spec 4.1), but leaves default lists. */
+    async softDelete(id: number) {
+      return setDeleted(id, true)
+    },
+    async restore(id: number) {
+      return setDeleted(id, false)
+    },
+  }
+}

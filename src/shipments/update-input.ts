@@ -1,0 +1,240 @@
+// Turns an update request (spec 2.2) into a validated patch, or the per-field errors of spec 7.1.
+import { ShipmentValidationError } from '../errors.js'
+import type { ShipmentFieldDefinition } from '../options.js'
+import { isRealWallTime, instantOfWallTime, isValidTimeZone, parseIsoDateTime, startOfDay } from '../time.js'
+import { isShipmentStatus, type ShipmentStatus } from './shipment.js'
+
+/** A date-time as an admin date picker posts it. */
+export interface DateTimeParts {
+  date: string
+  time?: string
+  timezone?: string
+}
+
+/** The update request body. Null or absent leaves a value unchanged; an empty string clears it. */
+export interface ShipmentUpdateInput {
+  trackingNumber?: string | null
+  trackingUrl?: string | null
+  carrier?: string | null
+  service?: string | null
+  dateScheduledShip?: string | number | DateTimeParts | null
+  fulfillmentNotes?: string | null
+  shippingNotes?: string | null
+  status?: ShipmentStatus | null
+  statusMessage?: string | null
+  fields?: Record<string, unknown> | null
+  integrationHandle?: string | null
+  externalCode?: string | null
+}
+
+export interface ShipmentColumnChanges {
+  trackingNumber?: string | null
+  trackingUrl?: string | null
+  carrier?: string | null
+  service?: string | null
+  dateScheduledShip?: Date | null
+  fulfillmentNotes?: string | null
+  shippingNotes?: string | null
+}
+
+export interface ShipmentPatch {
+  columns: ShipmentColumnChanges
+  /** Field handle to new value; null removes the value. */
+  fields: Record<string, unknown>
+  status: ShipmentStatus | undefined
+  statusMessage: string | null
+  integrationHandle: string | null
+  externalCode: string | null
+}
+
+export interface UpdateRules {
+  fieldsByHandle: ReadonlyMap<string, ShipmentFieldDefinition>
+  timeZone: string
+  now: number
+}
+
+const MAX_LENGTH = 255
+const SHORT_TEXT_KEYS = ['trackingNumber', 'carrier', 'service'] as const
+const NOTE_KEYS = ['fulfillmentNotes', 'shippingNotes'] as const
+
+/** `trackingUrl` -> `Tracking Url`, the way the original system labels attributes in messages. */
+export function attributeLabel(key: string): string {
+  const words = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[\s_]+/)
+  return words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ')
+}
+
+const isAbsent = (value: unknown) => value === null || value === undefined
+
+export function parseShipmentUpdate(body: unknown, rules: UpdateRules): ShipmentPatch {
+  const input = (body ?? {}) as Record<string, unknown>
+  const errors: Record<string, string[]> = {}
+  const addError = (key: string, message: string) => (errors[key] ??= []).push(message)
+  const patch: ShipmentPatch = {
+    columns: {},
+    fields: {},
+    status: undefined,
+    statusMessage: null,
+    integrationHandle: null,
+    externalCode: null,
+  }
+
+  /** A string, trimmed or not, or undefined when absent; records the error and returns undefined otherwise. */
+  const readString = (key: string, trim: boolean): string | undefined => {
+    const value = input[key]
+    if (isAbsent(value)) return undefined
+    if (typeof value !== 'string') {
+      addError(key, `${attributeLabel(key)} must be a string.`)
+      return undefined
+    }
+    return trim ? value.trim() : value
+  }
+  const checkLength = (key: string, value: string) => {
+    if ([...value].length <= MAX_LENGTH) return true
+    addError(key, `${attributeLabel(key)} should contain at most ${MAX_LENGTH} characters.`)
+    return false
+  }
+
+  for (const key of SHORT_TEXT_KEYS) {
+    const value = readString(key, true)
+    if (value !== undefined && checkLength(key, value)) patch.columns[key] = value === '' ? null : value
+  }
+  for (const key of NOTE_KEYS) {
+    const value = readString(key, false)
+    if (value !== undefined) patch.columns[key] = value === '' ? null : value
+  }
+
+  const trackingUrl = readString('trackingUrl', true)
+  if (trackingUrl === '') patch.columns.trackingUrl = null
+  else if (trackingUrl !== undefined) {
+    const normalized = normalizeTrackingUrl(trackingUrl)
+    if (normalized === null) addError('trackingUrl', 'Tracking Url is not a valid URL.')
+    else if (checkLength('trackingUrl', normalized)) patch.columns.trackingUrl = normalized
+  }
+
+  if (!isAbsent(input.dateScheduledShip)) {
+    const parsed = parseScheduledShipDate(input.dateScheduledShip, rules)
+    if (parsed === undefined) addError('dateScheduledShip', 'Date Scheduled Ship is not a valid date.')
+    else patch.columns.dateScheduledShip = parsed
+  }
+
+  if (!isAbsent(input.status)) {
+    if (isShipmentStatus(input.status)) patch.status = input.status
+    else addError('targetStatusCode', 'Target Status Code is invalid.')
+  }
+
+  const statusMessage = readString('statusMessage', false)
+  if (statusMessage) patch.statusMessage = statusMessage
+  for (const key of ['integrationHandle', 'externalCode'] as const) {
+    const value = readString(key, true)
+    if (value && checkLength(key, value)) patch[key] = value
+  }
+
+  if (!isAbsent(input.fields)) {
+    if (typeof input.fields !== 'object' || Array.isArray(input.fields)) {
+      addError('fields', 'Fields must be an object of field handles and values.')
+    } else {
+      for (const [handle, value] of Object.entries(input.fields as Record<string, unknown>)) {
+        const definition = rules.fieldsByHandle.get(handle)
+        if (!definition) {
+          addError(`fields.${handle}`, `Unknown field "${handle}".`)
+          continue
+        }
+        if (value === null || value === undefined) continue
+        if (value === '') {
+          patch.fields[handle] = null
+          continue
+        }
+        const checked = checkFieldValue(definition, value, rules)
+        if (checked.ok) patch.fields[handle] = checked.value
+        else addError(`fields.${handle}`, checked.message)
+      }
+    }
+  }
+
+  if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
+  return patch
+}
+
+/** Adds the default https scheme; accepts http(s) only, with a dotted host. Null when invalid. */
+export function normalizeTrackingUrl(value: string): string | null {
+  if (/\s/.test(value)) return null
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `https://${value}`
+  let url: URL
+  try {
+    url = new URL(withScheme)
+  } catch {
+    return null
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null
+  const host = url.hostname
+  if (!host.includes('.') || host.startsWith('.') || host.endsWith('.') || host.includes('..')) return null
+  return withScheme
+}
+
+/**
+ * `dateScheduledShip` in every accepted form: ISO-8601 with or without time and offset (no offset
+ * means UTC), Unix seconds, now/today/tomorrow/yesterday (days in the site timezone), a
+ * `{date, time, timezone}` object, or an empty string (clears). Undefined when it cannot be parsed.
+ */
+export function parseScheduledShipDate(value: unknown, rules: UpdateRules): Date | null | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? fromUnixSeconds(value) : undefined
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return parseDateTimeParts(value, rules)
+  if (typeof value !== 'string') return undefined
+  const text = value.trim().toLowerCase()
+  if (text === '') return null
+  if (/^-?\d+$/.test(text)) return fromUnixSeconds(Number(text))
+  const relativeDays: Record<string, number> = { today: 0, tomorrow: 1, yesterday: -1 }
+  if (text === 'now') return new Date(Math.floor(rules.now / 1000) * 1000)
+  if (text in relativeDays) return new Date(startOfDay(rules.now, rules.timeZone, relativeDays[text]))
+  const instant = parseIsoDateTime(text, 'UTC')
+  return instant === null ? undefined : new Date(instant)
+}
+
+function fromUnixSeconds(seconds: number): Date | undefined {
+  const date = new Date(seconds * 1000)
+  return Number.isNaN(date.getTime()) ? undefined : date
+}
+
+function parseDateTimeParts(value: object, rules: UpdateRules): Date | undefined {
+  const { date, time = '00:00', timezone = rules.timeZone } = value as Partial<DateTimeParts>
+  if (typeof date !== 'string' || typeof time !== 'string' || typeof timezone !== 'string') return undefined
+  if (!isValidTimeZone(timezone)) return undefined
+  const dateMatch = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date.trim())
+  const timeMatch = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(time.trim())
+  if (!dateMatch || !timeMatch) return undefined
+  const wall = {
+    year: Number(dateMatch[1]),
+    month: Number(dateMatch[2]),
+    day: Number(dateMatch[3]),
+    hour: Number(timeMatch[1]),
+    minute: Number(timeMatch[2]),
+    second: Number(timeMatch[3] ?? 0),
+  }
+  return isRealWallTime(wall) ? new Date(instantOfWallTime(wall, timezone)) : undefined
+}
+
+type FieldCheck = { ok: true; value: unknown } | { ok: false; message: string }
+
+function checkFieldValue(definition: ShipmentFieldDefinition, value: unknown, rules: UpdateRules): FieldCheck {
+  const label = definition.name ?? attributeLabel(definition.handle)
+  switch (definition.type) {
+    case 'text':
+      if (typeof value !== 'string') return { ok: false, message: `${label} must be a string.` }
+      if (definition.maxLength !== undefined && [...value].length > definition.maxLength) {
+        return { ok: false, message: `${label} should contain at most ${definition.maxLength} characters.` }
+      }
+      return { ok: true, value }
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value)
+        ? { ok: true, value }
+        : { ok: false, message: `${label} must be a number.` }
+    case 'boolean':
+      return typeof value === 'boolean' ? { ok: true, value } : { ok: false, message: `${label} must be a boolean.` }
+    case 'date': {
+      const date = parseScheduledShipDate(value, rules)
+      return date ? { ok: true, value: date.toISOString() } : { ok: false, message: `${label} is not a valid date.` }
+    }
+    case 'json':
+      return { ok: true, value }
+  }
+}
