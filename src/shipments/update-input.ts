@@ -166,6 +166,8 @@ export function normalizeTrackingUrl(value: string): string | null {
     return null
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null
+  // Credentials in a tracking link are a phishing pattern ("https://mailto:x@evil.com"), never a carrier's.
+  if (url.username || url.password) return null
   const host = url.hostname
   if (!host.includes('.') || host.startsWith('.') || host.endsWith('.') || host.includes('..')) return null
   return withScheme
@@ -187,7 +189,8 @@ export function parseScheduledShipDate(value: unknown, rules: UpdateRules): Date
   if (text === 'now') return new Date(Math.floor(rules.now / 1000) * 1000)
   if (text in relativeDays) return new Date(startOfDay(rules.now, rules.timeZone, relativeDays[text]))
   const instant = parseIsoDateTime(text, 'UTC')
-  return instant === null ? undefined : new Date(instant)
+  // Dates travel with second precision (ISO-8601 with an offset), so they are stored that way too.
+  return instant === null ? undefined : new Date(Math.floor(instant / 1000) * 1000)
 }
 
 function fromUnixSeconds(seconds: number): Date | undefined {
