@@ -120,7 +120,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
   if (hasPermission !== undefined && typeof hasPermission !== 'function') fail('hasPermission', 'must be a function')
   if (orderStore !== undefined) {
-    const required = ['findOrder', 'setOrderStatus'] as const
+    const required = ['findOrder', 'findOrderByReference', 'setOrderStatus'] as const
     for (const method of required) {
       if (typeof (orderStore as Record<string, unknown>)?.[method] !== 'function') {
         fail('orderStore', `must implement ${method}()`)

@@ -16,6 +16,8 @@ export interface OrderSummary {
 export interface OrderStore {
   /** The order with this id, or null. */
   findOrder(orderId: number): Promise<OrderSummary | null>
+  /** The order with this reference (ShipStation's OrderNumber), or null. */
+  findOrderByReference(reference: string): Promise<OrderSummary | null>
   /** Moves the order to the status with this handle; throws when the status does not exist. */
   setOrderStatus(orderId: number, statusHandle: string): Promise<void>
 }

@@ -24,6 +24,10 @@ export function createReferenceOrderStore(db: ShipmentsDatabase): OrderStore {
       return db.select(summaryColumns).from(orders).where(eq(orders.id, orderId)).get() ?? null
     },
 
+    async findOrderByReference(reference): Promise<OrderSummary | null> {
+      return db.select(summaryColumns).from(orders).where(eq(orders.reference, reference)).get() ?? null
+    },
+
     async setOrderStatus(orderId, statusHandle) {
       const status = db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, statusHandle)).get()
       if (!status) throw new UnknownOrderStatusError(statusHandle)
