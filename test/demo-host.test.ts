@@ -1,0 +1,65 @@
+import { join } from 'node:path'
+import t from 'tap'
+import { count, eq } from 'drizzle-orm'
+import { buildDemoHost } from '../examples/demo-host.js'
+import { schema } from '../src/index.js'
+
+async function login(app: Awaited<ReturnType<typeof buildDemoHost>>, username: string, password = username) {
+  const response = await app.inject({ method: 'POST', url: '/login', payload: { username, password } })
+  const cookie = response.cookies.find((candidate) => candidate.name === 'demo_session')
+  return { response, cookie: cookie ? `${cookie.name}=${cookie.value}` : '' }
+}
+
+t.test('the demo host seeds once and keeps its data across restarts', async (t) => {
+  const databaseFile = join(t.testdir(), 'demo.sqlite')
+  let app = await buildDemoHost({ databaseFile, logger: false })
+  const { db } = app.shipments
+  const orders = db.select().from(schema.orders).all()
+  t.equal(orders.length, 5)
+  t.equal(orders.filter((order) => order.isCompleted).length, 4)
+  const shipments = db.select().from(schema.shipments).all()
+  for (const order of orders.filter((candidate) => candidate.isCompleted)) {
+    const own = shipments.filter((shipment) => shipment.orderId === order.id)
+    t.ok(own.length >= 1 && own.every((shipment) => shipment.status === 'new'), `order ${order.reference} has new shipments`)
+  }
+  t.ok(shipments.some((shipment) => shipments.filter((other) => other.orderId === shipment.orderId).length === 2), 'one order has two shipments')
+  t.ok(orders.some((order) => order.couponCode && order.totalDiscount !== '0'), 'one order has a discount')
+  const addresses = db.select().from(schema.orderAddresses).all()
+  t.ok(addresses.some((address) => /[^\x00-\x7f]/.test(address.fullName ?? '') && /&/.test(address.company ?? '') && /<.*>/.test(address.company ?? '') && /"/.test(address.company ?? '')))
+
+  await app.close()
+  app = await buildDemoHost({ databaseFile, logger: false })
+  t.teardown(() => app.close())
+  t.equal(app.shipments.db.select({ total: count() }).from(schema.orders).get()!.total, 5, 'not seeded twice')
+})
+
+t.test('demo login: a signed session cookie, three users with their permissions', async (t) => {
+  const app = await buildDemoHost({ databaseFile: join(t.testdir(), 'demo.sqlite'), logger: false })
+  t.teardown(() => app.close())
+  const wrong = await login(app, 'admin', 'nope')
+  t.equal(wrong.response.statusCode, 401)
+  t.equal(wrong.cookie, '')
+
+  const editor = await login(app, 'editor')
+  t.equal(editor.response.statusCode, 200)
+  const headers = { cookie: editor.cookie, 'content-type': 'application/json' }
+  let response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers, payload: JSON.stringify({ carrier: 'UPS' }) })
+  t.equal(response.statusCode, 200)
+  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers, payload: JSON.stringify({ status: 'shipped' }) })
+  t.equal(response.statusCode, 403, 'the editor cannot transition')
+
+  const forged = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: 'demo_session=admin', 'content-type': 'application/json' }, payload: '{"status":"shipped"}' })
+  t.equal(forged.statusCode, 401, 'an unsigned cookie is nobody')
+
+  const admin = await login(app, 'admin')
+  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: '{"status":"shipped"}' })
+  t.equal(response.statusCode, 200)
+  const order = app.shipments.db.select().from(schema.orders).where(eq(schema.orders.id, response.json().shipment.orderId)).get()!
+  t.equal(order.statusHandle, 'shipped', 'the single-shipment order advanced')
+
+  const viewer = await login(app, 'viewer')
+  response = await app.inject({ url: '/shipments/api/shipments', headers: { cookie: viewer.cookie } })
+  t.equal(response.statusCode, 200)
+  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/2', headers: { cookie: viewer.cookie, 'content-type': 'application/json' }, payload: '{}' })
+  t.equal(response.statusCode, 403)
+})
