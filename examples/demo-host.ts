@@ -3,6 +3,8 @@ import Fastify, { type FastifyRequest } from 'fastify'
 import cookie from '@fastify/cookie'
 import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
 import { seedDemoData } from './seed.js'
+import { acmeThreePlProvider } from './custom-provider.js'
+import { ensureDemoIntegrations } from './demo-integrations.js'
 
 interface DemoUser extends ShipmentsUser {
   id: number
@@ -44,6 +46,7 @@ export async function buildDemoHost(options: DemoHostOptions) {
       { handle: 'giftWrapped', type: 'boolean' },
       { handle: 'warehouse', type: 'text', maxLength: 64 },
     ],
+    providers: [acmeThreePlProvider],
     resolveUser,
     hasPermission: (user: DemoUser, permission: string) => user.permissions.includes(permission),
   })
@@ -65,6 +68,7 @@ export async function buildDemoHost(options: DemoHostOptions) {
 
   await app.ready()
   await seedDemoData(app)
+  await ensureDemoIntegrations(app)
   return app
 }
 
@@ -89,5 +93,12 @@ Try:
        -d '{"status":"shipped","carrier":"UPS","trackingNumber":"1Z999AA10123456784","trackingUrl":"ups.com/track?num=1Z999AA10123456784"}' \\
        ${base}/shipments/api/shipments/1
   curl -s -b /tmp/demo-cookies ${base}/shipments/api/shipments/1/history
+
+  # a signed carrier event through the gateway (integration demo-webhooks, Standard Webhooks):
+  npx tsx examples/webhook-sender.ts --order 1003 --status in_transit --tracking JD014600003828
+  # the custom ACME provider (bearer token):
+  curl -s -H 'authorization: Bearer demo-acme-token-change-me' -H 'content-type: application/json' \\
+       -d '{"shipmentReference":"1004-s001","state":"PICKING"}' \\
+       '${base}/actions/shipments/gateway/handle?integration=acme-3pl'
 `)
 }

@@ -44,3 +44,27 @@ export const HTTP_ERROR_NAMES: Readonly<Record<number, string>> = {
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 }
+
+/**
+ * Raised by integration providers: its message goes to the caller of the gateway (400). Anything
+ * else a provider throws reaches the caller only as "Integration request processing failed.".
+ */
+export class IntegrationError extends Error {
+  readonly code = 'SHIPMENTS_INTEGRATION_ERROR'
+  /** Whether sending the same request again may succeed (for outbound calls and retry queues). */
+  readonly retryable: boolean
+  constructor(message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: options.cause })
+    this.name = 'IntegrationError'
+    this.retryable = options.retryable ?? false
+  }
+}
+
+/** An integration could not be saved: the message names the offending setting. */
+export class IntegrationConfigError extends Error {
+  readonly code = 'SHIPMENTS_INTEGRATION_CONFIG'
+  constructor(message: string) {
+    super(message)
+    this.name = 'IntegrationConfigError'
+  }
+}

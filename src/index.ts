@@ -3,7 +3,7 @@ export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator 
 export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentFieldDefinition } from './options.js'
 export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase } from './db/sqlite/dialect.js'
 export * as schema from './db/sqlite/schema.js'
-export { ShipmentsErrors, ShipmentValidationError, ShipmentUpdateRejectedError } from './errors.js'
+export { ShipmentsErrors, ShipmentValidationError, ShipmentUpdateRejectedError, IntegrationError, IntegrationConfigError } from './errors.js'
 export type {
   ShipmentsEventMap,
   ShipmentsEvents,
@@ -27,3 +27,17 @@ export {
 export { ShipmentsPermissions } from './shipments/routes.js'
 export type { OrderStore, OrderSummary } from './orders/order-store.js'
 export { createReferenceOrderStore, UnknownOrderStatusError } from './orders/reference-store.js'
+export {
+  defineProvider,
+  DuplicateProviderError,
+  type ProviderDefinition,
+  type ProviderContext,
+  type ProviderRegistry,
+  type GatewayRequest,
+  type GatewayResponse,
+  type DeliveryLedger,
+  type ConnectionCheck,
+} from './gateway/providers.js'
+export { SECRET_MASK, type Integration, type IntegrationInput, type IntegrationService, type ExternalReference } from './gateway/integrations.js'
+export { signedWebhookProvider, signWebhook, SIGNED_WEBHOOK_PROVIDER_ID, type ShipmentWebhookEvent } from './gateway/providers/signed-webhook.js'
+export { type ExternalEvent } from './shipments/service.js'

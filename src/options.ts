@@ -6,6 +6,8 @@ import { ShipmentsErrors } from './errors.js'
 import type { ShipmentsDatabase } from './db/sqlite/dialect.js'
 import type { OrderStore } from './orders/order-store.js'
 import { isValidTimeZone } from './time.js'
+import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
+import { SIGNED_WEBHOOK_PROVIDER_ID } from './gateway/providers/signed-webhook.js'
 
 /** The least the package needs of a host user: a stable id for history rows. */
 export interface ShipmentsUser {
@@ -52,6 +54,7 @@ const DataOptionsSchema = Type.Object({
   timezone: Type.String({ default: 'UTC' }),
   shipmentFields: Type.Array(ShipmentFieldSchema, { default: [] }),
   lockTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
+  gatewayBodyLimit: Type.Integer({ minimum: 1, default: 1_048_576 }),
 })
 
 const DEFAULT_PREFIXES = {
@@ -81,6 +84,10 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   lockTimeoutMs?: number
   /** The host's orders. Default: the reference order store on the package's own tables. */
   orderStore?: OrderStore
+  /** Integration providers besides the built-in signed-webhook provider. Ids must be unique. */
+  providers?: AnyProviderDefinition[]
+  /** Largest gateway request body in bytes; beyond it the gateway answers 413. Default 1 MiB. */
+  gatewayBodyLimit?: number
 }
 
 export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
@@ -89,6 +96,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   resolveUser: ResolveUser
   hasPermission: HasPermission
   orderStore: OrderStore | undefined
+  providers: AnyProviderDefinition[]
 }
 
 function fail(option: string, reason: string): never {
@@ -108,7 +116,7 @@ function isDrizzleSqlite(value: unknown): value is ShipmentsDatabase {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
   const options = (raw ?? {}) as unknown as Record<string, unknown>
-  const { database, resolveUser, hasPermission, orderStore, ...data } = options
+  const { database, resolveUser, hasPermission, orderStore, providers = [], ...data } = options
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
@@ -126,6 +134,16 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
         fail('orderStore', `must implement ${method}()`)
       }
     }
+  }
+
+  if (!Array.isArray(providers)) fail('providers', 'must be an array of provider definitions')
+  const providerIds = new Set<string>([SIGNED_WEBHOOK_PROVIDER_ID])
+  for (const [index, provider] of (providers as unknown[]).entries()) {
+    const problem = providerDefinitionProblem(provider)
+    if (problem) fail(`providers.${index}`, problem)
+    const { id } = provider as AnyProviderDefinition
+    if (providerIds.has(id)) fail(`providers.${index}`, `the provider id "${id}" is already registered`)
+    providerIds.add(id)
   }
 
   const unknownKey = Object.keys(data).find((key) => !(key in DataOptionsSchema.properties))
@@ -151,5 +169,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     resolveUser: (resolveUser as ResolveUser | undefined) ?? (() => null),
     hasPermission: (hasPermission as HasPermission | undefined) ?? (() => false),
     orderStore: orderStore as OrderStore | undefined,
+    providers: providers as AnyProviderDefinition[],
   }
 }

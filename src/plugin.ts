@@ -9,6 +9,10 @@ import type { OrderStore } from './orders/order-store.js'
 import { createReferenceOrderStore } from './orders/reference-store.js'
 import { shipmentRoutes } from './shipments/routes.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
+import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
+import { createProviderRegistry, type ProviderRegistry } from './gateway/providers.js'
+import { signedWebhookProvider } from './gateway/providers/signed-webhook.js'
+import { gatewayRoutes } from './gateway/routes.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -20,6 +24,10 @@ export interface ShipmentsDecorator {
   events: ShipmentsEvents
   /** The Drizzle database the package works on. */
   db: ShipmentsDatabase
+  /** Integrations stored in the database: create, update, list, external references. */
+  integrations: IntegrationService
+  /** Providers by id; `register` adds one (duplicate ids are refused). */
+  providers: ProviderRegistry
 }
 
 declare module 'fastify' {
@@ -64,13 +72,22 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     lockTimeoutMs: options.lockTimeoutMs,
   })
 
-  app.decorate('shipments', { shipments, orders: orderStore, events, db })
+  const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
+  const integrations = createIntegrationService({ db, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone })
+
+  app.decorate('shipments', { shipments, orders: orderStore, events, db, integrations, providers })
 
   await app.register(shipmentRoutes, {
     prefix: options.prefixes.shipmentApi,
     service: shipments,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
+  })
+  await app.register(gatewayRoutes, {
+    prefix: options.prefixes.gateway,
+    integrations,
+    registry: providers,
+    bodyLimit: options.gatewayBodyLimit,
   })
 }
 

@@ -1,7 +1,7 @@
 // The shipment service: the one update path every change goes through (API, gateway, ShipStation).
 import { and, count, desc, eq, isNull, ne, sql, type SQL } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
-import { orderAdvances, shipments, shipmentStatusHistory } from '../db/sqlite/schema.js'
+import { orderAdvances, shipmentExternalReferences, shipments, shipmentStatusHistory } from '../db/sqlite/schema.js'
 import { writeTransaction, type ShipmentsDatabase } from '../db/sqlite/dialect.js'
 import { LockTimeoutError, type Mutex } from '../db/sqlite/mutex.js'
 import { ShipmentsErrors, ShipmentUpdateRejectedError } from '../errors.js'
@@ -26,12 +26,28 @@ export interface UpdateContext {
    * the lock; throw to refuse the transition (the API checks the transition permission here).
    */
   authorizeTransition?: (from: ShipmentStatus, to: ShipmentStatus) => void | Promise<void>
+  /**
+   * The update is an integration's event: it is applied under the shipment's lock, and only when it
+   * is not older than the last event applied from that integration, so late deliveries never move a
+   * shipment back.
+   */
+  externalEvent?: ExternalEvent
+}
+
+export interface ExternalEvent {
+  integrationId: number
+  occurredAt: Date
+  /** The shipment's id and page at the integration, kept as its external reference. */
+  externalId?: string | null
+  externalUrl?: string | null
 }
 
 export interface UpdateResult {
   shipment: Shipment
   /** The transition applied, or null when the status did not change. */
   transition: { from: ShipmentStatus; to: ShipmentStatus; historyId: number } | null
+  /** True when an external event was older than the last one applied, and so changed nothing. */
+  stale: boolean
 }
 
 export interface ListShipmentsQuery {
@@ -87,10 +103,13 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   /** Writes the patch (and the transition, when there is one) in one IMMEDIATE transaction. */
-  function commitPatch(id: number, patch: ShipmentPatch, userId: string | null) {
+  function commitPatch(id: number, patch: ShipmentPatch, userId: string | null, externalEvent?: ExternalEvent) {
     return writeTransaction(db, (tx) => {
       const before = findRow(tx, id)!
       const now = new Date()
+      if (externalEvent && !recordExternalEvent(tx, id, externalEvent, now)) {
+        return { after: before, transition: null, orderAdvance: null, stale: true }
+      }
       const changes: Partial<typeof shipments.$inferInsert> = { ...patch.columns, updatedAt: now }
       if (Object.keys(patch.fields).length > 0) {
         const fields = { ...before.fields }
@@ -126,8 +145,34 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
 
       const after = tx.update(shipments).set(changes).where(eq(shipments.id, id)).returning().get()
       if (transition?.to === 'shipped') orderAdvance = claimOrderAdvance(tx, after)
-      return { after, transition, orderAdvance }
+      return { after, transition, orderAdvance, stale: false }
     })
+  }
+
+  /** Moves the integration's last-event mark forward; false when the event is older than the mark. */
+  function recordExternalEvent(tx: ShipmentsDatabase, shipmentId: number, event: ExternalEvent, now: Date): boolean {
+    const reference = tx
+      .select({ lastEventAt: shipmentExternalReferences.lastEventAt })
+      .from(shipmentExternalReferences)
+      .where(
+        and(
+          eq(shipmentExternalReferences.shipmentId, shipmentId),
+          eq(shipmentExternalReferences.integrationId, event.integrationId),
+        ),
+      )
+      .get()
+    if (reference?.lastEventAt && event.occurredAt < reference.lastEventAt) return false
+    const values = {
+      lastEventAt: event.occurredAt,
+      updatedAt: now,
+      ...(event.externalId != null && { externalId: event.externalId }),
+      ...(event.externalUrl != null && { externalUrl: event.externalUrl }),
+    }
+    tx.insert(shipmentExternalReferences)
+      .values({ shipmentId, integrationId: event.integrationId, ...values })
+      .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
+      .run()
+    return true
   }
 
   /**
@@ -172,9 +217,9 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     const patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: Date.now() })
     const userId = context.userId ?? null
 
-    if (patch.status === undefined) {
+    if (patch.status === undefined && !context.externalEvent) {
       const { after } = commitWithServiceErrors(id, () => commitPatch(id, patch, userId))
-      return { shipment: present(after), transition: null }
+      return { shipment: present(after), transition: null, stale: false }
     }
 
     const target = patch.status
@@ -182,8 +227,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     try {
       committed = await mutex.withLock(transitionLockName(id), deps.lockTimeoutMs, async () => {
         const current = findRow(db, id)!.status as ShipmentStatus
-        if (current !== target) await context.authorizeTransition?.(current, target)
-        return commitWithServiceErrors(id, () => commitPatch(id, patch, userId))
+        if (target !== undefined && current !== target) await context.authorizeTransition?.(current, target)
+        return commitWithServiceErrors(id, () => commitPatch(id, patch, userId, context.externalEvent))
       })
     } catch (error) {
       if (!(error instanceof LockTimeoutError)) throw error
@@ -207,7 +252,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       })
     }
     if (committed.orderAdvance) await applyOrderAdvance(shipment.orderId, committed.orderAdvance, id)
-    return { shipment, transition: committed.transition }
+    return { shipment, transition: committed.transition, stale: committed.stale }
   }
 
   /** A database failure while saving becomes the service-level 422 of spec 7.1, logged in full. */

@@ -1,0 +1,261 @@
+// Integrations stored in the database: handle, enabled flag, bound provider, settings and status map.
+import { and, eq } from 'drizzle-orm'
+import { Value } from '@sinclair/typebox/value'
+import type { FastifyBaseLogger } from 'fastify'
+import { integrations, shipmentExternalReferences, webhookDeliveries } from '../db/sqlite/schema.js'
+import type { ShipmentsDatabase } from '../db/sqlite/dialect.js'
+import { environmentReference, MissingEnvironmentVariableError, parseBooleanSetting, resolveEnvironmentValue, resolveEnvironmentValues } from '../env.js'
+import { IntegrationConfigError, ShipmentsErrors } from '../errors.js'
+import type { OrderStore } from '../orders/order-store.js'
+import type { ShipmentService } from '../shipments/service.js'
+import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
+import { formatIsoWithOffset } from '../time.js'
+import type { AnyProviderDefinition, ConnectionCheck, DeliveryLedger, ProviderContext, ProviderRegistry } from './providers.js'
+
+/** An integration as the service returns it: secret settings are masked unless they are env references. */
+export interface Integration {
+  id: number
+  name: string
+  handle: string
+  /** A boolean, or the environment reference it is read from (e.g. "$WEBHOOKS_ENABLED"). */
+  enabled: boolean | string
+  providerId: string | null
+  settings: Record<string, unknown>
+  statusMap: Record<string, ShipmentStatus>
+  dateCreated: string
+  dateUpdated: string
+}
+
+export interface IntegrationInput {
+  name: string
+  handle: string
+  enabled?: boolean | string
+  providerId?: string | null
+  settings?: Record<string, unknown>
+  statusMap?: Record<string, string>
+}
+
+export interface ExternalReference {
+  integrationHandle: string
+  externalId: string | null
+  externalUrl: string | null
+}
+
+type IntegrationRow = typeof integrations.$inferSelect
+
+export const SECRET_MASK = '********'
+const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
+
+export interface IntegrationServiceDependencies {
+  db: ShipmentsDatabase
+  registry: ProviderRegistry
+  shipments: ShipmentService
+  orders: OrderStore
+  logger: FastifyBaseLogger
+  timeZone: string
+}
+
+export type IntegrationService = ReturnType<typeof createIntegrationService>
+
+export function createIntegrationService(deps: IntegrationServiceDependencies) {
+  const { db, registry, timeZone } = deps
+
+  const findRow = (handle: string) => db.select().from(integrations).where(eq(integrations.handle, handle)).get()
+
+  function present(row: IntegrationRow): Integration {
+    const secrets = new Set<string>(registry.get(row.providerId ?? '')?.secretSettings ?? [])
+    const settings = Object.fromEntries(
+      Object.entries(row.settings).map(([key, value]) => [
+        key,
+        secrets.has(key) && environmentReference(value) === null && value !== '' ? SECRET_MASK : value,
+      ]),
+    )
+    return {
+      id: row.id,
+      name: row.name,
+      handle: row.handle,
+      enabled: environmentReference(row.enabled) ? row.enabled : row.enabled === 'true',
+      providerId: row.providerId,
+      settings,
+      statusMap: row.statusMap as Record<string, ShipmentStatus>,
+      dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
+      dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
+    }
+  }
+
+  /** Checks an integration before it is saved; the message names the offending setting. */
+  function checkInput(input: IntegrationInput, existingId: number | null): void {
+    if (typeof input.name !== 'string' || input.name.trim() === '') throw new IntegrationConfigError('name: must not be empty')
+    if (typeof input.handle !== 'string' || !HANDLE_PATTERN.test(input.handle)) {
+      throw new IntegrationConfigError('handle: lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 64')
+    }
+    const clash = findRow(input.handle)
+    if (clash && clash.id !== existingId) throw new IntegrationConfigError(`handle: "${input.handle}" is already used`)
+    if (input.enabled !== undefined && typeof input.enabled !== 'boolean' && environmentReference(input.enabled) === null) {
+      throw new IntegrationConfigError('enabled: must be a boolean or an environment reference such as "$WEBHOOKS_ENABLED"')
+    }
+    for (const [code, status] of Object.entries(input.statusMap ?? {})) {
+      if (code === '') throw new IntegrationConfigError('statusMap: external codes must not be empty')
+      if (!isShipmentStatus(status)) throw new IntegrationConfigError(`statusMap.${code}: "${status}" is not a shipment status`)
+    }
+    if (input.providerId == null) return
+    const provider = registry.get(input.providerId)
+    if (!provider) throw new IntegrationConfigError(`providerId: no provider "${input.providerId}" is registered`)
+    let resolved: Record<string, unknown>
+    try {
+      resolved = resolveEnvironmentValues(input.settings ?? {})
+    } catch (error) {
+      if (error instanceof MissingEnvironmentVariableError) throw new IntegrationConfigError(`settings: ${error.message}`)
+      throw error
+    }
+    const firstError = Value.Errors(provider.settingsSchema, Value.Default(provider.settingsSchema, structuredClone(resolved))).First()
+    if (firstError) {
+      const path = firstError.path.replace(/^\//, '').replaceAll('/', '.')
+      throw new IntegrationConfigError(`settings${path ? `.${path}` : ''}: ${firstError.message}`)
+    }
+  }
+
+  const storedEnabled = (enabled: boolean | string | undefined) =>
+    typeof enabled === 'string' ? enabled.trim() : String(enabled ?? true)
+
+  function requireRow(handle: string): IntegrationRow {
+    const row = findRow(handle)
+    if (!row) throw new IntegrationConfigError(`handle: no integration "${handle}"`)
+    return row
+  }
+
+  const ledgerFor = (integrationId: number): DeliveryLedger => ({
+    claim: (deliveryId) =>
+      db.insert(webhookDeliveries).values({ integrationId, deliveryId, createdAt: new Date() }).onConflictDoNothing().run().changes > 0,
+    release: (deliveryId) => {
+      db.delete(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
+        .run()
+    },
+  })
+
+  return {
+    async create(input: IntegrationInput): Promise<Integration> {
+      checkInput(input, null)
+      const now = new Date()
+      const row = db
+        .insert(integrations)
+        .values({
+          name: input.name.trim(),
+          handle: input.handle,
+          enabled: storedEnabled(input.enabled),
+          providerId: input.providerId ?? null,
+          settings: input.settings ?? {},
+          statusMap: input.statusMap ?? {},
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get()
+      return present(row)
+    },
+
+    /** Changes an integration; keys left out keep their value, and a masked secret keeps the stored one. */
+    async update(handle: string, changes: Partial<IntegrationInput>): Promise<Integration> {
+      const row = requireRow(handle)
+      const settings = { ...row.settings, ...changes.settings }
+      for (const [key, value] of Object.entries(changes.settings ?? {})) if (value === SECRET_MASK) settings[key] = row.settings[key]
+      const merged: IntegrationInput = {
+        name: changes.name ?? row.name,
+        handle: changes.handle ?? row.handle,
+        enabled: changes.enabled ?? (environmentReference(row.enabled) ? row.enabled : row.enabled === 'true'),
+        providerId: changes.providerId === undefined ? row.providerId : changes.providerId,
+        settings,
+        statusMap: changes.statusMap ?? row.statusMap,
+      }
+      checkInput(merged, row.id)
+      const updated = db
+        .update(integrations)
+        .set({
+          name: merged.name.trim(),
+          handle: merged.handle,
+          enabled: storedEnabled(merged.enabled),
+          providerId: merged.providerId ?? null,
+          settings: merged.settings ?? {},
+          statusMap: merged.statusMap ?? {},
+          updatedAt: new Date(),
+        })
+        .where(eq(integrations.id, row.id))
+        .returning()
+        .get()!
+      return present(updated)
+    },
+
+    async get(handle: string): Promise<Integration | null> {
+      const row = findRow(handle)
+      return row ? present(row) : null
+    },
+
+    async list(): Promise<Integration[]> {
+      return db.select().from(integrations).orderBy(integrations.handle).all().map(present)
+    },
+
+    async remove(handle: string): Promise<void> {
+      db.delete(integrations).where(eq(integrations.id, requireRow(handle).id)).run()
+    },
+
+    /** Whether the integration is on now; an environment reference is read at every call. */
+    isEnabled(integration: Pick<IntegrationRow, 'enabled'> | Integration): boolean {
+      try {
+        return parseBooleanSetting(resolveEnvironmentValue(integration.enabled))
+      } catch {
+        return false
+      }
+    },
+
+    /** The integration row as stored (secrets included): for the gateway only, never for output. */
+    findStored: findRow,
+
+    present,
+
+    /** The context a provider works in, with settings resolved now (environment variables may change). */
+    contextFor(row: IntegrationRow, logger: FastifyBaseLogger): ProviderContext {
+      return {
+        integration: present(row),
+        settings: resolveEnvironmentValues(row.settings),
+        shipments: deps.shipments,
+        orders: deps.orders,
+        deliveries: ledgerFor(row.id),
+        logger,
+      }
+    },
+
+    async checkConnection(handle: string): Promise<ConnectionCheck> {
+      const row = requireRow(handle)
+      const provider: AnyProviderDefinition | undefined = registry.get(row.providerId ?? '')
+      if (!provider) return { ok: false, message: `Integration ${handle} has no provider.` }
+      if (!provider.checkConnection) return { ok: true, message: 'The provider has no connection check.' }
+      return provider.checkConnection(this.contextFor(row, deps.logger.child({ integration: handle })))
+    },
+
+    /** Records where a shipment lives at an integration (its id and page there). */
+    async setExternalReference(shipmentId: number, handle: string, reference: { externalId?: string | null; externalUrl?: string | null }) {
+      if (!(await deps.shipments.get(shipmentId))) throw new ShipmentsErrors.ShipmentNotFound(shipmentId)
+      const integrationId = requireRow(handle).id
+      const values = { externalId: reference.externalId ?? null, externalUrl: reference.externalUrl ?? null, updatedAt: new Date() }
+      db.insert(shipmentExternalReferences)
+        .values({ shipmentId, integrationId, ...values })
+        .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
+        .run()
+    },
+
+    async externalReferences(shipmentId: number): Promise<ExternalReference[]> {
+      return db
+        .select({
+          integrationHandle: integrations.handle,
+          externalId: shipmentExternalReferences.externalId,
+          externalUrl: shipmentExternalReferences.externalUrl,
+        })
+        .from(shipmentExternalReferences)
+        .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
+        .where(eq(shipmentExternalReferences.shipmentId, shipmentId))
+        .orderBy(integrations.handle)
+        .all()
+    },
+  }
+}

@@ -1,0 +1,114 @@
+// Integration providers: their typed definition, the context they work in, and the registry by id.
+import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Static, TObject } from '@sinclair/typebox'
+import type { OrderStore } from '../orders/order-store.js'
+import type { ShipmentService } from '../shipments/service.js'
+import type { Integration } from './integrations.js'
+
+/** The request as it reached the gateway: nothing parsed, so signatures can be checked over the raw bytes. */
+export interface GatewayRequest {
+  method: string
+  url: string
+  query: Record<string, string | string[] | undefined>
+  headers: IncomingHttpHeaders
+  /** The body exactly as received; empty when there was none. */
+  rawBody: Buffer
+}
+
+/** What the gateway sends back, unchanged. A plain object or array body is sent as JSON. */
+export interface GatewayResponse {
+  status?: number
+  headers?: Record<string, string>
+  body?: string | Buffer | Record<string, unknown> | unknown[]
+}
+
+/** Webhook deliveries already applied; `claim` is decided by a unique key, so a race has one winner. */
+export interface DeliveryLedger {
+  /** True when this call recorded the delivery; false when it was recorded before. */
+  claim(deliveryId: string): boolean
+  /** Forgets a claim whose delivery failed, so the sender's retry is applied. */
+  release(deliveryId: string): void
+}
+
+export interface ProviderContext<Settings = Record<string, unknown>> {
+  integration: Integration
+  /** The integration's settings with environment references resolved. Never log them. */
+  settings: Settings
+  /** The shipment service: every change goes through its update path (validation, mutex, history). */
+  shipments: ShipmentService
+  orders: OrderStore
+  deliveries: DeliveryLedger
+  logger: FastifyBaseLogger
+}
+
+export interface ConnectionCheck {
+  ok: boolean
+  message?: string
+}
+
+export interface ProviderDefinition<Schema extends TObject = TObject> {
+  /** Unique id; integrations are bound to a provider by it. */
+  id: string
+  name?: string
+  /** TypeBox schema of the integration's settings, checked when the integration is saved. */
+  settingsSchema: Schema
+  /** Settings never returned by the integrations service and never logged. */
+  secretSettings?: readonly (keyof Static<Schema> & string)[]
+  /** Handles one gateway request. Throw IntegrationError for a message the caller should see. */
+  handleGatewayRequest(request: GatewayRequest, context: ProviderContext<Static<Schema>>): Promise<GatewayResponse>
+  /** Optional: checks that the remote side is reachable with these settings. */
+  checkConnection?(context: ProviderContext<Static<Schema>>): Promise<ConnectionCheck>
+}
+
+/** Declares a provider with its settings typed from its schema. */
+export function defineProvider<Schema extends TObject>(definition: ProviderDefinition<Schema>): ProviderDefinition<Schema> {
+  return definition
+}
+
+export class DuplicateProviderError extends Error {
+  constructor(readonly providerId: string) {
+    super(`A provider with the id "${providerId}" is already registered`)
+    this.name = 'DuplicateProviderError'
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyProviderDefinition = ProviderDefinition<any>
+
+export interface ProviderRegistry {
+  register(provider: AnyProviderDefinition): void
+  get(id: string): AnyProviderDefinition | undefined
+  list(): AnyProviderDefinition[]
+}
+
+/** Why `value` is not a provider definition, or null when it is one. */
+export function providerDefinitionProblem(value: unknown): string | null {
+  const candidate = value as Partial<ProviderDefinition> | null
+  if (typeof candidate !== 'object' || candidate === null) return 'must be an object'
+  if (typeof candidate.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/i.test(candidate.id)) return 'needs an id of letters, digits, ".", "_" or "-"'
+  if (typeof candidate.handleGatewayRequest !== 'function') return `"${candidate.id}" needs handleGatewayRequest()`
+  if (typeof candidate.settingsSchema !== 'object' || candidate.settingsSchema?.type !== 'object') {
+    return `"${candidate.id}" needs a TypeBox object settingsSchema`
+  }
+  if (candidate.checkConnection !== undefined && typeof candidate.checkConnection !== 'function') {
+    return `"${candidate.id}": checkConnection must be a function`
+  }
+  return null
+}
+
+export function createProviderRegistry(initial: readonly AnyProviderDefinition[] = []): ProviderRegistry {
+  const providers = new Map<string, AnyProviderDefinition>()
+  const registry: ProviderRegistry = {
+    register(provider) {
+      const problem = providerDefinitionProblem(provider)
+      if (problem) throw new TypeError(`Invalid provider: ${problem}`)
+      if (providers.has(provider.id)) throw new DuplicateProviderError(provider.id)
+      providers.set(provider.id, provider)
+    },
+    get: (id) => providers.get(id),
+    list: () => [...providers.values()],
+  }
+  for (const provider of initial) registry.register(provider)
+  return registry
+}

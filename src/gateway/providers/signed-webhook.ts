@@ -1,0 +1,196 @@
+// The built-in provider: shipment events any sender can post, signed per Standard Webhooks.
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import { IntegrationError, ShipmentValidationError } from '../../errors.js'
+import { parseIsoDateTime } from '../../time.js'
+import { defineProvider, type ProviderContext } from '../providers.js'
+
+export const SIGNED_WEBHOOK_PROVIDER_ID = 'signed-webhook'
+
+const SettingsSchema = Type.Object(
+  {
+    /** The signing secret, base64, optionally prefixed "whsec_" (Standard Webhooks). */
+    secret: Type.String({ minLength: 1 }),
+    /** How far the webhook-timestamp may be from now. */
+    toleranceSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 300 }),
+  },
+  { additionalProperties: false },
+)
+
+/** The event body a sender posts. */
+export interface ShipmentWebhookEvent {
+  orderNumber: string
+  shipmentNumber?: string | number
+  status: string
+  occurredAt: string
+  trackingNumber?: string
+  trackingUrl?: string
+  carrier?: string
+  service?: string
+}
+
+/** The decoded HMAC key; a "whsec_" prefix is not part of it. */
+export function signingKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
+}
+
+/** The `v1,<base64>` signature of a delivery: HMAC-SHA256 over `{id}.{timestamp}.{raw body}`. */
+export function signWebhook(secret: string, deliveryId: string, timestamp: number | string, rawBody: Buffer | string): string {
+  const hmac = createHmac('sha256', signingKey(secret))
+  hmac.update(`${deliveryId}.${timestamp}.`)
+  hmac.update(rawBody)
+  return `v1,${hmac.digest('base64')}`
+}
+
+const header = (headers: Record<string, unknown>, name: string) => {
+  const value = headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Checks headers and signature; returns the delivery id. Every failure is an IntegrationError. */
+function verifyDelivery(headers: Record<string, unknown>, rawBody: Buffer, secret: string, toleranceSeconds: number, now: number): string {
+  const deliveryId = header(headers, 'webhook-id')
+  const timestamp = header(headers, 'webhook-timestamp')
+  const signatures = header(headers, 'webhook-signature')
+  if (!deliveryId || !timestamp || !signatures) {
+    throw new IntegrationError('Missing webhook-id, webhook-timestamp or webhook-signature header.')
+  }
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) {
+    throw new IntegrationError('Webhook timestamp is outside the allowed tolerance.')
+  }
+  const expected = Buffer.from(signWebhook(secret, deliveryId, timestamp, rawBody).slice('v1,'.length), 'base64')
+  // Several space-separated signatures are allowed while a secret rotates; any valid one will do.
+  const matches = signatures.split(' ').some((entry) => {
+    const [version, signature] = entry.split(',', 2)
+    if (version !== 'v1' || !signature) return false
+    const candidate = Buffer.from(signature, 'base64')
+    return candidate.length === expected.length && timingSafeEqual(candidate, expected)
+  })
+  if (!matches) throw new IntegrationError('Webhook signature mismatch.')
+  return deliveryId
+}
+
+const optionalString = (value: unknown, key: string): string | undefined => {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw new IntegrationError(`Invalid webhook payload: ${key} must be a string.`)
+  return value
+}
+
+function parseEvent(rawBody: Buffer): ShipmentWebhookEvent & { occurredAtMs: number } {
+  let payload: unknown
+  try {
+    payload = JSON.parse(rawBody.toString('utf8'))
+  } catch {
+    throw new IntegrationError('Invalid webhook payload: the body is not JSON.')
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new IntegrationError('Invalid webhook payload: the body must be a JSON object.')
+  }
+  const body = payload as Record<string, unknown>
+  const orderNumber = optionalString(body.orderNumber, 'orderNumber')
+  const status = optionalString(body.status, 'status')
+  const occurredAt = optionalString(body.occurredAt, 'occurredAt')
+  if (!orderNumber) throw new IntegrationError('Invalid webhook payload: orderNumber is required.')
+  if (!status) throw new IntegrationError('Invalid webhook payload: status is required.')
+  if (!occurredAt) throw new IntegrationError('Invalid webhook payload: occurredAt is required.')
+  const occurredAtMs = parseIsoDateTime(occurredAt, 'UTC')
+  if (occurredAtMs === null) throw new IntegrationError('Invalid webhook payload: occurredAt is not an ISO-8601 date-time.')
+  const shipmentNumber = body.shipmentNumber
+  if (shipmentNumber !== undefined && shipmentNumber !== null && typeof shipmentNumber !== 'string' && typeof shipmentNumber !== 'number') {
+    throw new IntegrationError('Invalid webhook payload: shipmentNumber must be a string or a number.')
+  }
+  return {
+    orderNumber,
+    shipmentNumber: shipmentNumber ?? undefined,
+    status,
+    occurredAt,
+    occurredAtMs,
+    trackingNumber: optionalString(body.trackingNumber, 'trackingNumber'),
+    trackingUrl: optionalString(body.trackingUrl, 'trackingUrl'),
+    carrier: optionalString(body.carrier, 'carrier'),
+    service: optionalString(body.service, 'service'),
+  }
+}
+
+/** "2", "002", "s002" and "1001-s002" all name the second shipment of order 1001. */
+function shipmentNumberMatches(reference: string, orderReference: string, shipmentNumber: string | number): boolean {
+  const wanted = String(shipmentNumber).trim()
+  if (wanted === reference) return true
+  const ownNumber = Number(reference.slice(`${orderReference}-s`.length))
+  const wantedNumber = /^s?\d+$/i.test(wanted) ? Number(wanted.replace(/^s/i, '')) : Number.NaN
+  return ownNumber === wantedNumber
+}
+
+async function findTargetShipment(event: ShipmentWebhookEvent, context: ProviderContext) {
+  const order = await context.orders.findOrderByReference(event.orderNumber)
+  if (!order) throw new IntegrationError(`Unknown order: ${event.orderNumber}`)
+  const { shipments } = await context.shipments.list({ orderId: order.id, perPage: 100 })
+  if (shipments.length === 0) throw new IntegrationError(`Order ${event.orderNumber} has no shipments.`)
+  if (event.shipmentNumber === undefined) {
+    if (shipments.length > 1) {
+      throw new IntegrationError(`Order ${event.orderNumber} has ${shipments.length} shipments: shipmentNumber is required.`)
+    }
+    return shipments[0]
+  }
+  const shipment = shipments.find((candidate) => shipmentNumberMatches(candidate.reference, order.reference, event.shipmentNumber!))
+  if (!shipment) throw new IntegrationError(`Unknown shipment ${event.shipmentNumber} of order ${event.orderNumber}.`)
+  return shipment
+}
+
+export const signedWebhookProvider = defineProvider({
+  id: SIGNED_WEBHOOK_PROVIDER_ID,
+  name: 'Signed webhooks (Standard Webhooks)',
+  settingsSchema: SettingsSchema,
+  secretSettings: ['secret'],
+
+  async handleGatewayRequest(request, context) {
+    const { secret, toleranceSeconds = 300 } = context.settings
+    const deliveryId = verifyDelivery(request.headers, request.rawBody, secret, toleranceSeconds, Date.now())
+    const event = parseEvent(request.rawBody)
+
+    // The unique key decides: of two identical deliveries, even simultaneous ones, one applies.
+    if (!context.deliveries.claim(deliveryId)) {
+      return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
+    }
+    try {
+      const shipment = await findTargetShipment(event, context)
+      const status = context.integration.statusMap[event.status]
+      if (!status) {
+        context.logger.warn({ externalCode: event.status }, 'Unmapped external status code; nothing changed')
+        return { body: { success: true, applied: false, reason: 'unmapped-status', externalCode: event.status, deliveryId } }
+      }
+      const result = await context.shipments.update(
+        shipment.id,
+        {
+          status,
+          trackingNumber: event.trackingNumber,
+          trackingUrl: event.trackingUrl,
+          carrier: event.carrier,
+          service: event.service,
+          integrationHandle: context.integration.handle,
+          externalCode: event.status,
+        },
+        { externalEvent: { integrationId: context.integration.id, occurredAt: new Date(event.occurredAtMs) } },
+      )
+      if (result.stale) {
+        return { body: { success: true, applied: false, reason: 'stale-event', deliveryId, shipment: { id: shipment.id, reference: shipment.reference, status: result.shipment.status } } }
+      }
+      return {
+        body: {
+          success: true,
+          applied: true,
+          deliveryId,
+          shipment: { id: shipment.id, reference: shipment.reference, status: result.shipment.status },
+        },
+      }
+    } catch (error) {
+      // A delivery that did not apply is forgotten, so the sender's retry gets its chance.
+      context.deliveries.release(deliveryId)
+      if (error instanceof ShipmentValidationError) {
+        const details = Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(' ')}`)
+        throw new IntegrationError(`Invalid webhook payload: ${details.join('; ')}`, { cause: error })
+      }
+      throw error
+    }
+  },
+})

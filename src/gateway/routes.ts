@@ -1,0 +1,84 @@
+// The public integration gateway (spec 4.2): resolves an integration by handle and hands the raw
+// request to its provider. Anonymous at framework level; providers authenticate.
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { HTTP_ERROR_NAMES, IntegrationError } from '../errors.js'
+import { FrameworkErrorSchema } from '../shipments/schemas.js'
+import type { IntegrationService } from './integrations.js'
+import type { GatewayResponse, ProviderRegistry } from './providers.js'
+
+export interface GatewayRoutesOptions {
+  integrations: IntegrationService
+  registry: ProviderRegistry
+  bodyLimit: number
+}
+
+export const GENERIC_GATEWAY_FAILURE = 'Integration request processing failed.'
+
+function sendError(reply: FastifyReply, status: number, message: string) {
+  return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message, code: 0, status })
+}
+
+export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (scope, options) => {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+  const { integrations, registry } = options
+
+  // The gateway never parses a body: every content type, known or not, arrives as raw bytes.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => done(null, body))
+  // An empty Content-Type header would otherwise be a 415 before the catch-all parser is consulted.
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['content-type'] === '') delete request.headers['content-type']
+  })
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'Gateway request failed')
+    return sendError(reply, status, status === 500 ? GENERIC_GATEWAY_FAILURE : error.message)
+  })
+
+  app.route({
+    method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url: '/handle',
+    schema: {
+      summary: 'Hand a request to the integration named in the query (spec 4.2)',
+      querystring: Type.Object({ integration: Type.Optional(Type.String()) }, { additionalProperties: true }),
+      // No response schemas: the provider's response passes through unchanged, whatever its status,
+      // and a schema for 400 would reshape a provider's own 400 body. Gateway errors are FrameworkErrorSchema.
+      description: `Errors: ${JSON.stringify(FrameworkErrorSchema)}`,
+    },
+    handler: async (request, reply) => {
+      const handle = request.query.integration
+      if (!handle) return sendError(reply, 400, 'Integration must be set.')
+      const row = integrations.findStored(handle)
+      if (!row) return sendError(reply, 404, `Unknown integration: ${handle}`)
+      if (!integrations.isEnabled(row)) return sendError(reply, 400, `Integration ${handle} is disabled.`)
+      const provider = row.providerId ? registry.get(row.providerId) : undefined
+      if (!provider) return sendError(reply, 400, `Integration ${handle} has no provider.`)
+
+      const log = request.log.child({ integration: handle, provider: provider.id })
+      let response: GatewayResponse
+      try {
+        const context = integrations.contextFor(row, log)
+        response = await provider.handleGatewayRequest(
+          {
+            method: request.method,
+            url: request.url,
+            query: request.query as Record<string, string | string[] | undefined>,
+            headers: request.headers,
+            rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          },
+          context,
+        )
+      } catch (error) {
+        log.error({ err: error }, 'Integration request failed')
+        return sendError(reply, 400, error instanceof IntegrationError ? error.message : GENERIC_GATEWAY_FAILURE)
+      }
+      const passThrough = reply as FastifyReply
+      passThrough.code(response.status ?? 200)
+      if (response.headers) passThrough.headers(response.headers)
+      return passThrough.send(response.body ?? '')
+    },
+  })
+}
