@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { Type } from '@sinclair/typebox'
+import { defineProvider, IntegrationError, schema } from '../src/index.js'
+import { buildTestApp } from './fixtures/app.js'
+
+/** Answers with what it received, so tests can see the raw bytes and headers the gateway passed on. */
+const echoProvider = defineProvider({
+  id: 'echo',
+  settingsSchema: Type.Object({ mode: Type.Optional(Type.String()) }),
+  async handleGatewayRequest(request, context) {
+    if (context.settings.mode === 'integration-error') throw new IntegrationError('Signature mismatch for echo.')
+    if (context.settings.mode === 'crash') throw new Error('database exploded: secret=hunter2')
+    if (context.settings.mode === 'custom-response') {
+      return { status: 201, headers: { 'content-type': 'text/xml; charset=utf-8', 'x-provider': 'echo' }, body: '<ok n="1"/>' }
+    }
+    if (context.settings.mode === 'own-400') return { status: 400, body: { problem: 'provider says no', extra: [1] } }
+    return {
+      body: {
+        method: request.method,
+        contentType: request.headers['content-type'] ?? null,
+        signature: request.headers['x-signature'] ?? null,
+        bodySha256: createHash('sha256').update(request.rawBody).digest('hex'),
+        bodyLength: request.rawBody.length,
+        query: request.query,
+      },
+    }
+  },
+})
+
+async function gatewayApp(t: Test, logLines?: string[]) {
+  const app = await buildTestApp(t, { providers: [echoProvider], gatewayBodyLimit: 2048 }, join(t.testdir(), 'gw.sqlite'), logLines)
+  return app
+}
+
+const gateway = (handle?: string) => `/actions/shipments/gateway/handle${handle === undefined ? '' : `?integration=${encodeURIComponent(handle)}`}`
+
+t.test('400 without the integration parameter, 404 for an unknown handle', async (t) => {
+  const app = await gatewayApp(t)
+  let response = await app.inject({ method: 'POST', url: gateway(), payload: 'x' })
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { name: 'Bad Request', message: 'Integration must be set.', code: 0, status: 400 })
+  response = await app.inject({ method: 'POST', url: gateway('') })
+  t.equal(response.statusCode, 400)
+  response = await app.inject({ method: 'GET', url: gateway('nope') })
+  t.equal(response.statusCode, 404)
+  t.same(response.json(), { name: 'Not Found', message: 'Unknown integration: nope', code: 0, status: 404 })
+})
+
+t.test('400 when disabled (literally or through the environment) or without a provider', async (t) => {
+  const app = await gatewayApp(t)
+  const { integrations } = app.shipments
+  await integrations.create({ name: 'Off', handle: 'off', enabled: false, providerId: 'echo' })
+  await integrations.create({ name: 'Env', handle: 'env', enabled: '$GATEWAY_TEST_ENABLED', providerId: 'echo' })
+  await integrations.create({ name: 'Bare', handle: 'bare', providerId: null })
+
+  let response = await app.inject({ method: 'POST', url: gateway('off') })
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { name: 'Bad Request', message: 'Integration off is disabled.', code: 0, status: 400 })
+
+  delete process.env.GATEWAY_TEST_ENABLED
+  response = await app.inject({ method: 'POST', url: gateway('env') })
+  t.equal(response.statusCode, 400, 'an unset variable means disabled')
+  process.env.GATEWAY_TEST_ENABLED = 'true'
+  response = await app.inject({ method: 'POST', url: gateway('env') })
+  t.equal(response.statusCode, 200, 'read at request time')
+  process.env.GATEWAY_TEST_ENABLED = 'off'
+  response = await app.inject({ method: 'POST', url: gateway('env') })
+  t.equal(response.statusCode, 400)
+  delete process.env.GATEWAY_TEST_ENABLED
+
+  response = await app.inject({ method: 'POST', url: gateway('bare') })
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { name: 'Bad Request', message: 'Integration bare has no provider.', code: 0, status: 400 })
+
+  // A provider that was registered when the integration was saved and is gone now.
+  app.shipments.db.update(schema.integrations).set({ providerId: 'removed-provider' }).run()
+  response = await app.inject({ method: 'POST', url: gateway('bare') })
+  t.equal(response.statusCode, 400)
+  t.equal(response.json().message, 'Integration bare has no provider.')
+})
+
+t.test("the provider's response passes through unchanged", async (t) => {
+  const app = await gatewayApp(t)
+  await app.shipments.integrations.create({ name: 'Custom', handle: 'custom', providerId: 'echo', settings: { mode: 'custom-response' } })
+  await app.shipments.integrations.create({ name: 'Own 400', handle: 'own-400', providerId: 'echo', settings: { mode: 'own-400' } })
+  let response = await app.inject({ method: 'POST', url: gateway('custom'), payload: '{}' , headers: { 'content-type': 'application/json' } })
+  t.equal(response.statusCode, 201)
+  t.equal(response.headers['content-type'], 'text/xml; charset=utf-8')
+  t.equal(response.headers['x-provider'], 'echo')
+  t.equal(response.body, '<ok n="1"/>')
+  response = await app.inject({ method: 'POST', url: gateway('own-400') })
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { problem: 'provider says no', extra: [1] }, 'not reshaped into the gateway error envelope')
+})
+
+t.test('the provider gets the raw bytes and headers, whatever the content type', async (t) => {
+  const app = await gatewayApp(t)
+  await app.shipments.integrations.create({ name: 'Echo', handle: 'echo', providerId: 'echo' })
+  const bodies: Array<[string | undefined, string | Buffer]> = [
+    ['application/json', '{"b": 1,   "a": [2]}'],
+    ['application/json; charset=utf-8', '{not json at all'],
+    ['text/xml', '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "boom">]><x>&e;</x>'],
+    ['application/x-www-form-urlencoded', 'a=1&b=%20two'],
+    ['multipart/form-data; boundary=zz', '--zz\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--zz--'],
+    ['application/vnd.acme.event+cbor', Buffer.from([0xa1, 0x61, 0x61, 0x01, 0xff, 0x00])],
+    ['', 'empty content type'],
+    [undefined, 'no content type'],
+  ]
+  for (const [contentType, payload] of bodies) {
+    const headers: Record<string, string> = { 'x-signature': 'sig-123' }
+    if (contentType !== undefined) headers['content-type'] = contentType
+    const response = await app.inject({ method: 'POST', url: `${gateway('echo')}&extra=1`, headers, payload })
+    t.equal(response.statusCode, 200, `content type ${contentType}`)
+    t.same(response.json(), {
+      method: 'POST',
+      contentType: contentType || null,
+      signature: 'sig-123',
+      bodySha256: createHash('sha256').update(payload).digest('hex'),
+      bodyLength: Buffer.byteLength(payload),
+      query: { integration: 'echo', extra: '1' },
+    })
+  }
+  for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
+    const response = await app.inject({ method, url: gateway('echo') })
+    t.equal(response.statusCode, 200, method)
+    t.equal(response.json().method, method)
+  }
+})
+
+t.test('413 beyond the body limit, and the provider is never called', async (t) => {
+  const app = await gatewayApp(t)
+  await app.shipments.integrations.create({ name: 'Echo', handle: 'echo', providerId: 'echo' })
+  const response = await app.inject({ method: 'POST', url: gateway('echo'), headers: { 'content-type': 'text/plain' }, payload: 'x'.repeat(2049) })
+  t.equal(response.statusCode, 413)
+  t.match(response.json(), { name: 'Payload Too Large', code: 0, status: 413 })
+})
+
+t.test('provider errors: an integration error shows its message, anything else a generic one; both logged', async (t) => {
+  const logLines: string[] = []
+  const app = await gatewayApp(t, logLines)
+  await app.shipments.integrations.create({ name: 'E1', handle: 'e1', providerId: 'echo', settings: { mode: 'integration-error' } })
+  await app.shipments.integrations.create({ name: 'E2', handle: 'e2', providerId: 'echo', settings: { mode: 'crash' } })
+
+  let response = await app.inject({ method: 'POST', url: gateway('e1') })
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { name: 'Bad Request', message: 'Signature mismatch for echo.', code: 0, status: 400 })
+  response = await app.inject({ method: 'POST', url: gateway('e2') })
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { name: 'Bad Request', message: 'Integration request processing failed.', code: 0, status: 400 })
+  t.notMatch(response.body, /exploded|hunter2|at /, 'the original error stays in the log')
+
+  const errors = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 50)
+  t.ok(errors.some((entry) => entry.integration === 'e1' && entry.err?.message === 'Signature mismatch for echo.'))
+  t.ok(errors.some((entry) => entry.integration === 'e2' && /database exploded/.test(entry.err?.message)))
+})
+
+t.test('integrations: validated when saved, secrets masked, external references kept', async (t) => {
+  const app = await gatewayApp(t)
+  const { integrations } = app.shipments
+  const fail = (input: Parameters<typeof integrations.create>[0], message: RegExp) =>
+    t.rejects(integrations.create(input), { name: 'IntegrationConfigError', message }, message.source)
+
+  await fail({ name: 'X', handle: 'Bad Handle', providerId: 'echo' }, /^handle:/)
+  await fail({ name: '', handle: 'x', providerId: 'echo' }, /^name:/)
+  await fail({ name: 'X', handle: 'x', providerId: 'nope' }, /^providerId: no provider "nope"/)
+  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: {} }, /^settings.*secret/)
+  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: { secret: 's', toleranceSeconds: 0 } }, /^settings\.toleranceSeconds:/)
+  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: { secret: '$UNSET_TEST_SECRET' } }, /^settings: Environment variable UNSET_TEST_SECRET is not set/)
+  await fail({ name: 'X', handle: 'x', providerId: 'echo', statusMap: { DONE: 'finished' } }, /^statusMap\.DONE: "finished" is not a shipment status/)
+  await fail({ name: 'X', handle: 'x', providerId: 'echo', enabled: 'maybe' }, /^enabled:/)
+
+  const created = await integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_c2VjcmV0' }, statusMap: { in_transit: 'shipped' } })
+  t.match(created, { handle: 'hooks', enabled: true, providerId: 'signed-webhook', settings: { secret: '********' }, statusMap: { in_transit: 'shipped' } })
+  await fail({ name: 'Again', handle: 'hooks', providerId: 'echo' }, /^handle: "hooks" is already used/)
+  t.equal(app.shipments.db.select().from(schema.integrations).all().length, 1, 'failed saves stored nothing')
+
+  const updated = await integrations.update('hooks', { settings: { secret: '********', toleranceSeconds: 60 } })
+  t.same(updated.settings, { secret: '********', toleranceSeconds: 60 })
+  t.equal(integrations.findStored('hooks')!.settings.secret, 'whsec_c2VjcmV0', 'a masked secret keeps the stored one')
+  t.same((await integrations.list()).map((integration) => integration.handle), ['hooks'])
+
+  process.env.TEST_HOOK_SECRET = 'whsec_b3RoZXI='
+  const viaEnv = await integrations.update('hooks', { settings: { secret: '$TEST_HOOK_SECRET' } })
+  t.equal(viaEnv.settings.secret, '$TEST_HOOK_SECRET', 'an environment reference is shown, it is not the secret')
+  delete process.env.TEST_HOOK_SECRET
+
+  const shipmentOrder = app.shipments.db.insert(schema.orders).values({ number: 'n1', reference: 'R1' }).returning().get()
+  const [shipment] = await app.shipments.shipments.create(shipmentOrder.id)
+  await integrations.setExternalReference(shipment.id, 'hooks', { externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9' })
+  t.same(await integrations.externalReferences(shipment.id), [{ integrationHandle: 'hooks', externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9' }])
+
+  t.same(await integrations.checkConnection('hooks'), { ok: true, message: 'The provider has no connection check.' })
+  await integrations.remove('hooks')
+  t.equal(await integrations.get('hooks'), null)
+})
+
+t.test('provider ids are unique: the option and register() both refuse a duplicate', async (t) => {
+  const app = await gatewayApp(t)
+  t.throws(() => app.shipments.providers.register(echoProvider), { name: 'DuplicateProviderError' })
+  t.same(app.shipments.providers.list().map((provider) => provider.id), ['signed-webhook', 'echo'])
+})

@@ -1,0 +1,203 @@
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { count, eq } from 'drizzle-orm'
+import { schema, signWebhook } from '../src/index.js'
+import { buildTestApp, historyRows, insertOrder, shipmentRow } from './fixtures/app.js'
+
+const SECRET = 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64')
+const URL = '/actions/shipments/gateway/handle?integration=carrier'
+let deliveries = 0
+
+interface Delivery {
+  body: Record<string, unknown> | string
+  id?: string
+  timestamp?: number
+  secret?: string
+  signature?: string
+}
+
+async function setup(t: Test, logLines?: string[]) {
+  const app = await buildTestApp(t, {}, join(t.testdir(), 'hooks.sqlite'), logLines)
+  await app.shipments.integrations.create({
+    name: 'Carrier',
+    handle: 'carrier',
+    providerId: 'signed-webhook',
+    settings: { secret: SECRET },
+    statusMap: { in_transit: 'shipped', exception: 'on_hold', cancelled: 'cancelled', picking: 'in_progress' },
+  })
+  const single = insertOrder(app, { reference: 'A100' })
+  const [singleShipment] = await app.shipments.shipments.create(single)
+  const multi = insertOrder(app, { reference: 'B200' })
+  const multiShipments = await app.shipments.shipments.create(multi, { count: 3 })
+
+  const send = (delivery: Delivery) => {
+    const raw = typeof delivery.body === 'string' ? delivery.body : JSON.stringify(delivery.body)
+    const id = delivery.id ?? `msg_${++deliveries}`
+    const timestamp = delivery.timestamp ?? Math.floor(Date.now() / 1000)
+    return app.inject({
+      method: 'POST',
+      url: URL,
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': delivery.signature ?? signWebhook(delivery.secret ?? SECRET, id, timestamp, raw),
+      },
+      payload: raw,
+    })
+  }
+  return { app, send, singleShipment, multiShipments }
+}
+
+const event = (overrides: Record<string, unknown> = {}) => ({
+  orderNumber: 'A100',
+  status: 'in_transit',
+  occurredAt: new Date().toISOString(),
+  trackingNumber: '1Z999',
+  carrier: 'UPS',
+  ...overrides,
+})
+
+const deliveryCount = (app: Awaited<ReturnType<typeof setup>>['app']) =>
+  app.shipments.db.select({ total: count() }).from(schema.webhookDeliveries).get()!.total
+
+t.test('a signed event is applied through the update path and recorded with integration and code', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const response = await send({ body: event({ trackingUrl: 'ups.com/t/1Z999', service: 'Ground' }), id: 'msg_first' })
+  t.equal(response.statusCode, 200)
+  t.same(response.json(), {
+    success: true,
+    applied: true,
+    deliveryId: 'msg_first',
+    shipment: { id: singleShipment.id, reference: 'A100-s001', status: 'shipped' },
+  })
+  t.match(shipmentRow(app, singleShipment.id), { status: 'shipped', trackingNumber: '1Z999', trackingUrl: 'https://ups.com/t/1Z999', carrier: 'UPS', service: 'Ground' })
+  t.match(historyRows(app, singleShipment.id).at(-1), { fromStatus: 'new', toStatus: 'shipped', sourceIntegration: 'carrier', sourceExternalCode: 'in_transit', userId: null })
+  t.equal(deliveryCount(app), 1)
+})
+
+t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejected and change nothing', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const before = shipmentRow(app, singleShipment.id)
+  const now = Math.floor(Date.now() / 1000)
+  const cases: Array<[string, Delivery, string]> = [
+    ['forged signature', { body: event(), signature: 'v1,' + Buffer.alloc(32, 7).toString('base64') }, 'Webhook signature mismatch.'],
+    ['short signature', { body: event(), signature: 'v1,AAAA' }, 'Webhook signature mismatch.'],
+    ['other version', { body: event(), signature: 'v2,' + Buffer.alloc(32).toString('base64') }, 'Webhook signature mismatch.'],
+    ['wrong secret', { body: event(), secret: 'whsec_' + Buffer.from('another-secret').toString('base64') }, 'Webhook signature mismatch.'],
+    ['empty signature header', { body: event(), signature: '' }, 'Missing webhook-id, webhook-timestamp or webhook-signature header.'],
+    ['expired', { body: event(), timestamp: now - 301 }, 'Webhook timestamp is outside the allowed tolerance.'],
+    ['from the future', { body: event(), timestamp: now + 301 }, 'Webhook timestamp is outside the allowed tolerance.'],
+    ['unparseable body', { body: '{"orderNumber": "A100",' }, 'Invalid webhook payload: the body is not JSON.'],
+    ['not an object', { body: '[1,2]' }, 'Invalid webhook payload: the body must be a JSON object.'],
+    ['no order number', { body: event({ orderNumber: undefined }) }, 'Invalid webhook payload: orderNumber is required.'],
+    ['bad date', { body: event({ occurredAt: 'yesterday-ish' }) }, 'Invalid webhook payload: occurredAt is not an ISO-8601 date-time.'],
+    ['unknown order', { body: event({ orderNumber: 'ZZZ' }) }, 'Unknown order: ZZZ'],
+    ['invalid tracking URL', { body: event({ trackingUrl: 'ftp://x.example' }) }, 'Invalid webhook payload: trackingUrl: Tracking Url is not a valid URL.'],
+  ]
+  for (const [name, delivery, message] of cases) {
+    const response = await send(delivery)
+    t.equal(response.statusCode, 400, name)
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 }, name)
+  }
+  const tampered = await app.inject({
+    method: 'POST',
+    url: URL,
+    headers: { 'webhook-id': 'msg_t', 'webhook-timestamp': String(now), 'webhook-signature': signWebhook(SECRET, 'msg_t', now, JSON.stringify(event())) },
+    payload: JSON.stringify(event({ status: 'cancelled' })),
+  })
+  t.equal(tampered.statusCode, 400, 'a body changed after signing')
+  const withoutHeaders = await app.inject({ method: 'POST', url: URL, payload: JSON.stringify(event()) })
+  t.equal(withoutHeaders.statusCode, 400)
+
+  t.same(shipmentRow(app, singleShipment.id), before, 'nothing changed')
+  t.equal(historyRows(app, singleShipment.id).length, 1)
+  t.equal(deliveryCount(app), 0, 'no rejected delivery is remembered, so a fixed retry can apply')
+})
+
+t.test('any of several signatures may match (secret rotation)', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const body = JSON.stringify(event())
+  const timestamp = Math.floor(Date.now() / 1000)
+  const old = signWebhook('whsec_' + Buffer.from('retired-secret').toString('base64'), 'msg_rot', timestamp, body)
+  const current = signWebhook(SECRET, 'msg_rot', timestamp, body)
+  const response = await send({ body, id: 'msg_rot', timestamp, signature: `${old} ${current}` })
+  t.equal(response.statusCode, 200)
+  t.equal(shipmentRow(app, singleShipment.id).status, 'shipped')
+})
+
+t.test('a replayed delivery answers 200 without a second effect', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const delivery = { body: event({ status: 'picking' }), id: 'msg_replay' }
+  t.equal((await send(delivery)).json().applied, true)
+  await app.shipments.shipments.update(singleShipment.id, { status: 'on_hold' })
+  const replay = await send(delivery)
+  t.equal(replay.statusCode, 200)
+  t.same(replay.json(), { success: true, applied: false, reason: 'duplicate', deliveryId: 'msg_replay' })
+  t.equal(shipmentRow(app, singleShipment.id).status, 'on_hold', 'the replay did not move the shipment again')
+  t.equal(historyRows(app, singleShipment.id).length, 3)
+})
+
+t.test('the same delivery arriving many times at once is applied once', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const body = JSON.stringify(event({ status: 'picking' }))
+  const timestamp = Math.floor(Date.now() / 1000)
+  const responses = await Promise.all(Array.from({ length: 12 }, () => send({ body, id: 'msg_race', timestamp })))
+  t.same([...new Set(responses.map((response) => response.statusCode))], [200])
+  t.equal(responses.filter((response) => response.json().applied).length, 1)
+  t.equal(responses.filter((response) => response.json().reason === 'duplicate').length, 11)
+  t.same(historyRows(app, singleShipment.id).map((row) => row.toStatus), ['new', 'in_progress'])
+  t.equal(deliveryCount(app), 1)
+})
+
+t.test('an older event does not move the status back', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const later = await send({ body: event({ status: 'in_transit', occurredAt: '2026-05-02T10:00:00Z' }) })
+  t.equal(later.json().applied, true)
+  const earlier = await send({ body: event({ status: 'picking', occurredAt: '2026-05-02T09:00:00+00:00', trackingNumber: 'OLD' }) })
+  t.equal(earlier.statusCode, 200)
+  t.same(earlier.json().reason, 'stale-event')
+  t.equal(earlier.json().applied, false)
+  t.match(shipmentRow(app, singleShipment.id), { status: 'shipped', trackingNumber: '1Z999' })
+  const newer = await send({ body: event({ status: 'exception', occurredAt: '2026-05-02T11:00:00Z' }) })
+  t.equal(newer.json().applied, true)
+  t.equal(shipmentRow(app, singleShipment.id).status, 'on_hold')
+  const reference = app.shipments.db.select().from(schema.shipmentExternalReferences).where(eq(schema.shipmentExternalReferences.shipmentId, singleShipment.id)).get()
+  t.equal(reference?.lastEventAt?.toISOString(), '2026-05-02T11:00:00.000Z')
+})
+
+t.test('an unmapped external code changes nothing and is reported', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const response = await send({ body: event({ status: 'teleported', trackingNumber: 'NEW' }), id: 'msg_unmapped' })
+  t.equal(response.statusCode, 200)
+  t.same(response.json(), { success: true, applied: false, reason: 'unmapped-status', externalCode: 'teleported', deliveryId: 'msg_unmapped' })
+  t.match(shipmentRow(app, singleShipment.id), { status: 'new', trackingNumber: null })
+})
+
+t.test('shipmentNumber is required when the order has several shipments', async (t) => {
+  const { app, send, multiShipments } = await setup(t)
+  let response = await send({ body: event({ orderNumber: 'B200' }) })
+  t.equal(response.statusCode, 400)
+  t.equal(response.json().message, 'Order B200 has 3 shipments: shipmentNumber is required.')
+  t.ok(multiShipments.every((shipment) => shipmentRow(app, shipment.id).status === 'new'))
+
+  for (const [shipmentNumber, index] of [[2, 1], ['003', 2], ['s001', 0], ['B200-s002', 1]] as const) {
+    response = await send({ body: event({ orderNumber: 'B200', shipmentNumber, status: 'picking' }) })
+    t.equal(response.statusCode, 200, String(shipmentNumber))
+    t.equal(response.json().shipment.id, multiShipments[index].id, `${shipmentNumber} names shipment ${index + 1}`)
+  }
+  response = await send({ body: event({ orderNumber: 'B200', shipmentNumber: 9 }) })
+  t.equal(response.statusCode, 400)
+  t.equal(response.json().message, 'Unknown shipment 9 of order B200.')
+})
+
+t.test('the webhook secret never reaches a log line', async (t) => {
+  const logLines: string[] = []
+  const { send } = await setup(t, logLines)
+  await send({ body: event() })
+  await send({ body: event(), secret: 'whsec_' + Buffer.from('wrong').toString('base64') })
+  await send({ body: '{broken' })
+  t.ok(logLines.length > 0)
+  const secretBody = SECRET.slice('whsec_'.length)
+  t.notOk(logLines.some((line) => line.includes(secretBody) || line.includes(Buffer.from(secretBody, 'base64').toString())))
+})
