@@ -63,3 +63,39 @@ t.test('demo login: a signed session cookie, three users with their permissions'
   response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/2', headers: { cookie: viewer.cookie, 'content-type': 'application/json' }, payload: '{}' })
   t.equal(response.statusCode, 403)
 })
+
+t.test('the demo integrations answer signed webhooks and the custom provider', async (t) => {
+  const { signWebhook } = await import('../src/index.js')
+  const { DEMO_WEBHOOK_SECRET, DEMO_ACME_TOKEN } = await import('../examples/demo-integrations.js')
+  const app = await buildDemoHost({ databaseFile: join(t.testdir(), 'demo.sqlite'), logger: false })
+  t.teardown(() => app.close())
+  const body = JSON.stringify({ orderNumber: '1003', status: 'in_transit', occurredAt: new Date().toISOString(), trackingNumber: 'JD0146' })
+  const timestamp = Math.floor(Date.now() / 1000)
+  let response = await app.inject({
+    method: 'POST',
+    url: '/actions/shipments/gateway/handle?integration=demo-webhooks',
+    headers: { 'webhook-id': 'msg_demo', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(DEMO_WEBHOOK_SECRET, 'msg_demo', timestamp, body) },
+    payload: body,
+  })
+  t.equal(response.statusCode, 200)
+  t.match(response.json(), { applied: true, shipment: { reference: '1003-s001', status: 'shipped' } })
+
+  response = await app.inject({
+    method: 'POST',
+    url: '/actions/shipments/gateway/handle?integration=acme-3pl',
+    headers: { authorization: `Bearer ${DEMO_ACME_TOKEN}`, 'content-type': 'application/json' },
+    payload: { shipmentReference: '1004-s001', state: 'PICKING' },
+  })
+  t.equal(response.statusCode, 200)
+  t.same(response.json(), { accepted: true, applied: true, status: 'in_progress' })
+  response = await app.inject({
+    method: 'POST',
+    url: '/actions/shipments/gateway/handle?integration=acme-3pl',
+    headers: { authorization: 'Bearer wrong-token', 'content-type': 'application/json' },
+    payload: { shipmentReference: '1004-s001', state: 'DISPATCHED' },
+  })
+  t.equal(response.statusCode, 400)
+  t.equal(response.json().message, 'Invalid bearer token.')
+  const shipment = app.shipments.db.select().from(schema.shipments).where(eq(schema.shipments.reference, '1004-s001')).get()!
+  t.equal(shipment.status, 'in_progress')
+})
