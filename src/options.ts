@@ -55,6 +55,7 @@ const DataOptionsSchema = Type.Object({
   shipmentFields: Type.Array(ShipmentFieldSchema, { default: [] }),
   lockTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
   gatewayBodyLimit: Type.Integer({ minimum: 1, default: 1_048_576 }),
+  lockDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
 })
 
 const DEFAULT_PREFIXES = {
@@ -82,6 +83,11 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   shipmentFields?: ShipmentFieldDefinition[]
   /** How long a transition waits for the shipment's mutex before giving up. Default 10000. */
   lockTimeoutMs?: number
+  /**
+   * Directory of the cross-process lock files. Default: `<database file>-locks` beside the SQLite file.
+   * null keeps the mutex inside this process (only for a single process per database file).
+   */
+  lockDirectory?: string | null
   /** The host's orders. Default: the reference order store on the package's own tables. */
   orderStore?: OrderStore
   /** Integration providers besides the built-in signed-webhook provider. Ids must be unique. */

@@ -57,7 +57,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const events = new ShipmentsEvents(logger)
   const orderStore = options.orderStore ?? createReferenceOrderStore(db)
   const mutex = createMutex({
-    directory: lockDirectoryFor(db),
+    directory: options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory,
     onCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
   })
   const shipments = createShipmentService({

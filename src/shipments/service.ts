@@ -88,16 +88,77 @@ export type ShipmentService = ReturnType<typeof createShipmentService>
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
 
+/** A column value as better-sqlite3 stores it: times as epoch milliseconds, objects as JSON text. */
+function encodeColumnValue(value: unknown): unknown {
+  if (value instanceof Date) return value.getTime()
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (value !== null && typeof value === 'object') return JSON.stringify(value)
+  return value
+}
+
 export function createShipmentService(deps: ShipmentServiceDependencies) {
   const { db, mutex, events, orderStore, logger, timeZone } = deps
   const fieldsByHandle = new Map(deps.shipmentFields.map((field) => [field.handle, field]))
   const present = (shipment: ShipmentRow) => toShipment(shipment, timeZone)
 
-  const findRow = (database: ShipmentsDatabase, id: number) =>
-    database.select().from(shipments).where(eq(shipments.id, id)).get()
+  // The hot path's statements are prepared once: building and preparing SQL per call cost more than
+  // running it. Updates are prepared per set of changed columns, which is small and bounded.
+  const selectById = db.select().from(shipments).where(eq(shipments.id, sql.placeholder('id'))).prepare()
+  const insertHistory = db
+    .insert(shipmentStatusHistory)
+    .values({
+      shipmentId: sql.placeholder('shipmentId'),
+      fromStatus: sql.placeholder('fromStatus'),
+      toStatus: sql.placeholder('toStatus'),
+      message: sql.placeholder('message'),
+      userId: sql.placeholder('userId'),
+      sourceIntegration: sql.placeholder('sourceIntegration'),
+      sourceExternalCode: sql.placeholder('sourceExternalCode'),
+      createdAt: sql.placeholder('createdAt'),
+    })
+    .returning({ id: shipmentStatusHistory.id })
+    .prepare()
+  const countUnshipped = db
+    .select({ total: count() })
+    .from(shipments)
+    .where(
+      and(
+        eq(shipments.orderId, sql.placeholder('orderId')),
+        eq(shipments.enabled, true),
+        isNull(shipments.dateDeleted),
+        ne(shipments.status, 'shipped'),
+      ),
+    )
+    .prepare()
+  const insertOrderAdvance = db
+    .insert(orderAdvances)
+    .values({ orderId: sql.placeholder('orderId'), status: sql.placeholder('status'), createdAt: sql.placeholder('createdAt') })
+    .onConflictDoNothing()
+    .prepare()
+  const updateStatements = new Map<string, ReturnType<typeof prepareUpdate>>()
+  function prepareUpdate(columns: readonly string[]) {
+    // Wrapped in sql`` so values go to the driver as given (encodeColumnValue), null included.
+    const placeholders = Object.fromEntries(columns.map((column) => [column, sql`${sql.placeholder(column)}`]))
+    return db.update(shipments).set(placeholders).where(eq(shipments.id, sql.placeholder('id'))).returning().prepare()
+  }
+  function updateRow(id: number, changes: Partial<typeof shipments.$inferInsert>): ShipmentRow {
+    const columns = Object.keys(changes).sort()
+    const key = columns.join(',')
+    let statement = updateStatements.get(key)
+    if (!statement) {
+      if (updateStatements.size >= 256) updateStatements.clear()
+      statement = prepareUpdate(columns)
+      updateStatements.set(key, statement)
+    }
+    const values: Record<string, unknown> = { id }
+    for (const [column, value] of Object.entries(changes)) values[column] = encodeColumnValue(value)
+    return statement.get(values) as ShipmentRow
+  }
+
+  const findRow = (id: number) => selectById.get({ id }) as ShipmentRow | undefined
 
   function requireRow(id: number): ShipmentRow {
-    const row = Number.isSafeInteger(id) ? findRow(db, id) : undefined
+    const row = Number.isSafeInteger(id) ? findRow(id) : undefined
     if (!row) throw new ShipmentsErrors.ShipmentNotFound(id)
     return row
   }
@@ -105,7 +166,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   /** Writes the patch (and the transition, when there is one) in one IMMEDIATE transaction. */
   function commitPatch(id: number, patch: ShipmentPatch, userId: string | null, externalEvent?: ExternalEvent) {
     return writeTransaction(db, (tx) => {
-      const before = findRow(tx, id)!
+      const before = findRow(id)!
       const now = new Date()
       if (externalEvent && !recordExternalEvent(tx, id, externalEvent, now)) {
         return { after: before, transition: null, orderAdvance: null, stale: true }
@@ -126,25 +187,21 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       if (target !== undefined && target !== before.status) {
         changes.status = target
         if (target === 'shipped' && !before.dateShipped) changes.dateShipped = now
-        const history = tx
-          .insert(shipmentStatusHistory)
-          .values({
-            shipmentId: id,
-            fromStatus: before.status,
-            toStatus: target,
-            message: patch.statusMessage,
-            userId,
-            sourceIntegration: patch.integrationHandle,
-            sourceExternalCode: patch.externalCode,
-            createdAt: now,
-          })
-          .returning({ id: shipmentStatusHistory.id })
-          .get()
+        const history = insertHistory.get({
+          shipmentId: id,
+          fromStatus: before.status,
+          toStatus: target,
+          message: patch.statusMessage,
+          userId,
+          sourceIntegration: patch.integrationHandle,
+          sourceExternalCode: patch.externalCode,
+          createdAt: now,
+        }) as { id: number }
         transition = { from: before.status as ShipmentStatus, to: target, historyId: history.id }
       }
 
-      const after = tx.update(shipments).set(changes).where(eq(shipments.id, id)).returning().get()
-      if (transition?.to === 'shipped') orderAdvance = claimOrderAdvance(tx, after)
+      const after = updateRow(id, changes)
+      if (transition?.to === 'shipped') orderAdvance = claimOrderAdvance(after)
       return { after, transition, orderAdvance, stale: false }
     })
   }
@@ -179,27 +236,12 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
    * Claims the one-time advance of the shipment's order when every enabled, live shipment of it is
    * shipped. Returns the status to apply after commit, or null.
    */
-  function claimOrderAdvance(tx: ShipmentsDatabase, shipment: ShipmentRow): string | null {
+  function claimOrderAdvance(shipment: ShipmentRow): string | null {
     const status = deps.shippedOrderStatus
     if (!status) return null
-    const unshipped = tx
-      .select({ total: count() })
-      .from(shipments)
-      .where(
-        and(
-          eq(shipments.orderId, shipment.orderId),
-          eq(shipments.enabled, true),
-          isNull(shipments.dateDeleted),
-          ne(shipments.status, 'shipped'),
-        ),
-      )
-      .get()!
+    const unshipped = countUnshipped.get({ orderId: shipment.orderId }) as { total: number }
     if (unshipped.total > 0) return null
-    const claimed = tx
-      .insert(orderAdvances)
-      .values({ orderId: shipment.orderId, status, createdAt: new Date() })
-      .onConflictDoNothing()
-      .run()
+    const claimed = insertOrderAdvance.run({ orderId: shipment.orderId, status, createdAt: new Date() })
     return claimed.changes > 0 ? status : null
   }
 
@@ -226,7 +268,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     let committed: ReturnType<typeof commitPatch>
     try {
       committed = await mutex.withLock(transitionLockName(id), deps.lockTimeoutMs, async () => {
-        const current = findRow(db, id)!.status as ShipmentStatus
+        const current = findRow(id)!.status as ShipmentStatus
         if (target !== undefined && current !== target) await context.authorizeTransition?.(current, target)
         return commitWithServiceErrors(id, () => commitPatch(id, patch, userId, context.externalEvent))
       })
@@ -309,7 +351,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   async function get(id: number): Promise<Shipment | null> {
-    const row = Number.isSafeInteger(id) ? findRow(db, id) : undefined
+    const row = Number.isSafeInteger(id) ? findRow(id) : undefined
     return row ? present(row) : null
   }
 

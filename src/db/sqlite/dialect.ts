@@ -51,8 +51,18 @@ export function lockDirectoryFor(db: ShipmentsDatabase): string | null {
  * read-then-write inside it can never fail halfway with SQLITE_BUSY. `work` must be synchronous.
  */
 export function writeTransaction<T>(db: ShipmentsDatabase, work: (tx: ShipmentsDatabase) => T): T {
-  return db.transaction((tx) => work(tx as unknown as ShipmentsDatabase), { behavior: 'immediate' })
+  let runImmediate = immediateRunners.get(db.$client)
+  if (!runImmediate) {
+    // One better-sqlite3 transaction function per connection, reused: building one per call (as
+    // db.transaction does) costs more than the hot path's queries. Statements run on the same
+    // connection, so `db` itself is the transaction's handle; nested calls become savepoints.
+    const transactionFunction = db.$client.transaction((task: () => unknown) => task())
+    runImmediate = transactionFunction.immediate as (task: () => unknown) => unknown
+    immediateRunners.set(db.$client, runImmediate)
+  }
+  return runImmediate(() => work(db)) as T
 }
+const immediateRunners = new WeakMap<Database.Database, (task: () => unknown) => unknown>()
 
 /** `json_extract` of one top-level key of a JSON text column. */
 export function jsonValue(column: SQL | SQL.Aliased | object, key: string): SQL {
