@@ -71,6 +71,8 @@ interface Figure {
 const figures: Figure[] = []
 
 async function compare(name: string, target: { min?: number; max?: number }, measured: LoadPlan, against: LoadPlan, ratioOf: 'throughput' | 'latency' = 'throughput') {
+  // BENCH_ONLY=<text> runs the figures whose name contains it (for profiling one path).
+  if (process.env.BENCH_ONLY && !name.includes(process.env.BENCH_ONLY)) return
   const measuredResult = await runLoad(measured)
   const againstResult = await runLoad(against)
   for (const [label, result] of [['measured', measuredResult], ['ceiling', againstResult]] as const) {

@@ -1,5 +1,5 @@
 // Integrations stored in the database: handle, enabled flag, bound provider, settings and status map.
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { Value } from '@sinclair/typebox/value'
 import type { FastifyBaseLogger } from 'fastify'
 import { integrations, shipmentExternalReferences, webhookDeliveries } from '../db/sqlite/schema.js'
@@ -60,7 +60,12 @@ export type IntegrationService = ReturnType<typeof createIntegrationService>
 export function createIntegrationService(deps: IntegrationServiceDependencies) {
   const { db, registry, timeZone } = deps
 
-  const findRow = (handle: string) => db.select().from(integrations).where(eq(integrations.handle, handle)).get()
+  // Prepared once: the gateway looks an integration up on every request.
+  const selectByHandle = db.select().from(integrations).where(eq(integrations.handle, sql.placeholder('handle'))).prepare()
+  const findRow = (handle: string) => selectByHandle.get({ handle }) as IntegrationRow | undefined
+
+  /** Presented integrations by id, reused by the gateway until the row changes. */
+  const presented = new Map<number, { version: number; integration: Integration }>()
 
   function present(row: IntegrationRow): Integration {
     const secrets = new Set<string>(registry.get(row.providerId ?? '')?.secretSettings ?? [])
@@ -215,8 +220,17 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
 
     /** The context a provider works in, with settings resolved now (environment variables may change). */
     contextFor(row: IntegrationRow, logger: FastifyBaseLogger): ProviderContext {
+      let cached = presented.get(row.id)
+      if (!cached || cached.version !== row.updatedAt.getTime()) {
+        // Shared between requests, so frozen: one provider call cannot change what the next one sees.
+        const integration = present(row)
+        Object.freeze(integration.settings)
+        Object.freeze(integration.statusMap)
+        cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration) }
+        presented.set(row.id, cached)
+      }
       return {
-        integration: present(row),
+        integration: cached.integration,
         settings: resolveEnvironmentValues(row.settings),
         shipments: deps.shipments,
         orders: deps.orders,
