@@ -389,6 +389,11 @@ t.test('401, 403, 404 use the framework envelope, in the order of the original s
     status: 403,
   })
 
+  for (const valid of [{ carrier: 'UPS' }, { status: 'shipped' }, {}]) {
+    response = await postUpdate(app, 999999, valid)
+    t.equal(response.statusCode, 404, `an unknown id with a valid body ${JSON.stringify(valid)}`)
+    t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })
+  }
   response = await postUpdate(app, 999999, invalid)
   t.equal(response.statusCode, 404, 'an unknown id comes before validation')
   t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })

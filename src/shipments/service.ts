@@ -166,7 +166,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   /** Writes the patch (and the transition, when there is one) in one IMMEDIATE transaction. */
   function commitPatch(id: number, patch: ShipmentPatch, userId: string | null, externalEvent?: ExternalEvent) {
     return writeTransaction(db, (tx) => {
-      const before = findRow(id)!
+      // The existence check happens here, in the transaction, to spare the hot path a query.
+      const before = requireRow(id)
       const now = new Date()
       if (externalEvent && !recordExternalEvent(tx, id, externalEvent, now)) {
         return { after: before, transition: null, orderAdvance: null, stale: true }
@@ -255,8 +256,13 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
-    requireRow(id)
-    const patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: Date.now() })
+    let patch: ShipmentPatch
+    try {
+      patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: Date.now() })
+    } catch (error) {
+      requireRow(id) // an unknown shipment is a 404 before it is a validation error
+      throw error
+    }
     const userId = context.userId ?? null
 
     if (patch.status === undefined && !context.externalEvent) {
@@ -268,7 +274,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     let committed: ReturnType<typeof commitPatch>
     try {
       committed = await mutex.withLock(transitionLockName(id), deps.lockTimeoutMs, async () => {
-        const current = findRow(id)!.status as ShipmentStatus
+        const current = requireRow(id).status as ShipmentStatus
         if (target !== undefined && current !== target) await context.authorizeTransition?.(current, target)
         return commitWithServiceErrors(id, () => commitPatch(id, patch, userId, context.externalEvent))
       })
@@ -302,6 +308,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     try {
       return commit()
     } catch (error) {
+      if (error instanceof ShipmentsErrors.ShipmentNotFound) throw error
       logger.error({ err: error, shipmentId: id }, 'Saving a shipment failed')
       throw new ShipmentUpdateRejectedError(`Couldn't update shipment ${id}: the change could not be saved.`, {
         cause: error,
