@@ -1,5 +1,5 @@
 // The demo host started by `npm start`: a Fastify app with cookie sessions and the shipments plugin.
-import Fastify, { type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
 import { seedDemoData } from './seed.js'
@@ -24,7 +24,7 @@ const SESSION_COOKIE = 'demo_session'
 export interface DemoHostOptions {
   databaseFile: string
   cookieSecret?: string
-  logger?: boolean
+  logger?: FastifyServerOptions['logger']
 }
 
 export async function buildDemoHost(options: DemoHostOptions) {
