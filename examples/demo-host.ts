@@ -2,7 +2,7 @@
 import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
-import { seedDemoData } from './seed.js'
+import { DEMO_ORDER_FIELDS, seedDemoData } from './seed.js'
 import { acmeThreePlProvider } from './custom-provider.js'
 import { ensureDemoIntegrations } from './demo-integrations.js'
 
@@ -20,6 +20,9 @@ const DEMO_USERS: readonly DemoUser[] = [
   { id: 3, username: 'viewer', permissions: [ShipmentsPermissions.viewShipments] },
 ]
 const SESSION_COOKIE = 'demo_session'
+/** DEMO ONLY: ShipStation credentials used when SHIPSTATION_USERNAME / SHIPSTATION_PASSWORD are not set. */
+export const DEMO_SHIPSTATION_USERNAME = 'shipstation'
+export const DEMO_SHIPSTATION_PASSWORD = 'demo-shipstation-password-change-me'
 
 export interface DemoHostOptions {
   databaseFile: string
@@ -38,9 +41,24 @@ export async function buildDemoHost(options: DemoHostOptions) {
     return unsigned.valid ? (DEMO_USERS.find((user) => user.username === unsigned.value) ?? null) : null
   }
 
+  // DEMO ONLY: ShipStation's Custom Store credentials, from the environment with demo defaults.
+  process.env.SHIPSTATION_USERNAME ??= DEMO_SHIPSTATION_USERNAME
+  process.env.SHIPSTATION_PASSWORD ??= DEMO_SHIPSTATION_PASSWORD
+
   await app.register(fastifyShipments, {
     database: options.databaseFile,
     timezone: process.env.SITE_TIMEZONE ?? 'UTC',
+    orderFields: DEMO_ORDER_FIELDS,
+    orderExchange: {
+      username: '$SHIPSTATION_USERNAME',
+      password: '$SHIPSTATION_PASSWORD',
+      pageSize: process.env.SHIPSTATION_PAGE_SIZE ?? 25,
+      storeField: 'store',
+      shippedStatus: 'shipped',
+      trackingField: { matrix: 'shippingInfo', carrier: 'carrier', service: 'service', trackingNumber: 'trackingNumber' },
+      acceptQueryCredentials: true,
+      updateShipments: true,
+    },
     shipmentFields: [
       { handle: 'packageCount', type: 'number' },
       { handle: 'giftWrapped', type: 'boolean' },
@@ -100,5 +118,12 @@ Try:
   curl -s -H 'authorization: Bearer demo-acme-token-change-me' -H 'content-type: application/json' \\
        -d '{"shipmentReference":"1004-s001","state":"PICKING"}' \\
        '${base}/actions/shipments/gateway/handle?integration=acme-3pl'
+
+  # ShipStation Custom Store (user ${process.env.SHIPSTATION_USERNAME}, password from SHIPSTATION_PASSWORD):
+  curl -s -u "$SHIPSTATION_USERNAME:$SHIPSTATION_PASSWORD" '${base}/actions/shippingplatformconnect/orders/process?action=export&page=1'
+  curl -s -u "$SHIPSTATION_USERNAME:$SHIPSTATION_PASSWORD" -X POST -H 'content-type: text/xml' \\
+       --data '<ShipNotice><OrderNumber>1001</OrderNumber><Carrier>UPS</Carrier></ShipNotice>' \\
+       '${base}/actions/shippingplatformconnect/orders/process?action=shipnotify&order_number=1001&carrier=UPS&service=Ground&tracking_number=1Z999AA10123456784'
+  (the defaults: export SHIPSTATION_USERNAME=${DEMO_SHIPSTATION_USERNAME} SHIPSTATION_PASSWORD=${DEMO_SHIPSTATION_PASSWORD})
 `)
 }

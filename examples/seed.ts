@@ -1,6 +1,6 @@
 // Demo data for the reference order store: statuses, five orders, and shipments for the completed ones.
 import type { FastifyInstance } from 'fastify'
-import { schema } from '../src/index.js'
+import { schema, type OrderFieldDefinition } from '../src/index.js'
 
 type NewOrder = typeof schema.orders.$inferInsert
 type NewLineItem = Omit<typeof schema.orderLineItems.$inferInsert, 'orderId'>
@@ -30,6 +30,7 @@ const DEMO_ORDERS: DemoOrder[] = [
       paymentMethod: 'Credit card',
       shippingMethod: 'Standard Ground',
       customerNotes: 'Please leave at the back door.',
+      fields: { store: 'retail' },
       dateOrdered: minutesAgo(300),
       dateUpdated: minutesAgo(240),
     },
@@ -54,6 +55,7 @@ const DEMO_ORDERS: DemoOrder[] = [
       paymentMethod: 'PayPal',
       shippingMethod: 'Express',
       internalNotes: 'Ships from two warehouses.',
+      fields: { store: 'wholesale' },
       isGift: true,
       giftMessage: 'Happy birthday, Alex!',
       dateOrdered: minutesAgo(200),
@@ -79,6 +81,7 @@ const DEMO_ORDERS: DemoOrder[] = [
       totalShipping: '5.00',
       totalDiscount: '-10.00',
       couponCode: 'WELCOME10',
+      fields: { store: 'retail' },
       paymentMethod: 'Credit card',
       shippingMethod: 'DHL Paket',
       dateOrdered: minutesAgo(150),
@@ -103,6 +106,7 @@ const DEMO_ORDERS: DemoOrder[] = [
       shippingMethod: 'EMS <Express> & "Tracked"',
       customerNotes: 'Fragile: <glass> & "porcelain" ]]> handle with care — ありがとう 🙏',
       customField1: 'Zoë & <Co>',
+      fields: { store: 'retail' },
       dateOrdered: minutesAgo(100),
       dateUpdated: minutesAgo(60),
     },
@@ -136,6 +140,12 @@ const DEMO_ORDERS: DemoOrder[] = [
     address: { fullName: 'Pat Example', address1: '1 Cart Lane', city: 'Leeds', postalCode: 'LS1 1AA', countryCode: 'GB' },
     shipments: 0,
   },
+]
+
+/** The demo orders' custom fields: the store ShipStation filters on, and the tracking entry it writes. */
+export const DEMO_ORDER_FIELDS: OrderFieldDefinition[] = [
+  { handle: 'store', type: 'dropdown', options: ['retail', 'wholesale'] },
+  { handle: 'shippingInfo', type: 'matrix', subFields: ['carrier', 'service', 'trackingNumber'] },
 ]
 
 export const DEMO_ORDER_STATUSES = [

@@ -10,6 +10,21 @@ export const ShipmentsErrors = {
   InvalidOption: createError<[option: string, reason: string]>('SHIPMENTS_INVALID_OPTION', 'Invalid option "%s": %s', 500),
 } as const
 
+/**
+ * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
+ * full reason goes to the log.
+ */
+export const OrderExchangeErrors = {
+  MissingAction: createError('SHIPMENTS_EXCHANGE_MISSING_ACTION', 'The action parameter is required (export or shipnotify).', 400),
+  UnknownAction: createError('SHIPMENTS_EXCHANGE_UNKNOWN_ACTION', 'Unknown action: use export or shipnotify.', 400),
+  InvalidDate: createError<[parameter: string]>('SHIPMENTS_EXCHANGE_INVALID_DATE', '%s is not a date.', 400),
+  Unauthorized: createError('SHIPMENTS_EXCHANGE_UNAUTHORIZED', 'Invalid username or password.', 401),
+  OrderNotFound: createError<[orderNumber: string]>('SHIPMENTS_EXCHANGE_ORDER_NOT_FOUND', 'No order matches order_number %s.', 404),
+  MissingOrderNumber: createError('SHIPMENTS_EXCHANGE_MISSING_ORDER_NUMBER', 'order_number is required.', 406),
+  ShipNotifyFailed: createError('SHIPMENTS_EXCHANGE_SHIPNOTIFY_FAILED', 'The shipping notification could not be applied.', 500),
+  ExportFailed: createError('SHIPMENTS_EXCHANGE_EXPORT_FAILED', 'The export failed: an order failed validation.', 500),
+} as const
+
 /** Per-field validation failure: 422 `{success: false, errors: {field: [message]}}`. */
 export class ShipmentValidationError extends Error {
   readonly code = 'SHIPMENTS_VALIDATION_FAILED'

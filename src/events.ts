@@ -30,6 +30,17 @@ export interface OrderAdvancedEvent {
   shipmentId: number
 }
 
+export interface ShipNotificationRecordedEvent {
+  orderId: number
+  orderReference: string
+  /** The order status applied (the Status Handle setting). */
+  status: string
+  /** The tracking values of the notification, or null when it carried none. */
+  tracking: { carrier: string; service: string; trackingNumber: string } | null
+  /** The shipments moved to shipped by it (only with `updateShipments`). */
+  shipmentIds: number[]
+}
+
 export interface ShipmentDeletedEvent {
   shipment: Shipment
 }
@@ -41,6 +52,8 @@ export interface ShipmentsEventMap {
   shipmentDeleted: [ShipmentDeletedEvent]
   shipmentRestored: [ShipmentDeletedEvent]
   orderAdvanced: [OrderAdvancedEvent]
+  /** A ShipStation ship notification changed an order (a repeated one that changes nothing fires none). */
+  shipNotificationRecorded: [ShipNotificationRecordedEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

@@ -3,7 +3,7 @@ export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator 
 export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentFieldDefinition } from './options.js'
 export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase } from './db/sqlite/dialect.js'
 export * as schema from './db/sqlite/schema.js'
-export { ShipmentsErrors, ShipmentValidationError, ShipmentUpdateRejectedError, IntegrationError, IntegrationConfigError } from './errors.js'
+export { ShipmentsErrors, OrderExchangeErrors, ShipmentValidationError, ShipmentUpdateRejectedError, IntegrationError, IntegrationConfigError } from './errors.js'
 export type {
   ShipmentsEventMap,
   ShipmentsEvents,
@@ -11,6 +11,7 @@ export type {
   ShipmentStatusChangedEvent,
   ShipmentDeletedEvent,
   OrderAdvancedEvent,
+  ShipNotificationRecordedEvent,
   ChangeSource,
 } from './events.js'
 export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
@@ -25,8 +26,27 @@ export {
   type CreateShipmentsOptions,
 } from './shipments/service.js'
 export { ShipmentsPermissions } from './shipments/routes.js'
-export type { OrderStore, OrderSummary } from './orders/order-store.js'
-export { createReferenceOrderStore, UnknownOrderStatusError } from './orders/reference-store.js'
+export type {
+  OrderStore,
+  OrderSummary,
+  ExportOrder,
+  ExportAddress,
+  ExportLineItem,
+  ExportOrdersQuery,
+  ExportOrdersPage,
+  ShipNotificationChange,
+  ShipNotificationResult,
+  TrackingEntry,
+} from './orders/order-store.js'
+export {
+  createReferenceOrderStore,
+  UnknownOrderStatusError,
+  type OrderFieldDefinition,
+  type ReferenceOrderStoreOptions,
+} from './orders/reference-store.js'
+export type { OrderExchangeOptions, OrderExchangeSettings } from './order-exchange/settings.js'
+export type { OrderExchangeService, ExportRequest } from './order-exchange/service.js'
+export type { ShipNotifyParameters } from './order-exchange/ship-notice.js'
 export {
   defineProvider,
   DuplicateProviderError,

@@ -8,6 +8,8 @@ import type { OrderStore } from './orders/order-store.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
 import { SIGNED_WEBHOOK_PROVIDER_ID } from './gateway/providers/signed-webhook.js'
+import { OrderExchangeSettingError, resolveOrderExchangeSettings, type OrderExchangeOptions, type OrderExchangeSettings } from './order-exchange/settings.js'
+import type { OrderFieldDefinition } from './orders/reference-store.js'
 
 /** The least the package needs of a host user: a stable id for history rows. */
 export interface ShipmentsUser {
@@ -37,6 +39,16 @@ const ShipmentFieldSchema = Type.Object(
 )
 export type ShipmentFieldDefinition = Static<typeof ShipmentFieldSchema>
 
+const OrderFieldSchema = Type.Object(
+  {
+    handle: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$', maxLength: 64 }),
+    type: Type.Union([Type.Literal('text'), Type.Literal('dropdown'), Type.Literal('matrix')]),
+    options: Type.Optional(Type.Array(Type.String())),
+    subFields: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$', maxLength: 64 }))),
+  },
+  { additionalProperties: false },
+)
+
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
 /** Schema of the plain-data options; functions and the database are checked beside it. */
@@ -56,6 +68,7 @@ const DataOptionsSchema = Type.Object({
   lockTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
   gatewayBodyLimit: Type.Integer({ minimum: 1, default: 1_048_576 }),
   lockDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+  orderFields: Type.Array(OrderFieldSchema, { default: [] }),
 })
 
 const DEFAULT_PREFIXES = {
@@ -94,6 +107,10 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   providers?: AnyProviderDefinition[]
   /** Largest gateway request body in bytes; beyond it the gateway answers 413. Default 1 MiB. */
   gatewayBodyLimit?: number
+  /** The custom fields of the reference store's orders (store dropdown, tracking matrix). Default none. */
+  orderFields?: OrderFieldDefinition[]
+  /** ShipStation's Custom Store endpoint (interface B); not mounted when absent. */
+  orderExchange?: OrderExchangeOptions
 }
 
 export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
@@ -103,6 +120,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   hasPermission: HasPermission
   orderStore: OrderStore | undefined
   providers: AnyProviderDefinition[]
+  orderExchange: OrderExchangeSettings | null
 }
 
 function fail(option: string, reason: string): never {
@@ -122,7 +140,7 @@ function isDrizzleSqlite(value: unknown): value is ShipmentsDatabase {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
   const options = (raw ?? {}) as unknown as Record<string, unknown>
-  const { database, resolveUser, hasPermission, orderStore, providers = [], ...data } = options
+  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, ...data } = options
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
@@ -152,6 +170,21 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     providerIds.add(id)
   }
 
+  let orderExchangeSettings: OrderExchangeSettings | null = null
+  if (orderExchange !== undefined) {
+    try {
+      orderExchangeSettings = resolveOrderExchangeSettings(orderExchange)
+    } catch (error) {
+      if (error instanceof OrderExchangeSettingError) fail(error.option, error.reason)
+      throw error
+    }
+    if (orderStore !== undefined) {
+      for (const method of ['exportOrders', 'recordShipNotification'] as const) {
+        if (typeof (orderStore as Record<string, unknown>)?.[method] !== 'function') fail('orderStore', `must implement ${method}() for orderExchange`)
+      }
+    }
+  }
+
   const unknownKey = Object.keys(data).find((key) => !(key in DataOptionsSchema.properties))
   if (unknownKey) fail(unknownKey, 'is not an option of this plugin')
   const withDefaults = Value.Default(DataOptionsSchema, structuredClone(data)) as Record<string, unknown>
@@ -167,6 +200,11 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     if (handles.has(field.handle)) fail('shipmentFields', `the handle "${field.handle}" is declared twice`)
     handles.add(field.handle)
   }
+  const orderFieldHandles = new Set<string>()
+  for (const field of resolved.orderFields) {
+    if (orderFieldHandles.has(field.handle)) fail('orderFields', `the handle "${field.handle}" is declared twice`)
+    orderFieldHandles.add(field.handle)
+  }
 
   return {
     ...resolved,
@@ -176,5 +214,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     hasPermission: (hasPermission as HasPermission | undefined) ?? (() => false),
     orderStore: orderStore as OrderStore | undefined,
     providers: providers as AnyProviderDefinition[],
+    orderExchange: orderExchangeSettings,
   }
 }

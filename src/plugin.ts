@@ -13,6 +13,9 @@ import { createIntegrationService, type IntegrationService } from './gateway/int
 import { createProviderRegistry, type ProviderRegistry } from './gateway/providers.js'
 import { signedWebhookProvider } from './gateway/providers/signed-webhook.js'
 import { gatewayRoutes } from './gateway/routes.js'
+import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
+import { orderExchangeRoutes } from './order-exchange/routes.js'
+import { blankShipNotifySettings } from './order-exchange/settings.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -28,6 +31,8 @@ export interface ShipmentsDecorator {
   integrations: IntegrationService
   /** Providers by id; `register` adds one (duplicate ids are refused). */
   providers: ProviderRegistry
+  /** ShipStation's export page and ship notification, or null when `orderExchange` is not configured. */
+  orderExchange: OrderExchangeService | null
 }
 
 declare module 'fastify' {
@@ -55,7 +60,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
 
   const logger = app.log.child({ plugin: 'fastify-shipments' })
   const events = new ShipmentsEvents(logger)
-  const orderStore = options.orderStore ?? createReferenceOrderStore(db)
+  const orderStore = options.orderStore ?? createReferenceOrderStore(db, { orderFields: options.orderFields })
   const mutex = createMutex({
     directory: options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory,
     onCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
@@ -75,7 +80,15 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
   const integrations = createIntegrationService({ db, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone })
 
-  app.decorate('shipments', { shipments, orders: orderStore, events, db, integrations, providers })
+  const exchangeSettings = options.orderExchange
+  const orderExchange = exchangeSettings
+    ? createOrderExchangeService({ settings: exchangeSettings, orderStore, shipments, events, logger, timeZone: options.timezone })
+    : null
+  if (exchangeSettings && blankShipNotifySettings(exchangeSettings).length > 0) {
+    logger.warn({ settings: blankShipNotifySettings(exchangeSettings) }, 'Order exchange: blank settings; ship notifications will fail with 500')
+  }
+
+  app.decorate('shipments', { shipments, orders: orderStore, events, db, integrations, providers, orderExchange })
 
   await app.register(shipmentRoutes, {
     prefix: options.prefixes.shipmentApi,
@@ -89,6 +102,9 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     registry: providers,
     bodyLimit: options.gatewayBodyLimit,
   })
+  if (orderExchange && exchangeSettings) {
+    await app.register(orderExchangeRoutes, { prefix: options.prefixes.orderExchange, service: orderExchange, settings: exchangeSettings })
+  }
 }
 
 /** Register with `app.register(fastifyShipments, options)`. */

@@ -141,3 +141,34 @@ export function startOfDay(now: number, timeZone: string, dayOffset = 0): number
     timeZone,
   )
 }
+
+const US_DATE_PATTERN = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T]+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]\.?m\.?)?)?$/i
+const YEAR_FIRST_SLASH_PATTERN = /^(\d{4})\/(\d{1,2})\/(\d{1,2})(?:[ T]+(\d{1,2}):(\d{2})(?::(\d{2}))?)?$/
+
+/**
+ * Parses the date strings a shipping platform sends: ShipStation's `MM/dd/yyyy HH:mm` (also without
+ * leading zeros, with seconds, or with AM/PM), `yyyy/MM/dd HH:mm`, ISO-8601, and Unix seconds. Values
+ * without an offset are wall time in `timeZone`. Returns null for anything else.
+ */
+export function parsePlatformDate(text: string, timeZone: string): number | null {
+  const value = text.trim()
+  if (/^\d{9,11}$/.test(value)) return Number(value) * 1000
+  const us = US_DATE_PATTERN.exec(value)
+  const yearFirst = us ? null : YEAR_FIRST_SLASH_PATTERN.exec(value)
+  if (!us && !yearFirst) return parseIsoDateTime(value, timeZone)
+  const [year, month, day] = us ? [us[3], us[1], us[2]] : [yearFirst![1], yearFirst![2], yearFirst![3]]
+  const [, , , , hourText = '0', minute = '0', second = '0', meridiem] = us ?? yearFirst!
+  let hour = Number(hourText)
+  if (meridiem) {
+    if (hour < 1 || hour > 12) return null
+    hour = (hour % 12) + (/^p/i.test(meridiem) ? 12 : 0)
+  }
+  const wall: WallTime = { year: Number(year), month: Number(month), day: Number(day), hour, minute: Number(minute), second: Number(second) }
+  return isRealWallTime(wall) ? instantOfWallTime(wall, timeZone) : null
+}
+
+/** `M/D/YYYY HH:mm` in `timeZone`, the date format of ShipStation's export document. */
+export function formatPlatformDate(instant: number, timeZone: string): string {
+  const wall = wallTimeAt(instant, timeZone)
+  return `${wall.month}/${wall.day}/${wall.year} ${pad(wall.hour)}:${pad(wall.minute)}`
+}

@@ -9,6 +9,113 @@ export interface OrderSummary {
   isCompleted: boolean
 }
 
+/** A postal address as the export needs it; every value may be missing. */
+export interface ExportAddress {
+  name: string | null
+  company: string | null
+  address1: string | null
+  address2: string | null
+  city: string | null
+  state: string | null
+  postalCode: string | null
+  /** ISO 3166-1 alpha-2. */
+  country: string | null
+  phone: string | null
+  email: string | null
+}
+
+export type WeightUnit = 'g' | 'kg' | 'lb' | 'oz'
+
+export interface ExportLineItem {
+  sku: string | null
+  name: string
+  weight: number | null
+  weightUnit: WeightUnit | string | null
+  quantity: number
+  /** Decimal text, e.g. "19.95". */
+  unitPrice: string
+  /** Absolute, protocol-relative or site-relative. */
+  imageUrl: string | null
+  /** Option name to value. */
+  options: Record<string, string>
+}
+
+/** One completed order, everything ShipStation's export document needs. */
+export interface ExportOrder {
+  id: number
+  reference: string
+  statusHandle: string | null
+  /** Decimal text amounts. */
+  total: string
+  tax: string
+  shipping: string
+  /** The order's discount, a negative or zero decimal text; exported as an adjustment item. */
+  discount: string
+  couponCode: string | null
+  paymentMethod: string | null
+  shippingMethod: string | null
+  customerCode: string | null
+  /** The customer's email, used when the billing address has none. */
+  email: string | null
+  internalNotes: string | null
+  customerNotes: string | null
+  isGift: boolean
+  giftMessage: string | null
+  customFields: [string | null, string | null, string | null]
+  dateOrdered: Date | null
+  dateUpdated: Date
+  billingAddress: ExportAddress | null
+  shippingAddress: ExportAddress | null
+  items: ExportLineItem[]
+  /** Why the order fails validation; empty when it is valid. */
+  problems: string[]
+}
+
+export interface ExportOrdersQuery {
+  /**
+   * Bounds in epoch milliseconds on the order's dateUpdated, both exclusive and compared at whole
+   * seconds (after 12:00:00 means from 12:00:01 on), or null for every date.
+   */
+  window: { after: number; before: number } | null
+  /** Only orders whose field `fieldHandle` holds `value`, or null for every store. */
+  store: { fieldHandle: string; value: string } | null
+  /** 1-based. */
+  page: number
+  pageSize: number
+  /**
+   * false: orders failing validation are left out of both the page and the total, so pages are
+   * never short. true: they are included, each with its `problems`.
+   */
+  includeInvalid: boolean
+}
+
+export interface ExportOrdersPage {
+  /** Completed orders by dateUpdated ascending, then id. */
+  orders: ExportOrder[]
+  /** How many orders match the query across all pages. */
+  total: number
+}
+
+/** The tracking entry a shipping notification writes: sub-field handle to value. */
+export interface TrackingEntry {
+  /** The order field holding the entry (a matrix/table field). */
+  fieldHandle: string
+  values: Record<string, string>
+}
+
+export interface ShipNotificationChange {
+  statusHandle: string
+  /** null when the notification carried no tracking value: any existing entry stays. */
+  tracking: TrackingEntry | null
+}
+
+export interface ShipNotificationResult {
+  /** Whether the stored order changed (false for a repeated notification). */
+  changed: boolean
+  /** Why the tracking entry was skipped, when it was (the field or a sub-field does not exist). */
+  trackingSkipped: string | null
+}
+
 /**
  * Orders belong to the host. A host with its own order tables implements this interface; the package's
  * reference store (`createReferenceOrderStore`) implements it on the package's own tables.
@@ -20,4 +127,12 @@ export interface OrderStore {
   findOrderByReference(reference: string): Promise<OrderSummary | null>
   /** Moves the order to the status with this handle; throws when the status does not exist. */
   setOrderStatus(orderId: number, statusHandle: string): Promise<void>
+  /** One page of completed orders for ShipStation's export. Needed only with `orderExchange`. */
+  exportOrders?(query: ExportOrdersQuery): Promise<ExportOrdersPage>
+  /**
+   * Applies a shipping notification in one save, without validating the order: the status (throws
+   * `UnknownOrderStatusError` when it does not exist) and the order's one tracking entry, replaced.
+   * Needed only with `orderExchange`.
+   */
+  recordShipNotification?(orderId: number, change: ShipNotificationChange): Promise<ShipNotificationResult>
 }

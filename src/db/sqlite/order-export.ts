@@ -1,0 +1,188 @@
+// SQLite queries of the reference order store's export: page boundaries, one page of orders with
+// their addresses, and their line items. Three prepared statements per query shape, whatever the page size.
+import type { Statement } from 'better-sqlite3'
+import type { ShipmentsDatabase } from './dialect.js'
+import type { ExportAddress, ExportLineItem, ExportOrder, ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
+
+const ADDRESS_COLUMNS = ['full_name', 'company', 'address1', 'address2', 'city', 'state', 'postal_code', 'country_code', 'phone', 'email'] as const
+
+const blank = (column: string) => `coalesce(trim(${column}), '') = ''`
+
+/**
+ * The first reason an order cannot be exported to ShipStation, or NULL. One SQL expression serves both
+ * as the filter (so invalid orders never make a page short) and as the reason reported.
+ */
+const PROBLEM = `CASE
+  WHEN s.id IS NULL THEN 'no shipping address'
+  WHEN ${blank('s.full_name')} THEN 'the shipping address has no name'
+  WHEN ${blank('s.address1')} THEN 'the shipping address has no street'
+  WHEN ${blank('s.city')} THEN 'the shipping address has no city'
+  WHEN ${blank('s.postal_code')} THEN 'the shipping address has no postal code'
+  WHEN coalesce(length(trim(s.country_code)), 0) <> 2 THEN 'the shipping country is not a 2-letter code'
+  WHEN b.id IS NOT NULL AND b.country_code IS NOT NULL AND length(trim(b.country_code)) <> 2 THEN 'the billing country is not a 2-letter code'
+  WHEN NOT EXISTS (SELECT 1 FROM shipments_order_line_items i WHERE i.order_id = o.id) THEN 'no line items'
+END`
+
+const FROM = `shipments_orders o
+  LEFT JOIN shipments_order_addresses s ON s.order_id = o.id AND s.kind = 'shipping'
+  LEFT JOIN shipments_order_addresses b ON b.order_id = o.id AND b.kind = 'billing'`
+
+const addressSelect = (alias: 's' | 'b') =>
+  [`${alias}.id AS ${alias}_id`, ...ADDRESS_COLUMNS.map((column) => `${alias}.${column} AS ${alias}_${column}`)].join(', ')
+
+interface Statements {
+  /** Every pageSize-th key (dateUpdated, id) of the matching orders, with their total. */
+  boundaries: Statement
+  page: Statement
+}
+
+interface Boundaries {
+  total: number
+  /** The first (dateUpdated, id) of each page. */
+  starts: Array<[number, number]>
+}
+
+type OrderRow = Record<string, unknown> & { id: number; date_updated: number; problem: string | null }
+type ItemRow = { order_id: number; sku: string | null; name: string; weight: number | null; weight_unit: string | null; quantity: number; price: string; image_url: string | null; options: string }
+
+const MAX_CACHED_QUERIES = 32
+
+export function createOrderExportQueries(db: ShipmentsDatabase) {
+  const client = db.$client
+  const statements = new Map<string, Statements>()
+  // Items of a page in one statement, whatever the page size: the ids travel as one JSON array.
+  const items = client.prepare(
+    `SELECT order_id, sku, name, weight, weight_unit, quantity, price, image_url, options
+       FROM shipments_order_line_items
+      WHERE order_id IN (SELECT value FROM json_each(?))
+      ORDER BY order_id, id`,
+  )
+  // Anything written on this connection (total_changes) or committed by another (data_version)
+  // changes this pair: cached boundaries are reused only while it stays the same.
+  const dataVersion = client.prepare(`SELECT total_changes() AS changes, (SELECT data_version FROM pragma_data_version) AS version`)
+  const boundaryCache = new Map<string, { stamp: string; boundaries: Boundaries }>()
+
+  function statementsFor(query: ExportOrdersQuery): Statements {
+    const key = `${query.window ? 'w' : ''}${query.store ? 's' : ''}${query.includeInvalid ? 'i' : ''}`
+    let prepared = statements.get(key)
+    if (prepared) return prepared
+    const conditions = ['o.is_completed = 1']
+    if (query.window) conditions.push('o.date_updated < @before')
+    if (query.store) conditions.push('json_extract(o.fields, @storePath) = @store')
+    if (!query.includeInvalid) conditions.push(`(${PROBLEM}) IS NULL`)
+    const where = conditions.join(' AND ')
+    // A page starts at its boundary key, which already lies inside the window: repeating the lower
+    // bound there would make SQLite seek to the window's start instead of the page's.
+    const boundaryWhere = query.window ? `${where} AND o.date_updated >= @after` : where
+    prepared = {
+      boundaries: client.prepare(
+        `SELECT date_updated, id, total FROM (
+           SELECT o.date_updated, o.id, row_number() OVER (ORDER BY o.date_updated, o.id) AS position, count(*) OVER () AS total
+             FROM ${FROM} WHERE ${boundaryWhere}
+         ) WHERE (position - 1) % @pageSize = 0`,
+      ),
+      page: client.prepare(
+        `SELECT o.*, ${addressSelect('s')}, ${addressSelect('b')}, ${PROBLEM} AS problem
+           FROM ${FROM}
+          WHERE ${where} AND (o.date_updated, o.id) >= (@startUpdated, @startId)
+          ORDER BY o.date_updated, o.id
+          LIMIT @pageSize`,
+      ),
+    }
+    statements.set(key, prepared)
+    return prepared
+  }
+
+  function parameters(query: ExportOrdersQuery) {
+    return {
+      pageSize: query.pageSize,
+      ...(query.window && { before: query.window.before }),
+      ...(query.store && { storePath: '$.' + JSON.stringify(query.store.fieldHandle), store: query.store.value }),
+    }
+  }
+
+  function boundariesFor(query: ExportOrdersQuery, prepared: Statements): Boundaries {
+    const stamp = JSON.stringify(dataVersion.get())
+    const key = JSON.stringify([query.window, query.store, query.includeInvalid, query.pageSize])
+    const cached = boundaryCache.get(key)
+    if (cached && cached.stamp === stamp) return cached.boundaries
+    // The window is exclusive and compared at whole seconds: after 12:00:00 means from 12:00:01.
+    const after = query.window ? { after: query.window.after + 1000 } : {}
+    const rows = prepared.boundaries.all({ ...parameters(query), ...after }) as Array<{ date_updated: number; id: number; total: number }>
+    const boundaries: Boundaries = { total: rows[0]?.total ?? 0, starts: rows.map((row) => [row.date_updated, row.id]) }
+    if (boundaryCache.size >= MAX_CACHED_QUERIES) boundaryCache.delete(boundaryCache.keys().next().value!)
+    boundaryCache.set(key, { stamp, boundaries })
+    return boundaries
+  }
+
+  return function exportOrders(query: ExportOrdersQuery): ExportOrdersPage {
+    const prepared = statementsFor(query)
+    const { total, starts } = boundariesFor(query, prepared)
+    const start = starts[query.page - 1]
+    if (!start) return { orders: [], total }
+    const rows = prepared.page.all({ ...parameters(query), startUpdated: start[0], startId: start[1] }) as OrderRow[]
+    const itemsByOrder = new Map<number, ExportLineItem[]>()
+    for (const item of items.all(JSON.stringify(rows.map((row) => row.id))) as ItemRow[]) {
+      let list = itemsByOrder.get(item.order_id)
+      if (!list) itemsByOrder.set(item.order_id, (list = []))
+      list.push({
+        sku: item.sku,
+        name: item.name,
+        weight: item.weight,
+        weightUnit: item.weight_unit,
+        quantity: item.quantity,
+        unitPrice: item.price,
+        imageUrl: item.image_url,
+        options: JSON.parse(item.options) as Record<string, string>,
+      })
+    }
+    return { orders: rows.map((row) => toExportOrder(row, itemsByOrder.get(row.id) ?? [])), total }
+  }
+}
+
+function toAddress(row: Record<string, unknown>, alias: 's' | 'b'): ExportAddress | null {
+  if (row[`${alias}_id`] == null) return null
+  const value = (column: (typeof ADDRESS_COLUMNS)[number]) => (row[`${alias}_${column}`] as string | null) ?? null
+  return {
+    name: value('full_name'),
+    company: value('company'),
+    address1: value('address1'),
+    address2: value('address2'),
+    city: value('city'),
+    state: value('state'),
+    postalCode: value('postal_code'),
+    country: value('country_code'),
+    phone: value('phone'),
+    email: value('email'),
+  }
+}
+
+function toExportOrder(row: OrderRow, items: ExportLineItem[]): ExportOrder {
+  const text = (column: string) => (row[column] as string | null) ?? null
+  const customerId = row.customer_id as number | null
+  return {
+    id: row.id,
+    reference: row.reference as string,
+    statusHandle: text('status_handle'),
+    total: row.total_price as string,
+    tax: row.total_tax as string,
+    shipping: row.total_shipping as string,
+    discount: row.total_discount as string,
+    couponCode: text('coupon_code'),
+    paymentMethod: text('payment_method'),
+    shippingMethod: text('shipping_method'),
+    customerCode: customerId != null ? String(customerId) : text('email'),
+    email: text('email'),
+    internalNotes: text('internal_notes'),
+    customerNotes: text('customer_notes'),
+    isGift: row.is_gift === 1,
+    giftMessage: text('gift_message'),
+    customFields: [text('custom_field_1'), text('custom_field_2'), text('custom_field_3')],
+    dateOrdered: row.date_ordered == null ? null : new Date(row.date_ordered as number),
+    dateUpdated: new Date(row.date_updated),
+    billingAddress: toAddress(row, 'b'),
+    shippingAddress: toAddress(row, 's'),
+    items,
+    problems: row.problem ? [row.problem] : [],
+  }
+}

@@ -1,0 +1,157 @@
+// The order exchange endpoint (spec 4.3, 4.4, 5, 7.3): ShipStation's Custom Store URL, HTTP Basic,
+// errors as an HTML page or JSON, in an encapsulated scope with its own body handling.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import basicAuth from '@fastify/basic-auth'
+import { Type } from '@sinclair/typebox'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { HTTP_ERROR_NAMES, OrderExchangeErrors } from '../errors.js'
+import type { OrderExchangeService } from './service.js'
+import type { OrderExchangeSettings } from './settings.js'
+import { readShipNotifyParameters } from './ship-notice.js'
+
+export interface OrderExchangeRoutesOptions {
+  service: OrderExchangeService
+  settings: OrderExchangeSettings
+}
+
+const REALM = 'ShipStation'
+const QUERY_USER = 'SS-UserName'
+const QUERY_PASSWORD = 'SS-Password'
+
+/** Equal-length digests, so the comparison takes the same time whatever the lengths and never throws. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest()
+  return timingSafeEqual(digest(given), digest(expected))
+}
+
+/** Credentials named in the query string or the request line never reach a log line. */
+const CREDENTIAL_IN_URL = /([?&](?:SS-UserName|SS-Password)=)[^&#]*/gi
+export const redactUrl = (url: string) => url.replace(CREDENTIAL_IN_URL, '$1********')
+
+/** JSON when the client's first preference is JSON (as the platform decides), an HTML page otherwise. */
+function wantsJson(request: FastifyRequest): boolean {
+  const first = (request.headers.accept ?? '').split(',')[0].split(';')[0].trim().toLowerCase()
+  return first === 'application/json' || first.endsWith('+json')
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+  const name = HTTP_ERROR_NAMES[status] ?? 'Error'
+  if (wantsJson(request)) return reply.code(status).type('application/json; charset=utf-8').send({ name, message, code: 0, status })
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(
+      `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${status} ${escapeHtml(name)}</title></head>` +
+        `<body><h1>${escapeHtml(name)}</h1><p>${escapeHtml(message)}</p></body></html>\n`,
+    )
+}
+
+const QuerySchema = Type.Object(
+  {
+    action: Type.Optional(Type.String()),
+    start_date: Type.Optional(Type.String()),
+    end_date: Type.Optional(Type.String()),
+    page: Type.Optional(Type.String()),
+    store: Type.Optional(Type.String()),
+    order_number: Type.Optional(Type.String()),
+    carrier: Type.Optional(Type.String()),
+    service: Type.Optional(Type.String()),
+    tracking_number: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+)
+
+export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions> = async (scope, options) => {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+  const { service, settings } = options
+
+  // Ship notifications come as XML under any content type, or none: the body is read as bytes and
+  // interpreted by the action, never refused with a 415.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: settings.bodyLimit }, (_request, body, done) => done(null, body))
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['content-type'] === '') delete request.headers['content-type']
+  })
+
+  const checkCredentials = (username: string, password: string) =>
+    // Both comparisons always run: which of the two was wrong is not observable.
+    Number(sameSecret(username, settings.username)) & Number(sameSecret(password, settings.password))
+
+  await app.register(basicAuth, {
+    strictCredentials: false,
+    authenticate: { realm: REALM },
+    validate: async (username, password) => {
+      if (!checkCredentials(username, password)) throw new OrderExchangeErrors.Unauthorized()
+    },
+  })
+
+  /** Basic auth from the header; with `acceptQueryCredentials`, SS-UserName / SS-Password from the query or headers. */
+  async function authenticate(request: FastifyRequest, reply: FastifyReply) {
+    if (settings.acceptQueryCredentials) {
+      const query = request.query as Record<string, unknown>
+      const fromQuery = typeof query[QUERY_USER] === 'string' || typeof query[QUERY_PASSWORD] === 'string'
+      const source = fromQuery ? query : { [QUERY_USER]: request.headers['ss-username'], [QUERY_PASSWORD]: request.headers['ss-password'] }
+      const username = source[QUERY_USER]
+      const password = source[QUERY_PASSWORD]
+      if (typeof username === 'string' || typeof password === 'string') {
+        if (checkCredentials(String(username ?? ''), String(password ?? ''))) return
+        reply.header('www-authenticate', `Basic realm="${REALM}", charset="UTF-8"`)
+        throw new OrderExchangeErrors.Unauthorized()
+      }
+    }
+    await new Promise<void>((resolve, reject) => app.basicAuth(request, reply, (error?: Error) => (error ? reject(error) : resolve())))
+  }
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+    if (status === 401) {
+      request.log.info({ code: error.code }, 'Order exchange: authentication failed')
+      return sendError(request, reply, 401, new OrderExchangeErrors.Unauthorized().message)
+    }
+    const coded = typeof error.code === 'string' && error.code.startsWith('SHIPMENTS_EXCHANGE_')
+    if (status >= 500 && !coded) request.log.error({ err: error }, 'Order exchange request failed')
+    else request.log.info({ code: error.code, reason: error.message }, 'Order exchange request refused')
+    return sendError(request, reply, status, status >= 500 && !coded ? 'An internal error occurred.' : error.message)
+  })
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/process',
+    // The request line may carry SS-Password: the request log shows it masked.
+    logSerializers: {
+      req: (request: FastifyRequest) => ({ method: request.method, url: redactUrl(request.url), host: request.host, remoteAddress: request.ip }),
+    },
+    onRequest: authenticate,
+    schema: {
+      summary: 'ShipStation Custom Store: export orders (action=export) or record a shipment (action=shipnotify)',
+      querystring: QuerySchema,
+      response: { 200: Type.Object({ success: Type.Literal(true) }, { description: 'shipnotify; export answers text/xml' }) },
+    },
+    handler: async (request, reply) => {
+      const { action } = request.query
+      if (!action) throw new OrderExchangeErrors.MissingAction()
+      if (action === 'export') {
+        const xml = await service.exportPage({
+          startDate: request.query.start_date,
+          endDate: request.query.end_date,
+          page: request.query.page,
+          store: request.query.store,
+          origin: `${request.protocol}://${request.host}`,
+        })
+        // A string under text/xml is sent as it is; the response schema describes shipnotify's JSON.
+        return (reply as FastifyReply).type('text/xml; charset=utf-8').send(xml)
+      }
+      if (action === 'shipnotify') {
+        const body = Buffer.isBuffer(request.body) ? request.body : undefined
+        const { parameters, bodyUnreadable } = readShipNotifyParameters(request.query, body, request.headers['content-type'])
+        if (bodyUnreadable) request.log.warn('Ship notification: the XML body is not a readable ShipNotice; using the query parameters')
+        await service.shipNotify(parameters)
+        return { success: true as const }
+      }
+      throw new OrderExchangeErrors.UnknownAction()
+    },
+  })
+}

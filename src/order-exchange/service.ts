@@ -1,0 +1,173 @@
+// The order exchange with ShipStation (spec 4.3, 4.4): one export page, one ship notification.
+import type { FastifyBaseLogger } from 'fastify'
+import { OrderExchangeErrors } from '../errors.js'
+import type { ShipmentsEvents } from '../events.js'
+import type { OrderStore, OrderSummary } from '../orders/order-store.js'
+import { UnknownOrderStatusError } from '../orders/reference-store.js'
+import type { ShipmentService } from '../shipments/service.js'
+import { parsePlatformDate } from '../time.js'
+import { renderExportDocument } from './export-document.js'
+import { blankShipNotifySettings, type OrderExchangeSettings } from './settings.js'
+import type { ShipNotifyParameters } from './ship-notice.js'
+
+export interface ExportRequest {
+  startDate?: string
+  endDate?: string
+  page?: string
+  store?: string
+  /** The origin of the request, for relative image URLs when no `siteUrl` is set. */
+  origin: string
+}
+
+export interface OrderExchangeDependencies {
+  settings: OrderExchangeSettings
+  orderStore: OrderStore
+  shipments: ShipmentService
+  events: ShipmentsEvents
+  logger: FastifyBaseLogger
+  timeZone: string
+}
+
+export type OrderExchangeService = ReturnType<typeof createOrderExchangeService>
+
+const MINUTE = 60_000
+
+/** `page`: 1-based; below 1 or not a number is 1 (spec 4.3). */
+export function pageParameter(raw: string | undefined): number {
+  const digits = raw === undefined ? null : /^\s*\+?(\d+)(?:\.\d*)?\s*$/.exec(raw)
+  const page = digits ? Number(digits[1]) : 1
+  return Number.isSafeInteger(page) && page >= 1 ? page : page >= 1 ? Number.MAX_SAFE_INTEGER : 1
+}
+
+export function createOrderExchangeService(deps: OrderExchangeDependencies) {
+  const { settings, orderStore, shipments, events, logger, timeZone } = deps
+
+  /**
+   * The date window of spec 4.3 rules 2 to 4: both dates or none, parsed in the site timezone, the
+   * start floored to its minute and the end at second 59 of its minute, both exclusive.
+   */
+  function exportWindow(startDate: string | undefined, endDate: string | undefined) {
+    if (!startDate?.trim() || !endDate?.trim()) return null
+    const start = parsePlatformDate(startDate, timeZone)
+    if (start === null) throw new OrderExchangeErrors.InvalidDate('start_date')
+    const end = parsePlatformDate(endDate, timeZone)
+    if (end === null) throw new OrderExchangeErrors.InvalidDate('end_date')
+    return { after: Math.floor(start / MINUTE) * MINUTE, before: Math.floor(end / MINUTE) * MINUTE + 59_000 }
+  }
+
+  /** One page of the export document. */
+  async function exportPage(request: ExportRequest): Promise<string> {
+    if (!orderStore.exportOrders) throw new Error('The order store does not implement exportOrders().')
+    const pageSize = settings.pageSize
+    const storeValue = request.store?.trim()
+    const { orders, total } = await orderStore.exportOrders({
+      window: exportWindow(request.startDate, request.endDate),
+      store: settings.storeField && storeValue ? { fieldHandle: settings.storeField, value: storeValue } : null,
+      page: pageParameter(request.page),
+      pageSize,
+      includeInvalid: settings.failOnValidation,
+    })
+    const invalid = orders.filter((order) => order.problems.length > 0)
+    if (invalid.length > 0) {
+      logger.error(
+        { orders: invalid.map((order) => ({ id: order.id, reference: order.reference, problems: order.problems })) },
+        'ShipStation export failed: orders failed validation',
+      )
+      throw new OrderExchangeErrors.ExportFailed()
+    }
+    return renderExportDocument(orders, Math.ceil(total / pageSize), { timeZone, siteUrl: settings.siteUrl ?? request.origin })
+  }
+
+  async function findNotifiedOrder(parameters: ShipNotifyParameters): Promise<OrderSummary> {
+    const orderNumber = parameters.orderNumber!
+    const order = await orderStore.findOrderByReference(orderNumber)
+    if (order) return order
+    // A split order arrives under a number the store does not know; the ShipNotice still names the original.
+    const orderId = parameters.orderId && /^\d{1,15}$/.test(parameters.orderId) ? Number(parameters.orderId) : null
+    const original = orderId !== null ? await orderStore.findOrder(orderId) : null
+    if (original) {
+      logger.info({ orderNumber, orderId }, 'Ship notification for an unknown order number applied to the order its OrderID names')
+      return original
+    }
+    throw new OrderExchangeErrors.OrderNotFound(orderNumber)
+  }
+
+  /** Open shipments of the order move to shipped, through the one update path (opt-in). */
+  async function shipOpenShipments(order: OrderSummary, tracking: Record<string, string>): Promise<number[]> {
+    const moved: number[] = []
+    for (let page = 1; ; page++) {
+      const batch = await shipments.list({ orderId: order.id, page, perPage: 100 })
+      for (const shipment of batch.shipments) {
+        if (!shipment.enabled || shipment.status === 'shipped' || shipment.status === 'cancelled') continue
+        try {
+          const result = await shipments.update(shipment.id, {
+            status: 'shipped',
+            ...tracking,
+            statusMessage: 'Shipped in ShipStation.',
+            integrationHandle: settings.integrationHandle,
+            externalCode: 'shipnotify',
+          })
+          if (result.transition) moved.push(shipment.id)
+        } catch (error) {
+          logger.error({ err: error, shipmentId: shipment.id, orderId: order.id }, 'A ship notification could not move a shipment to shipped')
+        }
+      }
+      if (page * batch.perPage >= batch.total) return moved
+    }
+  }
+
+  /** Applies a ship notification (spec 4.4); the same notification twice leaves the state of once. */
+  async function shipNotify(parameters: ShipNotifyParameters): Promise<void> {
+    if (!parameters.orderNumber) throw new OrderExchangeErrors.MissingOrderNumber()
+    const blank = blankShipNotifySettings(settings)
+    if (blank.length > 0) {
+      logger.error({ settings: blank }, 'Ship notification refused: settings are blank')
+      throw new OrderExchangeErrors.ShipNotifyFailed()
+    }
+    if (!orderStore.recordShipNotification) throw new Error('The order store does not implement recordShipNotification().')
+    const order = await findNotifiedOrder(parameters)
+
+    const values = { carrier: parameters.carrier ?? '', service: parameters.service ?? '', trackingNumber: parameters.trackingNumber ?? '' }
+    const hasTracking = Object.values(values).some((value) => value !== '')
+    // Shipments first: when the Status Handle and the shipments' own order advance differ, the ship
+    // notification's status is the one that stays.
+    const shipmentIds = settings.updateShipments
+      ? await shipOpenShipments(order, Object.fromEntries(Object.entries(values).filter(([, value]) => value !== '')))
+      : []
+
+    let result
+    try {
+      result = await orderStore.recordShipNotification(order.id, {
+        statusHandle: settings.shippedStatus,
+        tracking: hasTracking
+          ? {
+              fieldHandle: settings.tracking.matrix,
+              values: {
+                [settings.tracking.carrier]: values.carrier,
+                [settings.tracking.service]: values.service,
+                [settings.tracking.trackingNumber]: values.trackingNumber,
+              },
+            }
+          : null,
+      })
+    } catch (error) {
+      const reason = error instanceof UnknownOrderStatusError ? 'the Status Handle names no order status' : 'the order could not be saved'
+      logger.error({ err: error, orderId: order.id, statusHandle: settings.shippedStatus }, `Ship notification failed: ${reason}`)
+      throw new OrderExchangeErrors.ShipNotifyFailed()
+    }
+    if (result.trackingSkipped) {
+      logger.warn({ orderId: order.id, reason: result.trackingSkipped }, 'Ship notification: tracking entry skipped')
+    }
+    if (result.changed || shipmentIds.length > 0) {
+      events.emitCommitted('shipNotificationRecorded', {
+        orderId: order.id,
+        orderReference: order.reference,
+        status: settings.shippedStatus,
+        tracking: hasTracking ? values : null,
+        shipmentIds,
+      })
+    }
+  }
+
+  return { exportPage, shipNotify }
+}
