@@ -99,3 +99,34 @@ t.test('the demo integrations answer signed webhooks and the custom provider', a
   const shipment = app.shipments.db.select().from(schema.shipments).where(eq(schema.shipments.reference, '1004-s001')).get()!
   t.equal(shipment.status, 'in_progress')
 })
+
+t.test('the demo host answers ShipStation: export of the four completed orders, a ship notification', async (t) => {
+  const { DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } = await import('../examples/demo-host.js')
+  const { exportedOrders, textOf } = await import('./fixtures/exchange.js')
+  const app = await buildDemoHost({ databaseFile: join(t.testdir(), 'demo.sqlite'), logger: false })
+  t.teardown(() => app.close())
+  const authorization = `Basic ${Buffer.from(`${DEMO_SHIPSTATION_USERNAME}:${DEMO_SHIPSTATION_PASSWORD}`).toString('base64')}`
+  const url = '/actions/shippingplatformconnect/orders/process'
+
+  const exported = await app.inject({ url: `${url}?action=export&page=1`, headers: { authorization } })
+  t.equal(exported.statusCode, 200)
+  const { numbers, orders } = exportedOrders(exported.body)
+  t.same([...numbers].sort(), ['1001', '1002', '1003', '1004'])
+  const tricky = orders.find((order) => textOf(order, 'OrderNumber') === '1004')!
+  t.equal(textOf(tricky, 'CustomerNotes'), 'Fragile: <glass> & "porcelain" ]]> handle with care — ありがとう 🙏')
+  const retail = exportedOrders((await app.inject({ url: `${url}?action=export&store=wholesale`, headers: { authorization } })).body)
+  t.same(retail.numbers, ['1002'])
+
+  const notified = await app.inject({
+    method: 'POST',
+    url: `${url}?action=shipnotify&order_number=1003&carrier=DHL&service=Paket&tracking_number=JD014600003828`,
+    headers: { authorization, 'content-type': 'application/xml; charset=utf-8' },
+    payload: '<?xml version="1.0" encoding="utf-8"?><ShipNotice><OrderNumber>1003</OrderNumber><Carrier>DHL</Carrier></ShipNotice>',
+  })
+  t.equal(notified.statusCode, 200)
+  const order = app.shipments.db.select().from(schema.orders).where(eq(schema.orders.reference, '1003')).get()!
+  t.equal(order.statusHandle, 'shipped')
+  t.same(order.fields, { store: 'retail', shippingInfo: [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD014600003828' }] })
+  const shipments = app.shipments.db.select().from(schema.shipments).where(eq(schema.shipments.orderId, order.id)).all()
+  t.ok(shipments.every((shipment) => shipment.status === 'shipped' && shipment.trackingNumber === 'JD014600003828'), 'the demo moves open shipments too')
+})

@@ -3,6 +3,7 @@ import t from 'tap'
 import { buildDemoHost } from '../examples/demo-host.js'
 import { DEMO_WEBHOOK_SECRET } from '../examples/demo-integrations.js'
 import { signWebhook } from '../src/index.js'
+import { DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } from '../examples/demo-host.js'
 
 t.test('no secret appears in any log line of a busy demo host', async (t) => {
   const lines: string[] = []
@@ -31,6 +32,13 @@ t.test('no secret appears in any log line of a busy demo host', async (t) => {
   }
   await app.inject({ method: 'POST', url: '/actions/shipments/gateway/handle?integration=acme-3pl', headers: { authorization: 'Bearer demo-acme-token-change-me' }, payload: '{' })
 
+  const exchange = '/actions/shippingplatformconnect/orders/process'
+  const basic = `Basic ${Buffer.from(`${DEMO_SHIPSTATION_USERNAME}:${DEMO_SHIPSTATION_PASSWORD}`).toString('base64')}`
+  await app.inject({ url: `${exchange}?action=export`, headers: { authorization: basic } })
+  await app.inject({ url: `${exchange}?action=export&SS-UserName=${DEMO_SHIPSTATION_USERNAME}&SS-Password=${DEMO_SHIPSTATION_PASSWORD}` })
+  await app.inject({ url: `${exchange}?action=export&SS-UserName=${DEMO_SHIPSTATION_USERNAME}&SS-Password=${DEMO_SHIPSTATION_PASSWORD}x` })
+  await app.inject({ method: 'POST', url: `${exchange}?action=shipnotify&order_number=1001&carrier=UPS`, headers: { authorization: basic }, payload: '<ShipNotice/>' })
+
   t.ok(lines.length > 10, `${lines.length} log lines captured`)
   const secrets = [
     session.value,
@@ -39,6 +47,8 @@ t.test('no secret appears in any log line of a busy demo host', async (t) => {
     'demo-webhook-secret-change-me',
     'demo-acme-token-change-me',
     '"password":"admin"',
+    DEMO_SHIPSTATION_PASSWORD,
+    basic.slice('Basic '.length),
   ]
   for (const secret of secrets) {
     t.notOk(lines.some((line) => line.includes(secret)), `never logged: ${secret.slice(0, 12)}…`)
