@@ -23,28 +23,77 @@ const instantProvider = defineProvider({
   },
 })
 
-/** A host with the plugin, bare ceiling routes beside it, and shipments to work on. */
-async function startHost(name: string, options: Partial<ShipmentsPluginOptions> = {}) {
+const EXCHANGE = { username: 'bench', password: 'bench-password' }
+const EXCHANGE_HEADERS = { authorization: `Basic ${Buffer.from(`${EXCHANGE.username}:${EXCHANGE.password}`).toString('base64')}` }
+const EXPORT_URL = '/actions/shippingplatformconnect/orders/process?action=export&start_date=01%2f01%2f2020+00%3a00&end_date=01%2f01%2f2030+00%3a00'
+
+/** A host with the plugin and bare ceiling routes beside it, seeded by `seed`, listening on loopback. */
+async function startHost(name: string, options: Partial<ShipmentsPluginOptions>, seed: (app: FastifyInstance) => Promise<void>) {
   const app = Fastify({ logger: false })
   await app.register(fastifyShipments, {
     database: join(workDirectory, `${name}.sqlite`),
     providers: [instantProvider],
     resolveUser: (request) => (request.headers['x-bench-user'] === 'admin' ? { id: 'bench' } : null),
     hasPermission: () => true,
+    orderExchange: EXCHANGE,
     ...options,
   })
+  let precomputedXml = ''
   app.post('/bare/echo', async (request) => request.body)
   app.post('/bare/instant', async () => ({ ok: true }))
+  app.get('/bare/xml', async (_request, reply) => reply.type('text/xml; charset=utf-8').send(precomputedXml))
   await app.ready()
+  await seed(app)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  return {
+    app,
+    base: address,
+    /** Fixes the bare route's document to what the export answers at `url` now. */
+    async precompute(url: string) {
+      const response = await app.inject({ url, headers: EXCHANGE_HEADERS })
+      if (response.statusCode !== 200) throw new Error(`export answered ${response.statusCode}`)
+      precomputedXml = response.body
+      return response.body
+    },
+  }
+}
 
+/** Ten orders with 100 shipments each, for the shipment API. */
+async function seedShipments(app: FastifyInstance, into: number[]) {
   await app.shipments.integrations.create({ name: 'Instant', handle: 'instant', providerId: 'instant' })
-  const shipmentIds: number[] = []
   for (let order = 1; order <= 10; order++) {
     const { id } = app.shipments.db.insert(schema.orders).values({ number: `bench-${order}`, reference: `B${order}`, isCompleted: true }).returning().get()
-    for (const shipment of await app.shipments.shipments.create(id, { count: 100 })) shipmentIds.push(shipment.id)
+    for (const shipment of await app.shipments.shipments.create(id, { count: 100 })) into.push(shipment.id)
   }
-  const address = await app.listen({ host: '127.0.0.1', port: 0 })
-  return { app, base: address, shipmentIds }
+}
+
+/** `count` completed orders, each with a billing and a shipping address and three line items, in one transaction. */
+async function seedExportOrders(app: FastifyInstance, count: number) {
+  const client = app.shipments.db.$client
+  const insertOrder = client.prepare(
+    `INSERT INTO shipments_orders (number, reference, email, customer_id, status_handle, is_completed, total_price, total_tax,
+       total_shipping, total_discount, coupon_code, payment_method, shipping_method, customer_notes, date_ordered, date_updated, fields)
+     VALUES (?, ?, ?, ?, 'processing', 1, '64.90', '5.90', '4.95', ?, ?, 'Credit card', 'Standard Ground', ?, ?, ?, '{"store":"retail"}')`,
+  )
+  const insertItem = client.prepare(
+    `INSERT INTO shipments_order_line_items (order_id, sku, name, weight, weight_unit, quantity, price, image_url, options) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const insertAddress = client.prepare(
+    `INSERT INTO shipments_order_addresses (order_id, kind, full_name, company, address1, address2, city, state, postal_code, country_code, phone, email)
+     VALUES (?, ?, ?, 'Müller & Söhne', ?, 'Suite 9', 'Portland', 'OR', '97201', 'US', '+1 503 555 0101', ?)`,
+  )
+  const start = Date.UTC(2024, 0, 1)
+  client.transaction(() => {
+    for (let index = 1; index <= count; index++) {
+      const reference = String(100000 + index)
+      const updated = start + index * 60_000
+      const { lastInsertRowid } = insertOrder.run(`bench-${index}`, reference, `customer${index}@example.com`, index, index % 5 === 0 ? '-5.00' : '0', index % 5 === 0 ? 'SAVE5' : null, index % 7 === 0 ? 'Leave at the back door <please> & thanks' : null, updated - 3_600_000, updated)
+      for (const [position, unit] of (['g', 'kg', 'lb'] as const).entries()) {
+        insertItem.run(lastInsertRowid, `SKU-${index}-${position}`, `Organic T-shirt “${position}” 🍵`, 180 + position, unit, 1 + position, '19.95', '/images/tee.jpg', '{"Size":"M","Colour":"Black"}')
+      }
+      for (const kind of ['billing', 'shipping']) insertAddress.run(lastInsertRowid, kind, `Zoë Customer ${index}`, `${index} Harbour Street`, `customer${index}@example.com`)
+    }
+  })()
 }
 
 function runLoad(plan: LoadPlan): Promise<LoadResult> {
@@ -105,21 +154,27 @@ const plan = (url: string, extra: Partial<LoadPlan> = {}): LoadPlan => ({
 })
 
 console.log(`fastify-shipments bench: autocannon ${CONNECTIONS} connections, ${SECONDS} s per measurement, ${cpus().length} cores, Node ${process.version}`)
-const host = await startHost('main')
-const inProcessLockHost = await startHost('in-process-lock', { lockDirectory: null })
+const shipmentIds: number[] = []
+const inProcessShipmentIds: number[] = []
+const host = await startHost('main', {}, (app) => seedShipments(app, shipmentIds))
+const inProcessLockHost = await startHost('in-process-lock', { lockDirectory: null }, (app) => seedShipments(app, inProcessShipmentIds))
+const exportLarge = await startHost('export-500', { orderExchange: { ...EXCHANGE, pageSize: 500 } }, (app) => seedExportOrders(app, 2_000))
+const exportSmall = await startHost('export-2k', { orderExchange: { ...EXCHANGE, pageSize: 25 } }, (app) => seedExportOrders(app, 2_000))
+const exportHuge = await startHost('export-200k', { orderExchange: { ...EXCHANGE, pageSize: 25 } }, (app) => seedExportOrders(app, 200_000))
+const get = (url: string): LoadPlan => ({ url, method: 'GET', headers: EXCHANGE_HEADERS, durationSeconds: SECONDS, connections: CONNECTIONS })
 
 try {
   const fieldsBody = JSON.stringify({ carrier: 'UPS', trackingNumber: '1Z999AA10123456784', service: 'Ground' })
   await compare(
     'update, no status change / bare JSON echo',
     { min: 0.4 },
-    plan(`${host.base}/shipments/api/shipments/${host.shipmentIds[0]}`, { body: fieldsBody }),
+    plan(`${host.base}/shipments/api/shipments/${shipmentIds[0]}`, { body: fieldsBody }),
     plan(`${host.base}/bare/echo`, { body: fieldsBody }),
   )
   await compare(
     'update with a status change / bare JSON echo',
     { min: 0.2 },
-    plan(host.base, { transitions: { pathPrefix: '/shipments/api/shipments', shipmentIds: host.shipmentIds, statuses: ['in_progress', 'on_hold'] } }),
+    plan(host.base, { transitions: { pathPrefix: '/shipments/api/shipments', shipmentIds, statuses: ['in_progress', 'on_hold'] } }),
     plan(`${host.base}/bare/echo`, { body: JSON.stringify({ status: 'in_progress' }) }),
   )
   await compare(
@@ -131,13 +186,26 @@ try {
   await compare(
     'transition latency: cross-process lock / in-process lock only',
     { max: 1.5 },
-    plan(host.base, { transitions: { pathPrefix: '/shipments/api/shipments', shipmentIds: host.shipmentIds, statuses: ['fulfilled', 'new'] } }),
-    plan(inProcessLockHost.base, { transitions: { pathPrefix: '/shipments/api/shipments', shipmentIds: inProcessLockHost.shipmentIds, statuses: ['fulfilled', 'new'] } }),
+    plan(host.base, { transitions: { pathPrefix: '/shipments/api/shipments', shipmentIds, statuses: ['fulfilled', 'new'] } }),
+    plan(inProcessLockHost.base, { transitions: { pathPrefix: '/shipments/api/shipments', shipmentIds: inProcessShipmentIds, statuses: ['fulfilled', 'new'] } }),
+    'latency',
+  )
+
+  const document = await exportLarge.precompute(EXPORT_URL)
+  console.log(`  (export page of 500: ${(Buffer.byteLength(document) / 1024).toFixed(0)} KiB)`)
+  await compare('export, 500 orders x 3 items / bare route sending the same XML', { min: 0.1 }, get(`${exportLarge.base}${EXPORT_URL}`), get(`${exportLarge.base}/bare/xml`))
+  await exportSmall.precompute(EXPORT_URL)
+  await compare('export, 25 orders x 3 items / bare route sending the same XML', { min: 0.1 }, get(`${exportSmall.base}${EXPORT_URL}`), get(`${exportSmall.base}/bare/xml`))
+  await compare('export page 1 latency: 200,000 orders / 2,000 orders', { max: 1.5 }, get(`${exportHuge.base}${EXPORT_URL}`), get(`${exportSmall.base}${EXPORT_URL}`), 'latency')
+  await compare(
+    'export last page latency: 200,000 orders (page 8000) / 2,000 orders (page 80)',
+    { max: 1.5 },
+    get(`${exportHuge.base}${EXPORT_URL}&page=8000`),
+    get(`${exportSmall.base}${EXPORT_URL}&page=80`),
     'latency',
   )
 } finally {
-  await host.app.close()
-  await inProcessLockHost.app.close()
+  for (const started of [host, inProcessLockHost, exportLarge, exportSmall, exportHuge]) await started.app.close()
   rmSync(workDirectory, { recursive: true, force: true })
 }
 
