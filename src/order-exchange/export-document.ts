@@ -5,11 +5,12 @@ import { formatPlatformDate } from '../time.js'
 
 // Everything outside XML 1.0's Char production; with the u flag a lone surrogate is one such character.
 const ILLEGAL_XML_CHARACTERS = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
-const PLAIN_ASCII = /^[\t\n\r\u0020-\u007E]*$/
+// Most text has no control character and no surrogate at all: one cheap test spares the replace.
+const MAYBE_ILLEGAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/
 
 /** Removes the characters XML 1.0 cannot carry at all (control characters, lone surrogates, U+FFFE/F). */
 export function removeIllegalXmlCharacters(value: string): string {
-  return PLAIN_ASCII.test(value) ? value : value.replace(ILLEGAL_XML_CHARACTERS, '')
+  return MAYBE_ILLEGAL.test(value) ? value.replace(ILLEGAL_XML_CHARACTERS, '') : value
 }
 
 /** The first `limit` characters (UTF-16 units, as ShipStation counts), never half a surrogate pair. */
@@ -25,9 +26,6 @@ function cdata(value: string | null | undefined, limit: number): string {
   const text = limitCharacters(removeIllegalXmlCharacters(value), limit)
   return `<![CDATA[${text.includes(']]>') ? text.replaceAll(']]>', ']]]]><![CDATA[>') : text}]]>`
 }
-
-const element = (name: string, content: string) => `<${name}>${content}</${name}>`
-const textElement = (name: string, value: string | null | undefined, limit: number) => element(name, cdata(value, limit))
 
 const DECIMAL = /^-?\d+(\.\d+)?$/
 /** A plain decimal (no thousands separators, no exponent); anything unreadable is 0. */
@@ -81,117 +79,125 @@ export interface DocumentSettings {
 
 const MAX_OPTIONS = 100
 
-function itemXml(item: ExportLineItem, settings: DocumentSettings): string {
-  const { weight, unit } = weightOf(item)
-  let options = ''
-  let optionCount = 0
-  for (const name in item.options) {
-    if (optionCount++ === MAX_OPTIONS) break
-    options += element('Option', textElement('Name', name, 100) + textElement('Value', String(item.options[name] ?? ''), 100))
+/**
+ * Writes the document into one growing string: appending small pieces to a single accumulator is
+ * much cheaper than building each element as a string of its own and nesting them.
+ */
+function createWriter(settings: DocumentSettings) {
+  let xml = ''
+  const text = (name: string, value: string | null | undefined, limit: number) => {
+    xml += `<${name}>${cdata(value, limit)}</${name}>`
   }
-  return element(
-    'Item',
-    textElement('SKU', item.sku, 100) +
-      textElement('Name', item.name, 200) +
-      element('Weight', weight) +
-      element('Quantity', String(Math.trunc(item.quantity))) +
-      element('UnitPrice', decimal(item.unitPrice)) +
-      textElement('ImageUrl', absoluteUrl(item.imageUrl, settings.siteUrl), 2000) +
-      textElement('WeightUnits', unit, 20) +
-      element('Adjustment', 'false') +
-      element('Options', options),
-  )
-}
+  const plain = (name: string, value: string) => {
+    xml += `<${name}>${value}</${name}>`
+  }
 
-/** The order's discount as ShipStation's adjustment line, named after its coupon. */
-function discountXml(order: ExportOrder): string {
-  const amount = Number(order.discount)
-  if (!Number.isFinite(amount) || amount === 0) return ''
-  return element(
-    'Item',
-    textElement('SKU', '', 100) +
-      textElement('Name', order.couponCode?.trim() || 'Discount', 200) +
-      element('Weight', '0') +
-      element('Quantity', '1') +
-      element('UnitPrice', decimal(amount > 0 ? `-${order.discount.trim()}` : order.discount)) +
-      textElement('ImageUrl', '', 2000) +
-      textElement('WeightUnits', '', 20) +
-      element('Adjustment', 'true') +
-      element('Options', ''),
-  )
+  function item(item: ExportLineItem) {
+    const { weight, unit } = weightOf(item)
+    xml += '<Item>'
+    text('SKU', item.sku, 100)
+    text('Name', item.name, 200)
+    plain('Weight', weight)
+    plain('Quantity', String(Math.trunc(item.quantity)))
+    plain('UnitPrice', decimal(item.unitPrice))
+    text('ImageUrl', absoluteUrl(item.imageUrl, settings.siteUrl), 2000)
+    text('WeightUnits', unit, 20)
+    xml += '<Adjustment>false</Adjustment><Options>'
+    let optionCount = 0
+    for (const name in item.options) {
+      if (optionCount++ === MAX_OPTIONS) break
+      xml += '<Option>'
+      text('Name', name, 100)
+      text('Value', String(item.options[name] ?? ''), 100)
+      xml += '</Option>'
+    }
+    xml += '</Options></Item>'
+  }
+
+  /** The order's discount as ShipStation's adjustment line, named after its coupon. */
+  function discount(order: ExportOrder) {
+    const amount = Number(order.discount)
+    if (!Number.isFinite(amount) || amount === 0) return
+    xml += '<Item><SKU></SKU>'
+    text('Name', order.couponCode?.trim() || 'Discount', 200)
+    xml += '<Weight>0</Weight><Quantity>1</Quantity>'
+    plain('UnitPrice', decimal(amount > 0 ? `-${order.discount.trim()}` : order.discount))
+    xml += '<ImageUrl></ImageUrl><WeightUnits></WeightUnits><Adjustment>true</Adjustment><Options></Options></Item>'
+  }
+
+  function billTo(address: ExportAddress | null, email: string | null) {
+    const a = address ?? ({} as Partial<ExportAddress>)
+    xml += '<BillTo>'
+    text('Name', a.name, 100)
+    text('Address1', a.address1, 200)
+    text('City', a.city, 100)
+    text('State', a.state, 100)
+    text('PostalCode', a.postalCode, 50)
+    text('Country', address ? country(address) : '', 2)
+    text('Phone', a.phone, 50)
+    text('Email', a.email || email, 100)
+    xml += '</BillTo>'
+  }
+
+  function shipTo(address: ExportAddress | null) {
+    const a = address ?? ({} as Partial<ExportAddress>)
+    xml += '<ShipTo>'
+    text('Name', a.name, 100)
+    text('Company', a.company, 100)
+    text('Address1', a.address1, 200)
+    text('Address2', a.address2, 200)
+    text('City', a.city, 100)
+    text('State', a.state, 100)
+    text('PostalCode', a.postalCode, 50)
+    text('Country', address ? country(address) : '', 2)
+    text('Phone', a.phone, 50)
+    xml += '</ShipTo>'
+  }
+
+  function order(order: ExportOrder) {
+    const lastModified = formatPlatformDate(order.dateUpdated.getTime(), settings.timeZone)
+    xml += '<Order>'
+    plain('OrderID', String(order.id))
+    text('OrderNumber', order.reference, 50)
+    text('OrderStatus', order.statusHandle, 50)
+    plain('OrderTotal', decimal(order.total))
+    plain('TaxAmount', decimal(order.tax))
+    plain('ShippingAmount', decimal(order.shipping))
+    plain('LastModified', lastModified)
+    text('PaymentMethod', order.paymentMethod, 50)
+    text('ShippingMethod', order.shippingMethod, 100)
+    xml += '<Items>'
+    for (const line of order.items) item(line)
+    discount(order)
+    xml += '</Items><Customer>'
+    text('CustomerCode', order.customerCode, 100)
+    // BillTo/Name is required: without a billing address the shipping address is billed.
+    billTo(order.billingAddress ?? order.shippingAddress, order.email)
+    shipTo(order.shippingAddress)
+    xml += '</Customer>'
+    text('InternalNotes', order.internalNotes, 1000)
+    plain('Gift', order.isGift ? 'true' : 'false')
+    plain('OrderDate', order.dateOrdered ? formatPlatformDate(order.dateOrdered.getTime(), settings.timeZone) : lastModified)
+    text('CustomField1', order.customFields[0], 100)
+    text('CustomField2', order.customFields[1], 100)
+    text('CustomField3', order.customFields[2], 100)
+    text('CustomerNotes', order.customerNotes, 1000)
+    text('GiftMessage', order.giftMessage, 1000)
+    xml += '</Order>'
+  }
+
+  return {
+    document(orders: readonly ExportOrder[], pages: number) {
+      xml = `<?xml version="1.0" encoding="utf-8"?>\n<Orders pages="${pages}">`
+      for (const each of orders) order(each)
+      return xml + '</Orders>'
+    },
+  }
 }
 
 const country = (address: ExportAddress) => (address.country ?? '').trim().toUpperCase()
 
-function billToXml(address: ExportAddress | null, email: string | null): string {
-  const a = address ?? ({} as Partial<ExportAddress>)
-  return element(
-    'BillTo',
-    textElement('Name', a.name, 100) +
-      textElement('Address1', a.address1, 200) +
-      textElement('City', a.city, 100) +
-      textElement('State', a.state, 100) +
-      textElement('PostalCode', a.postalCode, 50) +
-      textElement('Country', address ? country(address) : '', 2) +
-      textElement('Phone', a.phone, 50) +
-      textElement('Email', a.email || email, 100),
-  )
-}
-
-function shipToXml(address: ExportAddress | null): string {
-  const a = address ?? ({} as Partial<ExportAddress>)
-  return element(
-    'ShipTo',
-    textElement('Name', a.name, 100) +
-      textElement('Company', a.company, 100) +
-      textElement('Address1', a.address1, 200) +
-      textElement('Address2', a.address2, 200) +
-      textElement('City', a.city, 100) +
-      textElement('State', a.state, 100) +
-      textElement('PostalCode', a.postalCode, 50) +
-      textElement('Country', address ? country(address) : '', 2) +
-      textElement('Phone', a.phone, 50),
-  )
-}
-
-function orderXml(order: ExportOrder, settings: DocumentSettings): string {
-  let items = ''
-  for (const item of order.items) items += itemXml(item, settings)
-  items += discountXml(order)
-  const lastModified = formatPlatformDate(order.dateUpdated.getTime(), settings.timeZone)
-  return element(
-    'Order',
-    element('OrderID', String(order.id)) +
-      textElement('OrderNumber', order.reference, 50) +
-      textElement('OrderStatus', order.statusHandle, 50) +
-      element('OrderTotal', decimal(order.total)) +
-      element('TaxAmount', decimal(order.tax)) +
-      element('ShippingAmount', decimal(order.shipping)) +
-      element('LastModified', lastModified) +
-      textElement('PaymentMethod', order.paymentMethod, 50) +
-      textElement('ShippingMethod', order.shippingMethod, 100) +
-      element('Items', items) +
-      element(
-        'Customer',
-        textElement('CustomerCode', order.customerCode, 100) +
-          // BillTo/Name is required: without a billing address the shipping address is billed.
-          billToXml(order.billingAddress ?? order.shippingAddress, order.email) +
-          shipToXml(order.shippingAddress),
-      ) +
-      textElement('InternalNotes', order.internalNotes, 1000) +
-      element('Gift', order.isGift ? 'true' : 'false') +
-      element('OrderDate', order.dateOrdered ? formatPlatformDate(order.dateOrdered.getTime(), settings.timeZone) : lastModified) +
-      textElement('CustomField1', order.customFields[0], 100) +
-      textElement('CustomField2', order.customFields[1], 100) +
-      textElement('CustomField3', order.customFields[2], 100) +
-      textElement('CustomerNotes', order.customerNotes, 1000) +
-      textElement('GiftMessage', order.giftMessage, 1000),
-  )
-}
-
 /** The whole export document: `<Orders pages="N">` and one `<Order>` per order, in the given order. */
 export function renderExportDocument(orders: readonly ExportOrder[], pages: number, settings: DocumentSettings): string {
-  let xml = `<?xml version="1.0" encoding="utf-8"?>\n<Orders pages="${pages}">`
-  for (const order of orders) xml += orderXml(order, settings)
-  return xml + '</Orders>'
+  return createWriter(settings).document(orders, pages)
 }
