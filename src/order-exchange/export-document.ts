@@ -20,11 +20,16 @@ export function limitCharacters(value: string, limit: number): string {
   return value.slice(0, cut >= 0xd800 && cut <= 0xdbff ? limit - 1 : limit)
 }
 
-/** Text as a CDATA section: nothing escaped inside it, and `]]>` split across two sections. */
+/**
+ * Text as a CDATA section: nothing escaped inside it, `]]>` split across two sections, and a carriage
+ * return written as `&#13;` between sections, since parsers turn a literal one into a line feed.
+ */
 function cdata(value: string | null | undefined, limit: number): string {
   if (!value) return ''
-  const text = limitCharacters(removeIllegalXmlCharacters(value), limit)
-  return `<![CDATA[${text.includes(']]>') ? text.replaceAll(']]>', ']]]]><![CDATA[>') : text}]]>`
+  let text = limitCharacters(removeIllegalXmlCharacters(value), limit)
+  if (text.includes(']]>')) text = text.replaceAll(']]>', ']]]]><![CDATA[>')
+  if (text.includes('\r')) text = text.replaceAll('\r', ']]>&#13;<![CDATA[')
+  return `<![CDATA[${text}]]>`
 }
 
 const DECIMAL = /^-?\d+(\.\d+)?$/
