@@ -252,6 +252,7 @@ t.test('orders failing validation are left out before paging, so pages are never
 })
 
 t.test('failOnValidation: a page with an invalid order is a 500, with the reason in the log only', async (t) => {
+  process.env.FAIL_EXPORT_FLAG = 'true'
   const logLines: string[] = []
   const app = await buildExchangeApp(t, { failOnValidation: '$FAIL_EXPORT_FLAG' }, {}, logLines)
   t.equal(app.shipments.orderExchange !== null, true)
@@ -267,8 +268,6 @@ t.test('failOnValidation: a page with an invalid order is a 500, with the reason
   t.same(json.json(), { name: 'Internal Server Error', message: 'The export failed: an order failed validation.', code: 0, status: 500 })
   t.ok(logLines.some((line) => line.includes('BROKEN') && line.includes('the shipping address has no postal code')), 'the log names the order and why')
 })
-process.env.FAIL_EXPORT_FLAG = 'true'
-
 t.test('text: unicode, markup characters and ]]> read back exactly; illegal characters removed; limits by characters', async (t) => {
   const app = await buildExchangeApp(t)
   const tricky = 'Zoë & <Co> "q" \'a\' ]]> ]]]]> 東京 🍵 \u0085 end'

@@ -81,6 +81,9 @@ t.test('parameters from the body: ShipNotice XML under any content type (never 4
     'text/plain',
     'application/json',
     'vendor/unknown',
+    'xml',
+    'text/xml, application/xml',
+    'a/b/c',
     '',
     null,
   ]
@@ -136,7 +139,7 @@ t.test('a missing matrix field or sub-field is logged and skipped; the status st
   const app = await buildExchangeApp(t, { trackingField: { matrix: 'noSuchField' } }, {}, logLines)
   const orderId = insertExportOrder(app, { reference: 'SN-NOFIELD' })
   t.equal((await notify(app, { order_number: 'SN-NOFIELD', carrier: 'UPS' })).statusCode, 200)
-  t.same(stored(app, orderId), { ...stored(app, orderId), status: 'shipped', tracking: null })
+  t.match(stored(app, orderId), { status: 'shipped', tracking: null })
   t.same(orderRow(app, orderId).fields, {})
   t.ok(logLines.some((line) => line.includes('"level":40') && line.includes('noSuchField')), 'a warning names the field')
 
@@ -244,4 +247,21 @@ t.test('without updateShipments, shipments are left alone', async (t) => {
   t.equal((await notify(app, { order_number: 'SN-NOSHIP', carrier: 'UPS' })).statusCode, 200)
   t.equal(shipmentRow(app, shipment.id).status, 'new')
   t.equal(historyRows(app, shipment.id).length, 1)
+})
+
+t.test('the same notification arriving several times at once: one change, one history row per shipment', async (t) => {
+  const app = await buildExchangeApp(t, { updateShipments: true })
+  const orderId = insertExportOrder(app, { reference: 'SN-RACE' })
+  const shipments = await app.shipments.shipments.create(orderId, { count: 2 })
+  const moved: number[] = []
+  app.shipments.events.on('shipNotificationRecorded', (event) => moved.push(...event.shipmentIds))
+  const query = { order_number: 'SN-RACE', carrier: 'UPS', service: 'Ground', tracking_number: '1ZRACE' }
+  const responses = await Promise.all(Array.from({ length: 6 }, () => notify(app, query, shipNotice({ OrderNumber: 'SN-RACE' }))))
+  t.same(responses.map((response) => response.statusCode), [200, 200, 200, 200, 200, 200])
+  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1ZRACE' }] })
+  for (const shipment of shipments) {
+    t.same(historyRows(app, shipment.id).map((row) => row.toStatus), ['new', 'shipped'], `shipment ${shipment.id} moved once`)
+  }
+  t.same(moved.sort(), shipments.map((shipment) => shipment.id).sort(), 'the events report each shipment moved exactly once')
+  t.equal(app.shipments.db.select().from(schema.orders).where(eq(schema.orders.id, orderId)).all().length, 1)
 })

@@ -70,6 +70,7 @@ t.test('the gateway: random methods, queries, headers and bodies never give a 50
         if (contentType) headers['content-type'] = contentType
         const response = await app.inject({ method, url: `/actions/shipments/gateway/handle?${query}`, headers, payload: method === 'GET' ? undefined : payload })
         if (response.statusCode >= 500 || STACK_TRACE.test(response.body)) return false
+        if (response.statusCode === 415) return false // the gateway takes every content type
         if (response.statusCode !== 200 && snapshotDatabase(app) !== before) return false
         return response.statusCode !== 200 // nothing random is validly signed
       },

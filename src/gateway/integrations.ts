@@ -218,8 +218,12 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
 
     present,
 
-    /** The context a provider works in, with settings resolved now (environment variables may change). */
-    contextFor(row: IntegrationRow, logger: FastifyBaseLogger): ProviderContext {
+    /**
+     * The context a provider works in, with settings resolved now (environment variables may change).
+     * The logger is made on first use: most requests never log, and a child logger is not free.
+     */
+    contextFor(row: IntegrationRow, makeLogger: () => FastifyBaseLogger): ProviderContext {
+      let logger: FastifyBaseLogger | undefined
       let cached = presented.get(row.id)
       if (!cached || cached.version !== row.updatedAt.getTime()) {
         // Shared between requests, so frozen: one provider call cannot change what the next one sees.
@@ -235,7 +239,9 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         shipments: deps.shipments,
         orders: deps.orders,
         deliveries: ledgerFor(row.id),
-        logger,
+        get logger() {
+          return (logger ??= makeLogger())
+        },
       }
     },
 
@@ -244,7 +250,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       const provider: AnyProviderDefinition | undefined = registry.get(row.providerId ?? '')
       if (!provider) return { ok: false, message: `Integration ${handle} has no provider.` }
       if (!provider.checkConnection) return { ok: true, message: 'The provider has no connection check.' }
-      return provider.checkConnection(this.contextFor(row, deps.logger.child({ integration: handle })))
+      return provider.checkConnection(this.contextFor(row, () => deps.logger.child({ integration: handle })))
     },
 
     /** Records where a shipment lives at an integration (its id and page there). */

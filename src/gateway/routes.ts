@@ -1,10 +1,11 @@
 // The public integration gateway (spec 4.2): resolves an integration by handle and hands the raw
 // request to its provider. Anonymous at framework level; providers authenticate.
-import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { HTTP_ERROR_NAMES, IntegrationError } from '../errors.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
+import { acceptRawBodies } from '../http/raw-body.js'
 import type { IntegrationService } from './integrations.js'
 import type { GatewayResponse, ProviderRegistry } from './providers.js'
 
@@ -25,12 +26,7 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
   const { integrations, registry } = options
 
   // The gateway never parses a body: every content type, known or not, arrives as raw bytes.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => done(null, body))
-  // An empty Content-Type header would otherwise be a 415 before the catch-all parser is consulted.
-  app.addHook('onRequest', async (request) => {
-    if (request.headers['content-type'] === '') delete request.headers['content-type']
-  })
+  acceptRawBodies(scope, options.bodyLimit)
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
@@ -57,10 +53,11 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
       const provider = row.providerId ? registry.get(row.providerId) : undefined
       if (!provider) return sendError(reply, 400, `Integration ${handle} has no provider.`)
 
-      const log = request.log.child({ integration: handle, provider: provider.id })
+      let log: FastifyBaseLogger | undefined
+      const integrationLog = () => (log ??= request.log.child({ integration: handle, provider: provider.id }))
       let response: GatewayResponse
       try {
-        const context = integrations.contextFor(row, log)
+        const context = integrations.contextFor(row, integrationLog)
         response = await provider.handleGatewayRequest(
           {
             method: request.method,
@@ -72,7 +69,7 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
           context,
         )
       } catch (error) {
-        log.error({ err: error }, 'Integration request failed')
+        integrationLog().error({ err: error }, 'Integration request failed')
         return sendError(reply, 400, error instanceof IntegrationError ? error.message : GENERIC_GATEWAY_FAILURE)
       }
       const passThrough = reply as FastifyReply

@@ -9,6 +9,7 @@ import { HTTP_ERROR_NAMES, OrderExchangeErrors } from '../errors.js'
 import type { OrderExchangeService } from './service.js'
 import type { OrderExchangeSettings } from './settings.js'
 import { readShipNotifyParameters } from './ship-notice.js'
+import { acceptRawBodies } from '../http/raw-body.js'
 
 export interface OrderExchangeRoutesOptions {
   service: OrderExchangeService
@@ -70,11 +71,7 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
 
   // Ship notifications come as XML under any content type, or none: the body is read as bytes and
   // interpreted by the action, never refused with a 415.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: settings.bodyLimit }, (_request, body, done) => done(null, body))
-  app.addHook('onRequest', async (request) => {
-    if (request.headers['content-type'] === '') delete request.headers['content-type']
-  })
+  acceptRawBodies(scope, settings.bodyLimit)
 
   const checkCredentials = (username: string, password: string) =>
     // Both comparisons always run: which of the two was wrong is not observable.

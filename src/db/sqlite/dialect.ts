@@ -64,6 +64,16 @@ export function writeTransaction<T>(db: ShipmentsDatabase, work: (tx: ShipmentsD
 }
 const immediateRunners = new WeakMap<Database.Database, (task: () => unknown) => unknown>()
 
+/**
+ * A stamp that changes whenever anything is written to the database: by this connection
+ * (total_changes) or committed by another one (data_version). Caches of query results stay valid
+ * exactly as long as it stays the same. One cheap statement per call.
+ */
+export function createChangeStamp(db: ShipmentsDatabase): () => string {
+  const statement = db.$client.prepare(`SELECT total_changes() || '.' || (SELECT data_version FROM pragma_data_version)`).pluck()
+  return () => statement.get() as string
+}
+
 /** `json_extract` of one top-level key of a JSON text column. */
 export function jsonValue(column: SQL | SQL.Aliased | object, key: string): SQL {
   return sql`json_extract(${column}, ${'$.' + JSON.stringify(key)})`

@@ -1,7 +1,7 @@
 // SQLite queries of the reference order store's export: page boundaries, one page of orders with
 // their addresses, and their line items. Three prepared statements per query shape, whatever the page size.
 import type { Statement } from 'better-sqlite3'
-import type { ShipmentsDatabase } from './dialect.js'
+import { createChangeStamp, type ShipmentsDatabase } from './dialect.js'
 import type { ExportAddress, ExportLineItem, ExportOrder, ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
 
 const ADDRESS_COLUMNS = ['full_name', 'company', 'address1', 'address2', 'city', 'state', 'postal_code', 'country_code', 'phone', 'email'] as const
@@ -69,9 +69,8 @@ export function createOrderExportQueries(db: ShipmentsDatabase) {
         ORDER BY order_id, id`,
     )
     .raw()
-  // Anything written on this connection (total_changes) or committed by another (data_version)
-  // changes this pair: cached boundaries are reused only while it stays the same.
-  const dataVersion = client.prepare(`SELECT total_changes() AS changes, (SELECT data_version FROM pragma_data_version) AS version`)
+  // Cached boundaries are reused only while nothing at all has been written to the database.
+  const changeStamp = createChangeStamp(db)
   const boundaryCache = new Map<string, { stamp: string; boundaries: Boundaries }>()
 
   function statementsFor(query: ExportOrdersQuery): Statements {
@@ -119,7 +118,7 @@ export function createOrderExportQueries(db: ShipmentsDatabase) {
   }
 
   function boundariesFor(query: ExportOrdersQuery, prepared: Statements): Boundaries {
-    const stamp = JSON.stringify(dataVersion.get())
+    const stamp = changeStamp()
     const key = JSON.stringify([query.window, query.store, query.includeInvalid, query.pageSize])
     const cached = boundaryCache.get(key)
     if (cached && cached.stamp === stamp) return cached.boundaries

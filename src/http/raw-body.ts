@@ -1,0 +1,28 @@
+// Routes that take any body as raw bytes: every content type, known, unknown, malformed or none.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+
+const TOKEN = "[\\w!#$%&'*+.^`|~-]+"
+const WELL_FORMED_MEDIA_TYPE = new RegExp(`^\\s*${TOKEN}/${TOKEN}\\s*(;.*)?$`)
+
+/**
+ * Registers, in the calling encapsulated scope, one parser for every content type that hands the
+ * handler the body as a Buffer (up to `bodyLimit` bytes, then 413). Fastify answers 415 to a
+ * Content-Type it cannot even parse (`xml`, `text/xml, application/xml`, an empty one) before any
+ * parser is consulted, so such a header is set aside while the body is read and put back after.
+ */
+export function acceptRawBodies(scope: FastifyInstance, bodyLimit: number): void {
+  const setAside = new WeakMap<FastifyRequest, string>()
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body))
+  scope.addHook('onRequest', async (request) => {
+    const contentType = request.headers['content-type']
+    if (contentType !== undefined && !WELL_FORMED_MEDIA_TYPE.test(contentType)) {
+      setAside.set(request, contentType)
+      request.headers['content-type'] = 'application/octet-stream'
+    }
+  })
+  scope.addHook('preValidation', async (request) => {
+    const original = setAside.get(request)
+    if (original !== undefined) request.headers['content-type'] = original
+  })
+}
