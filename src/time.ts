@@ -69,14 +69,25 @@ export function offsetMinutesAt(instant: number, timeZone: string): number {
   return Math.round((wallAsUtc - (instant - (instant % 1000 + 1000) % 1000)) / 60_000)
 }
 
-/** The instant at which the clocks of `timeZone` show `wall` (the earlier one in a repeated hour). */
+const DAY = 86_400_000
+const sameWallTime = (a: WallTime, b: WallTime) =>
+  a.year === b.year && a.month === b.month && a.day === b.day && a.hour === b.hour && a.minute === b.minute && a.second === b.second
+
+/**
+ * The instant at which the clocks of `timeZone` show `wall`: the earlier one in an hour that is
+ * repeated when clocks go back, and, for a time skipped when clocks go forward, the wall time read
+ * with the offset before the change (which lands just after the gap).
+ */
 export function instantOfWallTime(wall: WallTime, timeZone: string): number {
   const wallAsUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second)
   if (isUtc(timeZone)) return wallAsUtc
-  let guess = wallAsUtc - offsetMinutesAt(wallAsUtc, timeZone) * 60_000
-  // A second pass settles guesses that landed on the other side of a DST change.
-  guess = wallAsUtc - offsetMinutesAt(guess, timeZone) * 60_000
-  return guess
+  // The offsets a day either side are the ones in force before and after any change near this time.
+  const offsetBefore = offsetMinutesAt(wallAsUtc - DAY, timeZone)
+  const offsetAfter = offsetMinutesAt(wallAsUtc + DAY, timeZone)
+  const candidates = [wallAsUtc - offsetBefore * 60_000, wallAsUtc - offsetAfter * 60_000]
+    .filter((instant) => sameWallTime(wallTimeAt(instant, timeZone), wall))
+    .sort((a, b) => a - b)
+  return candidates[0] ?? wallAsUtc - offsetBefore * 60_000
 }
 
 const pad = (value: number, width = 2) => String(value).padStart(width, '0')

@@ -109,3 +109,20 @@ t.test('order exchange settings are checked at registration, naming the setting'
   t.equal(withoutExchange.shipments.orderExchange, null)
   t.equal((await withoutExchange.inject({ url: `${EXCHANGE_URL}?action=export` })).statusCode, 404, 'not mounted without settings')
 })
+
+t.test('redactUrl masks the credential parameters however their names are written', async (t) => {
+  const { redactUrl } = await import('../src/order-exchange/routes.js')
+  t.equal(redactUrl('/p?action=export&SS-UserName=u&SS-Password=secret&page=2'), '/p?action=export&SS-UserName=********&SS-Password=********&page=2')
+  t.equal(redactUrl('/p?SS%2DPassword=secret&ss-password=x&SS-PASSWORD'), '/p?SS%2DPassword=********&ss-password=********&SS-PASSWORD=********')
+  t.equal(redactUrl('/p?%E0%A4%A=1&a=b'), '/p?%E0%A4%A=1&a=b', 'a malformed escape is left as it is')
+  t.equal(redactUrl('/p'), '/p')
+})
+
+t.test('a percent-encoded SS-Password name authenticates and is still masked in the log', async (t) => {
+  const logLines: string[] = []
+  const app = await buildExchangeApp(t, { acceptQueryCredentials: true }, {}, logLines)
+  const response = await app.inject({ url: `${EXCHANGE_URL}?action=export&SS%2DUserName=${EXCHANGE_USER}&SS%2DPassword=${encodeURIComponent(EXCHANGE_PASSWORD)}` })
+  t.equal(response.statusCode, 200)
+  t.notOk(logLines.some((line) => line.includes(encodeURIComponent(EXCHANGE_PASSWORD))))
+  t.ok(logLines.some((line) => line.includes('SS%2DPassword=********')))
+})

@@ -245,7 +245,11 @@ t.test('orders failing validation are left out before paging, so pages are never
   insertExportOrder(app, { reference: 'BAD-COUNTRY', dateUpdated: when }, { shipping: { ...VALID_ADDRESS, countryCode: 'USA' } })
   insertExportOrder(app, { reference: 'V3', dateUpdated: when })
   insertExportOrder(app, { reference: 'NO-CITY', dateUpdated: when }, { shipping: { ...VALID_ADDRESS, city: '  ' } })
-  insertExportOrder(app, { reference: 'V4', dateUpdated: when })
+  insertExportOrder(app, { reference: 'DIGIT-COUNTRY', dateUpdated: when }, { shipping: { ...VALID_ADDRESS, countryCode: 'U1' } })
+  insertExportOrder(app, { reference: 'BILLING-NO-NAME', dateUpdated: when }, { billing: { ...VALID_ADDRESS, fullName: ' ' } })
+  insertExportOrder(app, { reference: 'BILLING-BAD-COUNTRY', dateUpdated: when }, { billing: { ...VALID_ADDRESS, countryCode: 'DEU' } })
+  insertExportOrder(app, { reference: 'ITEM-NO-NAME', dateUpdated: when }, { items: [{ name: '  ', quantity: 1, price: '1' }] })
+  insertExportOrder(app, { reference: 'V4', dateUpdated: when }, { billing: { ...VALID_ADDRESS, countryCode: '' } })
   const first = exportedOrders((await exportRequest(app, { page: '1' })).body)
   const second = exportedOrders((await exportRequest(app, { page: '2' })).body)
   t.same([first.pages, first.numbers, second.numbers], [2, ['V1', 'V2'], ['V3', 'V4']])
@@ -355,4 +359,38 @@ t.test('parseXml is strict: it refuses what ShipStation would refuse', async (t)
   t.throws(() => parseXml('<a>\u0001</a>'))
   t.throws(() => parseXml('<a><b></a>'))
   t.same(parseXml('<a x="1"><![CDATA[<&>]]></a>'), { name: 'a', attributes: { x: '1' }, children: [], text: '<&>' })
+})
+
+t.test('wall times around daylight-saving changes: the earlier of a repeated hour, a skipped time moved past the gap', async (t) => {
+  const { parsePlatformDate, formatPlatformDate } = await import('../src/time.js')
+  const iso = (instant: number | null) => (instant === null ? null : new Date(instant).toISOString())
+  // Berlin, 2026-10-25: 02:00-03:00 happens twice (CEST then CET).
+  t.equal(iso(parsePlatformDate('10/25/2026 02:30', 'Europe/Berlin')), '2026-10-25T00:30:00.000Z')
+  t.equal(iso(parsePlatformDate('10/25/2026 01:30', 'Europe/Berlin')), '2026-10-24T23:30:00.000Z')
+  t.equal(iso(parsePlatformDate('10/25/2026 03:30', 'Europe/Berlin')), '2026-10-25T02:30:00.000Z')
+  // New York, 2026-11-01: 01:00-02:00 happens twice (EDT then EST).
+  t.equal(iso(parsePlatformDate('11/01/2026 01:30', 'America/New_York')), '2026-11-01T05:30:00.000Z')
+  // New York, 2026-03-08: 02:00-03:00 does not exist; Berlin, 2026-03-29: 02:00-03:00 does not exist.
+  t.equal(iso(parsePlatformDate('03/08/2026 02:30', 'America/New_York')), '2026-03-08T07:30:00.000Z')
+  t.equal(iso(parsePlatformDate('03/29/2026 02:30', 'Europe/Berlin')), '2026-03-29T01:30:00.000Z')
+  t.equal(formatPlatformDate(Date.parse('2026-10-25T00:30:00Z'), 'Europe/Berlin'), '10/25/2026 02:30')
+  t.equal(formatPlatformDate(Date.parse('2026-10-25T01:30:00Z'), 'Europe/Berlin'), '10/25/2026 02:30')
+  t.equal(iso(parsePlatformDate('2026-10-25T02:30:00+01:00', 'Europe/Berlin')), '2026-10-25T01:30:00.000Z', 'an explicit offset wins')
+})
+
+t.test('boundaries computed inside a host transaction that rolls back are not kept', async (t) => {
+  const app = await buildExchangeApp(t)
+  insertExportOrder(app, { reference: 'KEPT', dateUpdated: at('2026-01-01T00:00:00Z') })
+  const query = { window: null, store: null, page: 1, pageSize: 25, includeInvalid: false }
+  let inside: Promise<{ total: number }> | undefined
+  t.throws(() =>
+    app.shipments.db.$client.transaction(() => {
+      insertExportOrder(app, { reference: 'ROLLED-BACK', dateUpdated: at('2026-01-02T00:00:00Z') })
+      inside = app.shipments.orders.exportOrders!(query) // runs its statements synchronously, inside the transaction
+      throw new Error('roll back')
+    })(),
+  )
+  t.equal((await inside!).total, 2, 'the transaction saw its own order')
+  const after = await app.shipments.orders.exportOrders!(query)
+  t.same([after.total, after.orders.map((order) => order.reference)], [1, ['KEPT']])
 })

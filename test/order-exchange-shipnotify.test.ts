@@ -265,3 +265,48 @@ t.test('the same notification arriving several times at once: one change, one hi
   t.same(moved.sort(), shipments.map((shipment) => shipment.id).sort(), 'the events report each shipment moved exactly once')
   t.equal(app.shipments.db.select().from(schema.orders).where(eq(schema.orders.id, orderId)).all().length, 1)
 })
+
+t.test('updateShipments with a Status Handle that names no status: a 500 and no shipment moved', async (t) => {
+  const app = await buildExchangeApp(t, { updateShipments: true, shippedStatus: 'dispatched' })
+  const orderId = insertExportOrder(app, { reference: 'SN-NOSTATUS-SHIP' })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const response = await notify(app, { order_number: 'SN-NOSTATUS-SHIP', carrier: 'UPS' })
+  t.equal(response.statusCode, 500)
+  t.equal(shipmentRow(app, shipment.id).status, 'new')
+  t.equal(historyRows(app, shipment.id).length, 1)
+  t.equal(orderRow(app, orderId).statusHandle, 'processing')
+})
+
+t.test('updateShipments: the Status Handle wins over the shipments\' own order advance', async (t) => {
+  const app = await buildExchangeApp(t, { updateShipments: true, shippedStatus: 'shipped' }, { shippedOrderStatus: 'processing' })
+  const orderId = insertExportOrder(app, { reference: 'SN-ADVANCE', statusHandle: 'processing' })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const advanced: string[] = []
+  app.shipments.events.on('orderAdvanced', (event) => advanced.push(event.status))
+  t.equal((await notify(app, { order_number: 'SN-ADVANCE', tracking_number: 'T1' })).statusCode, 200)
+  t.equal(shipmentRow(app, shipment.id).status, 'shipped')
+  t.same(advanced, ['processing'], 'the advance happened')
+  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ trackingNumber: 'T1' }] })
+})
+
+t.test('repeated parameters count once with their first value; action and parameters may come from a form body', async (t) => {
+  const app = await buildExchangeApp(t)
+  const orderId = insertExportOrder(app, { reference: 'SN-REPEAT' })
+  const repeated = await app.inject({
+    method: 'POST',
+    url: `${EXCHANGE_URL}?action=shipnotify&action=export&order_number=SN-REPEAT&order_number=other&carrier=UPS&carrier=DHL`,
+    headers: basicAuth(),
+  })
+  t.equal(repeated.statusCode, 200)
+  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS' }] })
+
+  const formOrder = insertExportOrder(app, { reference: 'SN-FORM-ACTION' })
+  const form = await app.inject({
+    method: 'POST',
+    url: EXCHANGE_URL,
+    headers: { ...basicAuth(), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'action=shipnotify&order_number=SN-FORM-ACTION&tracking_number=F1',
+  })
+  t.equal(form.statusCode, 200)
+  t.match(stored(app, formOrder), { status: 'shipped', tracking: [{ trackingNumber: 'F1' }] })
+})

@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { HTTP_ERROR_NAMES, OrderExchangeErrors } from '../errors.js'
 import type { OrderExchangeService } from './service.js'
 import type { OrderExchangeSettings } from './settings.js'
-import { readShipNotifyParameters } from './ship-notice.js'
+import { parseParameterBody, readShipNotifyParameters } from './ship-notice.js'
 import { acceptRawBodies } from '../http/raw-body.js'
 
 export interface OrderExchangeRoutesOptions {
@@ -26,9 +26,30 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected))
 }
 
-/** Credentials named in the query string or the request line never reach a log line. */
-const CREDENTIAL_IN_URL = /([?&](?:SS-UserName|SS-Password)=)[^&#]*/gi
-export const redactUrl = (url: string) => url.replace(CREDENTIAL_IN_URL, '$1********')
+const CREDENTIAL_PARAMETERS = new Set(['ss-username', 'ss-password'])
+
+/**
+ * The request URL with the values of SS-UserName / SS-Password masked, whatever the case or the
+ * percent-encoding of their names (`SS%2DPassword` is decoded, and accepted, like `SS-Password`).
+ */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?')
+  if (queryStart === -1) return url
+  const pairs = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((pair) => {
+      const rawName = pair.split('=', 1)[0]
+      let name = rawName
+      try {
+        name = decodeURIComponent(rawName.replaceAll('+', ' '))
+      } catch {
+        // a malformed escape: compare the raw name
+      }
+      return CREDENTIAL_PARAMETERS.has(name.toLowerCase()) ? `${rawName}=********` : pair
+    })
+  return `${url.slice(0, queryStart + 1)}${pairs.join('&')}`
+}
 
 /** JSON when the client's first preference is JSON (as the platform decides), an HTML page otherwise. */
 function wantsJson(request: FastifyRequest): boolean {
@@ -122,13 +143,20 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
       req: (request: FastifyRequest) => ({ method: request.method, url: redactUrl(request.url), host: request.host, remoteAddress: request.ip }),
     },
     onRequest: authenticate,
+    // A parameter sent twice counts once, with its first value (`page=2&page=3` is page 2).
+    preValidation: async (request) => {
+      const query = request.query as Record<string, unknown>
+      for (const key of Object.keys(query)) if (Array.isArray(query[key])) query[key] = query[key][0]
+    },
     schema: {
       summary: 'ShipStation Custom Store: export orders (action=export) or record a shipment (action=shipnotify)',
       querystring: QuerySchema,
       response: { 200: Type.Object({ success: Type.Literal(true) }, { description: 'shipnotify; export answers text/xml' }) },
     },
     handler: async (request, reply) => {
-      const { action } = request.query
+      const body = Buffer.isBuffer(request.body) ? request.body : undefined
+      // Parameters come from the query or the body (spec 4.4): `action` too, from a form or JSON body.
+      const action = request.query.action ?? (body ? parseParameterBody(body.toString('utf8'), request.headers['content-type'] ?? '').action : undefined)
       if (!action) throw new OrderExchangeErrors.MissingAction()
       if (action === 'export') {
         const xml = await service.exportPage({
@@ -142,7 +170,6 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
         return (reply as FastifyReply).type('text/xml; charset=utf-8').send(xml)
       }
       if (action === 'shipnotify') {
-        const body = Buffer.isBuffer(request.body) ? request.body : undefined
         const { parameters, bodyUnreadable } = readShipNotifyParameters(request.query, body, request.headers['content-type'])
         if (bodyUnreadable) request.log.warn('Ship notification: the XML body is not a readable ShipNotice; using the query parameters')
         await service.shipNotify(parameters)

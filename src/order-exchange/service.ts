@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { OrderExchangeErrors } from '../errors.js'
 import type { ShipmentsEvents } from '../events.js'
-import type { OrderStore, OrderSummary } from '../orders/order-store.js'
+import type { OrderStore, OrderSummary, ShipNotificationChange } from '../orders/order-store.js'
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { parsePlatformDate } from '../time.js'
@@ -129,32 +129,28 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
 
     const values = { carrier: parameters.carrier ?? '', service: parameters.service ?? '', trackingNumber: parameters.trackingNumber ?? '' }
     const hasTracking = Object.values(values).some((value) => value !== '')
-    // Shipments first: when the Status Handle and the shipments' own order advance differ, the ship
-    // notification's status is the one that stays.
+    const change = {
+      statusHandle: settings.shippedStatus,
+      tracking: hasTracking
+        ? {
+            fieldHandle: settings.tracking.matrix,
+            values: {
+              [settings.tracking.carrier]: values.carrier,
+              [settings.tracking.service]: values.service,
+              [settings.tracking.trackingNumber]: values.trackingNumber,
+            },
+          }
+        : null,
+    }
+    // The order first: a Status Handle that names no status fails before anything has changed.
+    const result = await recordOnOrder(order, change)
     const shipmentIds = settings.updateShipments
       ? await shipOpenShipments(order, Object.fromEntries(Object.entries(values).filter(([, value]) => value !== '')))
       : []
+    // Shipped shipments may have advanced the order to `shippedOrderStatus`; the notification's
+    // Status Handle is the one that stays (spec 3.6). A no-op when the advance did not happen.
+    if (shipmentIds.length > 0) await recordOnOrder(order, change)
 
-    let result
-    try {
-      result = await orderStore.recordShipNotification(order.id, {
-        statusHandle: settings.shippedStatus,
-        tracking: hasTracking
-          ? {
-              fieldHandle: settings.tracking.matrix,
-              values: {
-                [settings.tracking.carrier]: values.carrier,
-                [settings.tracking.service]: values.service,
-                [settings.tracking.trackingNumber]: values.trackingNumber,
-              },
-            }
-          : null,
-      })
-    } catch (error) {
-      const reason = error instanceof UnknownOrderStatusError ? 'the Status Handle names no order status' : 'the order could not be saved'
-      logger.error({ err: error, orderId: order.id, statusHandle: settings.shippedStatus }, `Ship notification failed: ${reason}`)
-      throw new OrderExchangeErrors.ShipNotifyFailed()
-    }
     if (result.trackingSkipped) {
       logger.warn({ orderId: order.id, reason: result.trackingSkipped }, 'Ship notification: tracking entry skipped')
     }
@@ -166,6 +162,16 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
         tracking: hasTracking ? values : null,
         shipmentIds,
       })
+    }
+  }
+
+  async function recordOnOrder(order: OrderSummary, change: ShipNotificationChange) {
+    try {
+      return await orderStore.recordShipNotification!(order.id, change)
+    } catch (error) {
+      const reason = error instanceof UnknownOrderStatusError ? 'the Status Handle names no order status' : 'the order could not be saved'
+      logger.error({ err: error, orderId: order.id, statusHandle: change.statusHandle }, `Ship notification failed: ${reason}`)
+      throw new OrderExchangeErrors.ShipNotifyFailed()
     }
   }
 

@@ -37,8 +37,9 @@ export function parseShipNotice(xml: string): Record<string, string> | null {
   }
 }
 
-/** Form (`a=b&c=d`) or JSON object bodies, as string values. */
-function parseParameterBody(body: string, contentType: string): Record<string, string> {
+/** Parameters of a form (`a=b&c=d`) or JSON object body, as strings; none for XML or an empty body. */
+export function parseParameterBody(body: string, contentType: string): Record<string, string> {
+  if (body === '' || body.trimStart().startsWith('<')) return {}
   if (/json/i.test(contentType)) {
     try {
       const parsed: unknown = JSON.parse(body)
@@ -65,7 +66,7 @@ export function readShipNotifyParameters(
 ): { parameters: ShipNotifyParameters; bodyUnreadable: boolean } {
   const body = rawBody && rawBody.length > 0 ? rawBody.toString('utf8') : ''
   const notice = body ? parseShipNotice(body) : null
-  const bodyParameters = body && !notice && !body.trimStart().startsWith('<') ? parseParameterBody(body, contentType ?? '') : {}
+  const bodyParameters = parseParameterBody(body, contentType ?? '')
   const parameters = {} as ShipNotifyParameters
   for (const [key, source] of Object.entries(PARAMETERS) as Array<[keyof ShipNotifyParameters, (typeof PARAMETERS)[keyof typeof PARAMETERS]]>) {
     const fromQuery = source.query ? query[source.query] : undefined

@@ -7,6 +7,7 @@ import type { ExportAddress, ExportLineItem, ExportOrder, ExportOrdersPage, Expo
 const ADDRESS_COLUMNS = ['full_name', 'company', 'address1', 'address2', 'city', 'state', 'postal_code', 'country_code', 'phone', 'email'] as const
 
 const blank = (column: string) => `coalesce(trim(${column}), '') = ''`
+const twoLetters = (column: string) => `coalesce(trim(${column}) GLOB '[A-Za-z][A-Za-z]', 0)`
 
 /**
  * The first reason an order cannot be exported to ShipStation, or NULL. One SQL expression serves both
@@ -18,9 +19,11 @@ const PROBLEM = `CASE
   WHEN ${blank('s.address1')} THEN 'the shipping address has no street'
   WHEN ${blank('s.city')} THEN 'the shipping address has no city'
   WHEN ${blank('s.postal_code')} THEN 'the shipping address has no postal code'
-  WHEN coalesce(length(trim(s.country_code)), 0) <> 2 THEN 'the shipping country is not a 2-letter code'
-  WHEN b.id IS NOT NULL AND b.country_code IS NOT NULL AND length(trim(b.country_code)) <> 2 THEN 'the billing country is not a 2-letter code'
+  WHEN NOT ${twoLetters('s.country_code')} THEN 'the shipping country is not a 2-letter code'
+  WHEN b.id IS NOT NULL AND ${blank('b.full_name')} THEN 'the billing address has no name'
+  WHEN b.id IS NOT NULL AND nullif(trim(b.country_code), '') IS NOT NULL AND NOT ${twoLetters('b.country_code')} THEN 'the billing country is not a 2-letter code'
   WHEN NOT EXISTS (SELECT 1 FROM shipments_order_line_items i WHERE i.order_id = o.id) THEN 'no line items'
+  WHEN EXISTS (SELECT 1 FROM shipments_order_line_items i WHERE i.order_id = o.id AND trim(i.name) = '') THEN 'a line item has no name'
 END`
 
 const FROM = `shipments_orders o
@@ -126,6 +129,9 @@ export function createOrderExportQueries(db: ShipmentsDatabase) {
     const after = query.window ? { after: query.window.after + 1000 } : {}
     const rows = prepared.boundaries.all({ ...parameters(query), ...after }) as Array<{ date_updated: number; id: number; total: number }>
     const boundaries: Boundaries = { total: rows[0]?.total ?? 0, starts: rows.map((row) => [row.date_updated, row.id]) }
+    // Inside a host's open transaction the rows may yet be rolled back, which changes no stamp.
+    if (client.inTransaction) return boundaries
+    boundaryCache.delete(key)
     if (boundaryCache.size >= MAX_CACHED_QUERIES) boundaryCache.delete(boundaryCache.keys().next().value!)
     boundaryCache.set(key, { stamp, boundaries })
     return boundaries
