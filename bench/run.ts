@@ -118,6 +118,7 @@ interface Figure {
 }
 
 const figures: Figure[] = []
+const describe = (load: LoadPlan) => `${load.method} ${load.transitions ? `${load.transitions.pathPrefix}/:id` : new URL(load.url).pathname}`
 
 async function compare(name: string, target: { min?: number; max?: number }, measured: LoadPlan, against: LoadPlan, ratioOf: 'throughput' | 'latency' = 'throughput') {
   // BENCH_ONLY=<text> runs the figures whose name contains it (for profiling one path).
@@ -134,8 +135,8 @@ async function compare(name: string, target: { min?: number; max?: number }, mea
   const met = (target.min === undefined || ratio >= target.min) && (target.max === undefined || ratio <= target.max)
   figures.push({
     name,
-    measured: `${measured.method} ${new URL(measured.url).pathname}`,
-    against: `${against.method} ${new URL(against.url).pathname}`,
+    measured: describe(measured),
+    against: describe(against),
     ratio,
     target: target.min !== undefined ? `>= ${target.min}` : `<= ${target.max}`,
     met,

@@ -82,7 +82,7 @@ t.test('any text stored on an order comes back out of the export intact, illegal
         app,
         { reference: 'U-1', customerNotes: notes },
         {
-          items: [{ name: itemName, quantity: 1, price: '1', options: { Colour: optionValue } }],
+          items: [{ name: `I ${itemName}`, quantity: 1, price: '1', options: { Colour: optionValue } }],
           shipping: { fullName: `N ${name}`, address1: 'a', city: 'c', postalCode: 'p', countryCode: 'US' },
         },
       )
