@@ -66,12 +66,25 @@ const immediateRunners = new WeakMap<Database.Database, (task: () => unknown) =>
 
 /**
  * A stamp that changes whenever anything is written to the database: by this connection
- * (total_changes) or committed by another one (data_version). Caches of query results stay valid
- * exactly as long as it stays the same. One cheap statement per call.
+ * (total_changes, exact and nearly free) or committed by another one (data_version, a few
+ * microseconds to read). Caches of query results stay valid as long as it stays the same.
+ * `otherConnectionsCheckMs` > 0 reads data_version at most that often, so another process's writes
+ * are seen within that time instead of at once.
  */
-export function createChangeStamp(db: ShipmentsDatabase): () => string {
-  const statement = db.$client.prepare(`SELECT total_changes() || '.' || (SELECT data_version FROM pragma_data_version)`).pluck()
-  return () => statement.get() as string
+export function createChangeStamp(db: ShipmentsDatabase, otherConnectionsCheckMs = 0): () => string {
+  const both = db.$client.prepare(`SELECT total_changes() || '.' || (SELECT data_version FROM pragma_data_version)`).pluck()
+  if (otherConnectionsCheckMs <= 0) return () => both.get() as string
+  const totalChanges = db.$client.prepare('SELECT total_changes()').pluck()
+  let dataVersion = ''
+  let readAt = Number.NEGATIVE_INFINITY
+  return () => {
+    const now = performance.now()
+    if (now - readAt < otherConnectionsCheckMs) return `${totalChanges.get() as number}.${dataVersion}`
+    readAt = now
+    const stamp = both.get() as string
+    dataVersion = stamp.slice(stamp.indexOf('.') + 1)
+    return stamp
+  }
 }
 
 /** `json_extract` of one top-level key of a JSON text column. */
