@@ -128,6 +128,8 @@ const describe = (load: LoadPlan) => `${load.method} ${load.transitions ? `${loa
 async function compare(name: string, target: { min?: number; max?: number }, measured: LoadPlan, against: LoadPlan, ratioOf: 'throughput' | 'latency' = 'throughput') {
   // BENCH_ONLY=<text> runs the figures whose name contains it (for profiling one path).
   if (process.env.BENCH_ONLY && !name.includes(process.env.BENCH_ONLY)) return
+  // A second of each first, so caches, JIT and the load generator are warm for every round.
+  for (const load of [measured, against]) await runLoad({ ...load, durationSeconds: 1 })
   const rounds: Figure['rounds'] = []
   for (let round = 0; round < ROUNDS; round++) {
     const measuredResult = await runLoad(measured)
