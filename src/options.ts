@@ -127,6 +127,20 @@ function fail(option: string, reason: string): never {
   throw new ShipmentsErrors.InvalidOption(option, reason)
 }
 
+function requireMethods(orderStore: unknown, methods: readonly string[], purpose: string) {
+  for (const method of methods) {
+    if (typeof (orderStore as Record<string, unknown>)?.[method] !== 'function') fail('orderStore', `must implement ${method}()${purpose}`)
+  }
+}
+
+function refuseDuplicateHandles(option: string, fields: ReadonlyArray<{ handle: string }>) {
+  const handles = new Set<string>()
+  for (const { handle } of fields) {
+    if (handles.has(handle)) fail(option, `the handle "${handle}" is declared twice`)
+    handles.add(handle)
+  }
+}
+
 function isDrizzleSqlite(value: unknown): value is ShipmentsDatabase {
   const candidate = value as { select?: unknown; transaction?: unknown; $client?: { prepare?: unknown } }
   return (
@@ -152,12 +166,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
   if (hasPermission !== undefined && typeof hasPermission !== 'function') fail('hasPermission', 'must be a function')
   if (orderStore !== undefined) {
-    const required = ['findOrder', 'findOrderByReference', 'setOrderStatus'] as const
-    for (const method of required) {
-      if (typeof (orderStore as Record<string, unknown>)?.[method] !== 'function') {
-        fail('orderStore', `must implement ${method}()`)
-      }
-    }
+    requireMethods(orderStore, ['findOrder', 'findOrderByReference', 'setOrderStatus'], '')
   }
 
   if (!Array.isArray(providers)) fail('providers', 'must be an array of provider definitions')
@@ -178,11 +187,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
       if (error instanceof OrderExchangeSettingError) fail(error.option, error.reason)
       throw error
     }
-    if (orderStore !== undefined) {
-      for (const method of ['exportOrders', 'recordShipNotification'] as const) {
-        if (typeof (orderStore as Record<string, unknown>)?.[method] !== 'function') fail('orderStore', `must implement ${method}() for orderExchange`)
-      }
-    }
+    if (orderStore !== undefined) requireMethods(orderStore, ['exportOrders', 'recordShipNotification'], ' for orderExchange')
   }
 
   const unknownKey = Object.keys(data).find((key) => !(key in DataOptionsSchema.properties))
@@ -195,16 +200,8 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   }
   const resolved = withDefaults as Static<typeof DataOptionsSchema>
   if (!isValidTimeZone(resolved.timezone)) fail('timezone', `"${resolved.timezone}" is not an IANA timezone`)
-  const handles = new Set<string>()
-  for (const field of resolved.shipmentFields) {
-    if (handles.has(field.handle)) fail('shipmentFields', `the handle "${field.handle}" is declared twice`)
-    handles.add(field.handle)
-  }
-  const orderFieldHandles = new Set<string>()
-  for (const field of resolved.orderFields) {
-    if (orderFieldHandles.has(field.handle)) fail('orderFields', `the handle "${field.handle}" is declared twice`)
-    orderFieldHandles.add(field.handle)
-  }
+  refuseDuplicateHandles('shipmentFields', resolved.shipmentFields)
+  refuseDuplicateHandles('orderFields', resolved.orderFields)
 
   return {
     ...resolved,

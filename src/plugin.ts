@@ -84,9 +84,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const orderExchange = exchangeSettings
     ? createOrderExchangeService({ settings: exchangeSettings, orderStore, shipments, events, logger, timeZone: options.timezone })
     : null
-  if (exchangeSettings && blankShipNotifySettings(exchangeSettings).length > 0) {
-    logger.warn({ settings: blankShipNotifySettings(exchangeSettings) }, 'Order exchange: blank settings; ship notifications will fail with 500')
-  }
+  const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
+  if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
 
   app.decorate('shipments', { shipments, orders: orderStore, events, db, integrations, providers, orderExchange })
 

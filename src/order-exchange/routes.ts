@@ -17,6 +17,8 @@ export interface OrderExchangeRoutesOptions {
 }
 
 const REALM = 'ShipStation'
+/** What @fastify/basic-auth sends with its 401s, sent with ours too. */
+const CHALLENGE = `Basic realm="${REALM}", charset="UTF-8"`
 const QUERY_USER = 'SS-UserName'
 const QUERY_PASSWORD = 'SS-Password'
 
@@ -116,7 +118,7 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
       const password = source[QUERY_PASSWORD]
       if (typeof username === 'string' || typeof password === 'string') {
         if (checkCredentials(String(username ?? ''), String(password ?? ''))) return
-        reply.header('www-authenticate', `Basic realm="${REALM}", charset="UTF-8"`)
+        reply.header('www-authenticate', CHALLENGE)
         throw new OrderExchangeErrors.Unauthorized()
       }
     }

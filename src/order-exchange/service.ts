@@ -36,7 +36,7 @@ const MINUTE = 60_000
 export function pageParameter(raw: string | undefined): number {
   const digits = raw === undefined ? null : /^\s*\+?(\d+)(?:\.\d*)?\s*$/.exec(raw)
   const page = digits ? Number(digits[1]) : 1
-  return Number.isSafeInteger(page) && page >= 1 ? page : page >= 1 ? Number.MAX_SAFE_INTEGER : 1
+  return page < 1 ? 1 : Math.min(page, Number.MAX_SAFE_INTEGER)
 }
 
 export function createOrderExchangeService(deps: OrderExchangeDependencies) {
