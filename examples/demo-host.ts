@@ -25,7 +25,8 @@ export const DEMO_SHIPSTATION_USERNAME = 'shipstation'
 export const DEMO_SHIPSTATION_PASSWORD = 'demo-shipstation-password-change-me'
 
 export interface DemoHostOptions {
-  databaseFile: string
+  /** A SQLite file name or a postgres:// connection string. */
+  database: string
   cookieSecret?: string
   logger?: FastifyServerOptions['logger']
 }
@@ -46,7 +47,7 @@ export async function buildDemoHost(options: DemoHostOptions) {
   process.env.SHIPSTATION_PASSWORD ??= DEMO_SHIPSTATION_PASSWORD
 
   await app.register(fastifyShipments, {
-    database: options.databaseFile,
+    database: options.database,
     timezone: process.env.SITE_TIMEZONE ?? 'UTC',
     orderFields: DEMO_ORDER_FIELDS,
     orderExchange: {
@@ -94,12 +95,13 @@ const isMain = import.meta.url === `file://${process.argv[1]}`
 if (isMain) {
   const port = Number(process.env.PORT ?? 3000)
   const host = process.env.HOST ?? '127.0.0.1'
-  const databaseFile = process.env.SHIPMENTS_DEMO_DB ?? '.data/demo.sqlite'
-  const app = await buildDemoHost({ databaseFile })
+  // DATABASE_URL=postgres://... runs the demo on PostgreSQL; otherwise a SQLite file.
+  const database = process.env.DATABASE_URL || (process.env.SHIPMENTS_DEMO_DB ?? '.data/demo.sqlite')
+  const app = await buildDemoHost({ database })
   await app.listen({ port, host })
   const base = `http://${host}:${port}`
   console.log(`
-fastify-shipments demo host on ${base} (database: ${databaseFile})
+fastify-shipments demo host on ${base} (database: ${app.shipments.database.engine === 'postgres' ? 'PostgreSQL' : database})
 
 !!! DEMO ONLY: users admin, editor and viewer; each password equals the username. !!!
 

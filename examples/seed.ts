@@ -1,6 +1,6 @@
 // Demo data for the reference order store: statuses, five orders, and shipments for the completed ones.
 import type { FastifyInstance } from 'fastify'
-import { schema, type OrderFieldDefinition } from '../src/index.js'
+import type { DatabaseHandle, OrderFieldDefinition, schema } from '../src/index.js'
 
 type NewOrder = typeof schema.orders.$inferInsert
 type NewLineItem = Omit<typeof schema.orderLineItems.$inferInsert, 'orderId'>
@@ -156,19 +156,18 @@ export const DEMO_ORDER_STATUSES = [
 
 /** Seeds the demo data once; returns false when the database already holds orders. */
 export async function seedDemoData(app: FastifyInstance): Promise<boolean> {
-  const { db } = app.shipments
-  if (db.select({ id: schema.orders.id }).from(schema.orders).limit(1).get()) return false
+  // The same Drizzle calls work on both engines when awaited; the SQLite types stand for both here.
+  const { db, schema } = app.shipments.database as Extract<DatabaseHandle, { engine: 'sqlite' }>
+  if ((await db.select({ id: schema.orders.id }).from(schema.orders).limit(1)).length > 0) return false
 
-  db.insert(schema.orderStatuses).values(DEMO_ORDER_STATUSES).onConflictDoNothing().run()
+  await db.insert(schema.orderStatuses).values(DEMO_ORDER_STATUSES).onConflictDoNothing()
   for (const demo of DEMO_ORDERS) {
-    const { id: orderId } = db.insert(schema.orders).values(demo.order).returning({ id: schema.orders.id }).get()
-    db.insert(schema.orderLineItems).values(demo.items.map((item) => ({ ...item, orderId }))).run()
-    db.insert(schema.orderAddresses)
-      .values([
-        { ...demo.address, orderId, kind: 'billing' as const },
-        { ...demo.address, orderId, kind: 'shipping' as const },
-      ])
-      .run()
+    const [{ id: orderId }] = await db.insert(schema.orders).values(demo.order).returning({ id: schema.orders.id })
+    await db.insert(schema.orderLineItems).values(demo.items.map((item) => ({ ...item, orderId })))
+    await db.insert(schema.orderAddresses).values([
+      { ...demo.address, orderId, kind: 'billing' as const },
+      { ...demo.address, orderId, kind: 'shipping' as const },
+    ])
     if (demo.shipments > 0) await app.shipments.shipments.create(orderId, { count: demo.shipments })
   }
   return true

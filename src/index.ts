@@ -1,8 +1,14 @@
 // Public surface of fastify-shipments.
 export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator } from './plugin.js'
-export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentFieldDefinition } from './options.js'
-export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase } from './db/sqlite/dialect.js'
+export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission } from './options.js'
+export type { ShipmentFieldDefinition } from './shipments/field-layout.js'
+export { migrate, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
+export { openSqliteFile } from './db/sqlite/dialect.js'
+/** The package's tables on SQLite (Drizzle). */
 export * as schema from './db/sqlite/schema.js'
+/** The package's tables on PostgreSQL (Drizzle): the same names and columns. */
+export * as postgresSchema from './db/postgres/schema.js'
+export { ADVISORY_LOCK_CLASS } from './db/postgres/locks.js'
 export { ShipmentsErrors, OrderExchangeErrors, ShipmentValidationError, ShipmentUpdateRejectedError, IntegrationError, IntegrationConfigError } from './errors.js'
 export type {
   ShipmentsEventMap,
@@ -16,8 +22,8 @@ export type {
 } from './events.js'
 export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
 export type { ShipmentUpdateInput, DateTimeParts } from './shipments/update-input.js'
+export { transitionLockName } from './db/data-layer.js'
 export {
-  transitionLockName,
   type ShipmentService,
   type UpdateContext,
   type UpdateResult,
@@ -58,6 +64,7 @@ export {
   type DeliveryLedger,
   type ConnectionCheck,
 } from './gateway/providers.js'
-export { SECRET_MASK, type Integration, type IntegrationInput, type IntegrationService, type ExternalReference } from './gateway/integrations.js'
+export { SECRET_MASK, type IntegrationService } from './gateway/integrations.js'
+export type { Integration, IntegrationInput, ExternalReference } from './gateway/integration.js'
 export { signedWebhookProvider, signWebhook, SIGNED_WEBHOOK_PROVIDER_ID, type ShipmentWebhookEvent } from './gateway/providers/signed-webhook.js'
 export { type ExternalEvent } from './shipments/service.js'

@@ -3,7 +3,8 @@ import type { FastifyRequest } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ShipmentsErrors } from './errors.js'
-import type { ShipmentsDatabase } from './db/sqlite/dialect.js'
+import { engineOf, type ShipmentsDatabase } from './db/open.js'
+import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './shipments/field-layout.js'
 import type { OrderStore } from './orders/order-store.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
@@ -25,19 +26,6 @@ export type HasPermission<User extends ShipmentsUser = ShipmentsUser> = (
   permission: string,
   request: FastifyRequest,
 ) => boolean | Promise<boolean>
-
-export const SHIPMENT_FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'json'] as const
-
-const ShipmentFieldSchema = Type.Object(
-  {
-    handle: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$', maxLength: 64 }),
-    name: Type.Optional(Type.String()),
-    type: Type.Union(SHIPMENT_FIELD_TYPES.map((type) => Type.Literal(type))),
-    maxLength: Type.Optional(Type.Integer({ minimum: 1 })),
-  },
-  { additionalProperties: false },
-)
-export type ShipmentFieldDefinition = Static<typeof ShipmentFieldSchema>
 
 const OrderFieldSchema = Type.Object(
   {
@@ -78,7 +66,10 @@ const DEFAULT_PREFIXES = {
 }
 
 export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> {
-  /** The host's Drizzle database (better-sqlite3), or a SQLite file name the package opens and closes. */
+  /**
+   * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
+   * closes; or the host's Drizzle database over better-sqlite3 or a node-postgres Pool, left open.
+   */
   database: ShipmentsDatabase | string
   /** Apply the package's migrations at registration. Default true. */
   migrate?: boolean
@@ -97,8 +88,9 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   /** How long a transition waits for the shipment's mutex before giving up. Default 10000. */
   lockTimeoutMs?: number
   /**
-   * Directory of the cross-process lock files. Default: `<database file>-locks` beside the SQLite file.
-   * null keeps the mutex inside this process (only for a single process per database file).
+   * SQLite only: directory of the cross-process lock files. Default: `<database file>-locks` beside the
+   * SQLite file. null keeps the mutex inside this process (only for a single process per database file).
+   * PostgreSQL locks in the database and ignores it.
    */
   lockDirectory?: string | null
   /** The host's orders. Default: the reference order store on the package's own tables. */
@@ -141,15 +133,6 @@ function refuseDuplicateHandles(option: string, fields: ReadonlyArray<{ handle: 
   }
 }
 
-function isDrizzleSqlite(value: unknown): value is ShipmentsDatabase {
-  const candidate = value as { select?: unknown; transaction?: unknown; $client?: { prepare?: unknown } }
-  return (
-    typeof candidate?.select === 'function' &&
-    typeof candidate.transaction === 'function' &&
-    typeof candidate.$client?.prepare === 'function'
-  )
-}
-
 /** Validates the options and fills in defaults; throws an error naming the first bad option. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
@@ -158,11 +141,8 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
-  if (typeof database === 'string') {
-    if (database.length === 0) fail('database', 'must be a SQLite file name or a Drizzle better-sqlite3 database')
-  } else if (!isDrizzleSqlite(database)) {
-    fail('database', 'must be a SQLite file name or a Drizzle better-sqlite3 database')
-  }
+  const engine = engineOf(database)
+  if ('problem' in engine) fail('database', engine.problem)
   if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
   if (hasPermission !== undefined && typeof hasPermission !== 'function') fail('hasPermission', 'must be a function')
   if (orderStore !== undefined) {

@@ -1,8 +1,7 @@
 // The plugin: checks options, opens or adopts the database, decorates `app.shipments`, mounts the routes.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
-import { lockDirectoryFor, migrate, openSqliteFile, type ShipmentsDatabase } from './db/sqlite/dialect.js'
-import { createMutex } from './db/sqlite/mutex.js'
+import { openDatabase, type DatabaseHandle } from './db/open.js'
 import { ShipmentsEvents } from './events.js'
 import { resolveOptions, type ShipmentsPluginOptions } from './options.js'
 import type { OrderStore } from './orders/order-store.js'
@@ -25,8 +24,11 @@ export interface ShipmentsDecorator {
   orders: OrderStore
   /** Typed events, emitted after commit. */
   events: ShipmentsEvents
-  /** The Drizzle database the package works on. */
-  db: ShipmentsDatabase
+  /**
+   * The database the package works on: its engine ('sqlite' or 'postgres'), the Drizzle database, and
+   * the package's Drizzle tables for that engine (`schema`). Narrow on `engine` to query the tables.
+   */
+  database: DatabaseHandle
   /** Integrations stored in the database: create, update, list, external references. */
   integrations: IntegrationService
   /** Providers by id; `register` adds one (duplicate ids are refused). */
@@ -47,27 +49,19 @@ declare module 'fastify' {
 const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (app, rawOptions) => {
   const options = resolveOptions(rawOptions)
 
-  let db: ShipmentsDatabase
-  if (typeof options.database === 'string') {
-    const opened = openSqliteFile(options.database)
-    db = opened.db
-    // Close only what the package opened; a host's database stays the host's.
-    app.addHook('onClose', async () => opened.close())
-  } else {
-    db = options.database
-  }
-  if (options.migrate) await migrate(db)
-
   const logger = app.log.child({ plugin: 'fastify-shipments' })
-  const events = new ShipmentsEvents(logger)
-  const orderStore = options.orderStore ?? createReferenceOrderStore(db, { orderFields: options.orderFields })
-  const mutex = createMutex({
-    directory: options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory,
-    onCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
+  const { data, handle } = await openDatabase(options.database, options.migrate, {
+    lockDirectory: options.lockDirectory,
+    onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
+    onPoolError: (error) => logger.error({ err: error }, 'A pooled database connection failed'),
   })
+  // Close only what the package opened (the data layer knows); a host's database stays the host's.
+  app.addHook('onClose', () => data.close())
+
+  const events = new ShipmentsEvents(logger)
+  const orderStore = options.orderStore ?? createReferenceOrderStore(data, { orderFields: options.orderFields })
   const shipments = createShipmentService({
-    db,
-    mutex,
+    data,
     events,
     orderStore,
     logger,
@@ -78,7 +72,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   })
 
   const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
-  const integrations = createIntegrationService({ db, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone })
+  const integrations = createIntegrationService({ data, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone })
 
   const exchangeSettings = options.orderExchange
   const orderExchange = exchangeSettings
@@ -87,7 +81,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
   if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
 
-  app.decorate('shipments', { shipments, orders: orderStore, events, db, integrations, providers, orderExchange })
+  app.decorate('shipments', { shipments, orders: orderStore, events, database: handle, integrations, providers, orderExchange })
 
   await app.register(shipmentRoutes, {
     prefix: options.prefixes.shipmentApi,

@@ -1,8 +1,7 @@
-import { join } from 'node:path'
 import t from 'tap'
 import { count, eq } from 'drizzle-orm'
 import { buildDemoHost } from '../examples/demo-host.js'
-import { schema } from '../src/index.js'
+import { tables, testDatabase } from './fixtures/database.js'
 
 async function login(app: Awaited<ReturnType<typeof buildDemoHost>>, username: string, password = username) {
   const response = await app.inject({ method: 'POST', url: '/login', payload: { username, password } })
@@ -11,30 +10,30 @@ async function login(app: Awaited<ReturnType<typeof buildDemoHost>>, username: s
 }
 
 t.test('the demo host seeds once and keeps its data across restarts', async (t) => {
-  const databaseFile = join(t.testdir(), 'demo.sqlite')
-  let app = await buildDemoHost({ databaseFile, logger: false })
-  const { db } = app.shipments
-  const orders = db.select().from(schema.orders).all()
+  const database = await testDatabase(t, 'demo')
+  let app = await buildDemoHost({ database, logger: false })
+  const { db, schema } = tables(app)
+  const orders = await db.select().from(schema.orders)
   t.equal(orders.length, 5)
   t.equal(orders.filter((order) => order.isCompleted).length, 4)
-  const shipments = db.select().from(schema.shipments).all()
+  const shipments = await db.select().from(schema.shipments)
   for (const order of orders.filter((candidate) => candidate.isCompleted)) {
     const own = shipments.filter((shipment) => shipment.orderId === order.id)
     t.ok(own.length >= 1 && own.every((shipment) => shipment.status === 'new'), `order ${order.reference} has new shipments`)
   }
   t.ok(shipments.some((shipment) => shipments.filter((other) => other.orderId === shipment.orderId).length === 2), 'one order has two shipments')
   t.ok(orders.some((order) => order.couponCode && order.totalDiscount !== '0'), 'one order has a discount')
-  const addresses = db.select().from(schema.orderAddresses).all()
+  const addresses = await db.select().from(schema.orderAddresses)
   t.ok(addresses.some((address) => /[^\x00-\x7f]/.test(address.fullName ?? '') && /&/.test(address.company ?? '') && /<.*>/.test(address.company ?? '') && /"/.test(address.company ?? '')))
 
   await app.close()
-  app = await buildDemoHost({ databaseFile, logger: false })
+  app = await buildDemoHost({ database, logger: false })
   t.teardown(() => app.close())
-  t.equal(app.shipments.db.select({ total: count() }).from(schema.orders).get()!.total, 5, 'not seeded twice')
+  t.equal((await tables(app).db.select({ total: count() }).from(tables(app).schema.orders))[0].total, 5, 'not seeded twice')
 })
 
 t.test('demo login: a signed session cookie, three users with their permissions', async (t) => {
-  const app = await buildDemoHost({ databaseFile: join(t.testdir(), 'demo.sqlite'), logger: false })
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
   t.teardown(() => app.close())
   const wrong = await login(app, 'admin', 'nope')
   t.equal(wrong.response.statusCode, 401)
@@ -54,7 +53,7 @@ t.test('demo login: a signed session cookie, three users with their permissions'
   const admin = await login(app, 'admin')
   response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: '{"status":"shipped"}' })
   t.equal(response.statusCode, 200)
-  const order = app.shipments.db.select().from(schema.orders).where(eq(schema.orders.id, response.json().shipment.orderId)).get()!
+  const order = (await tables(app).db.select().from(tables(app).schema.orders).where(eq(tables(app).schema.orders.id, response.json().shipment.orderId)))[0]
   t.equal(order.statusHandle, 'shipped', 'the single-shipment order advanced')
 
   const viewer = await login(app, 'viewer')
@@ -67,7 +66,7 @@ t.test('demo login: a signed session cookie, three users with their permissions'
 t.test('the demo integrations answer signed webhooks and the custom provider', async (t) => {
   const { signWebhook } = await import('../src/index.js')
   const { DEMO_WEBHOOK_SECRET, DEMO_ACME_TOKEN } = await import('../examples/demo-integrations.js')
-  const app = await buildDemoHost({ databaseFile: join(t.testdir(), 'demo.sqlite'), logger: false })
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
   t.teardown(() => app.close())
   const body = JSON.stringify({ orderNumber: '1003', status: 'in_transit', occurredAt: new Date().toISOString(), trackingNumber: 'JD0146' })
   const timestamp = Math.floor(Date.now() / 1000)
@@ -96,14 +95,14 @@ t.test('the demo integrations answer signed webhooks and the custom provider', a
   })
   t.equal(response.statusCode, 400)
   t.equal(response.json().message, 'Invalid bearer token.')
-  const shipment = app.shipments.db.select().from(schema.shipments).where(eq(schema.shipments.reference, '1004-s001')).get()!
+  const shipment = (await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.reference, '1004-s001')))[0]
   t.equal(shipment.status, 'in_progress')
 })
 
 t.test('the demo host answers ShipStation: export of the four completed orders, a ship notification', async (t) => {
   const { DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } = await import('../examples/demo-host.js')
   const { exportedOrders, textOf } = await import('./fixtures/exchange.js')
-  const app = await buildDemoHost({ databaseFile: join(t.testdir(), 'demo.sqlite'), logger: false })
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
   t.teardown(() => app.close())
   const authorization = `Basic ${Buffer.from(`${DEMO_SHIPSTATION_USERNAME}:${DEMO_SHIPSTATION_PASSWORD}`).toString('base64')}`
   const url = '/actions/shippingplatformconnect/orders/process'
@@ -124,9 +123,9 @@ t.test('the demo host answers ShipStation: export of the four completed orders, 
     payload: '<?xml version="1.0" encoding="utf-8"?><ShipNotice><OrderNumber>1003</OrderNumber><Carrier>DHL</Carrier></ShipNotice>',
   })
   t.equal(notified.statusCode, 200)
-  const order = app.shipments.db.select().from(schema.orders).where(eq(schema.orders.reference, '1003')).get()!
+  const order = (await tables(app).db.select().from(tables(app).schema.orders).where(eq(tables(app).schema.orders.reference, '1003')))[0]
   t.equal(order.statusHandle, 'shipped')
   t.same(order.fields, { store: 'retail', shippingInfo: [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD014600003828' }] })
-  const shipments = app.shipments.db.select().from(schema.shipments).where(eq(schema.shipments.orderId, order.id)).all()
+  const shipments = (await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.orderId, order.id)))
   t.ok(shipments.every((shipment) => shipment.status === 'shipped' && shipment.trackingNumber === 'JD014600003828'), 'the demo moves open shipments too')
 })

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import { defineProvider, IntegrationError, schema } from '../src/index.js'
 import { buildTestApp } from './fixtures/app.js'
+import { otherConnection, tables, TEST_ENGINE, testDatabase } from './fixtures/database.js'
 
 /** Answers with what it received, so tests can see the raw bytes and headers the gateway passed on. */
 const echoProvider = defineProvider({
@@ -30,7 +30,7 @@ const echoProvider = defineProvider({
 })
 
 async function gatewayApp(t: Test, logLines?: string[]) {
-  const app = await buildTestApp(t, { providers: [echoProvider], gatewayBodyLimit: 2048 }, join(t.testdir(), 'gw.sqlite'), logLines)
+  const app = await buildTestApp(t, { providers: [echoProvider], gatewayBodyLimit: 2048 }, await testDatabase(t, 'gw'), logLines)
   return app
 }
 
@@ -75,7 +75,7 @@ t.test('400 when disabled (literally or through the environment) or without a pr
   t.same(response.json(), { name: 'Bad Request', message: 'Integration bare has no provider.', code: 0, status: 400 })
 
   // A provider that was registered when the integration was saved and is gone now.
-  app.shipments.db.update(schema.integrations).set({ providerId: 'removed-provider' }).run()
+  await tables(app).db.update(tables(app).schema.integrations).set({ providerId: 'removed-provider' })
   response = await app.inject({ method: 'POST', url: gateway('bare') })
   t.equal(response.statusCode, 400)
   t.equal(response.json().message, 'Integration bare has no provider.')
@@ -176,11 +176,11 @@ t.test('integrations: validated when saved, secrets masked, external references 
   const created = await integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_c2VjcmV0' }, statusMap: { in_transit: 'shipped' } })
   t.match(created, { handle: 'hooks', enabled: true, providerId: 'signed-webhook', settings: { secret: '********' }, statusMap: { in_transit: 'shipped' } })
   await fail({ name: 'Again', handle: 'hooks', providerId: 'echo' }, /^handle: "hooks" is already used/)
-  t.equal(app.shipments.db.select().from(schema.integrations).all().length, 1, 'failed saves stored nothing')
+  t.equal((await tables(app).db.select().from(tables(app).schema.integrations)).length, 1, 'failed saves stored nothing')
 
   const updated = await integrations.update('hooks', { settings: { secret: '********', toleranceSeconds: 60 } })
   t.same(updated.settings, { secret: '********', toleranceSeconds: 60 })
-  t.equal(integrations.findStored('hooks')!.settings.secret, 'whsec_c2VjcmV0', 'a masked secret keeps the stored one')
+  t.equal((await integrations.findStored('hooks'))!.settings.secret, 'whsec_c2VjcmV0', 'a masked secret keeps the stored one')
   t.same((await integrations.list()).map((integration) => integration.handle), ['hooks'])
 
   process.env.TEST_HOOK_SECRET = 'whsec_b3RoZXI='
@@ -188,7 +188,7 @@ t.test('integrations: validated when saved, secrets masked, external references 
   t.equal(viaEnv.settings.secret, '$TEST_HOOK_SECRET', 'an environment reference is shown, it is not the secret')
   delete process.env.TEST_HOOK_SECRET
 
-  const shipmentOrder = app.shipments.db.insert(schema.orders).values({ number: 'n1', reference: 'R1' }).returning().get()
+  const shipmentOrder = (await tables(app).db.insert(tables(app).schema.orders).values({ number: 'n1', reference: 'R1' }).returning())[0]
   const [shipment] = await app.shipments.shipments.create(shipmentOrder.id)
   await integrations.setExternalReference(shipment.id, 'hooks', { externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9' })
   t.same(await integrations.externalReferences(shipment.id), [{ integrationHandle: 'hooks', externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9' }])
@@ -205,7 +205,6 @@ t.test('provider ids are unique: the option and register() both refuse a duplica
 })
 
 t.test('integration changes reach the gateway: at once from this process, within GATEWAY_CROSS_PROCESS_MS from another', async (t) => {
-  const { default: Database } = await import('better-sqlite3')
   const { GATEWAY_CROSS_PROCESS_MS } = await import('../src/gateway/integrations.js')
   const app = await gatewayApp(t)
   await app.shipments.integrations.create({ name: 'Echo', handle: 'cached', providerId: 'echo' })
@@ -219,14 +218,13 @@ t.test('integration changes reach the gateway: at once from this process, within
   await app.shipments.integrations.update('cached', { enabled: true })
   t.equal((await post()).statusCode, 200)
 
-  const other = new Database(app.shipments.db.$client.name)
-  t.teardown(() => other.close())
-  other.prepare(`UPDATE shipments_integrations SET enabled = 'false', updated_at = updated_at + 1 WHERE handle = 'cached'`).run()
+  const other = await otherConnection(t, app)
+  await other(`UPDATE shipments_integrations SET enabled = 'false', updated_at = ? WHERE handle = 'cached'`, [TEST_ENGINE === 'sqlite' ? Date.now() + 1 : new Date(Date.now() + 1)])
   await new Promise((resolve) => setTimeout(resolve, GATEWAY_CROSS_PROCESS_MS + 50))
   const refused = await post()
   t.equal(refused.statusCode, 400, 'disabled by another process: refused once the check interval has passed')
   t.equal(refused.json().message, 'Integration cached is disabled.')
-  other.prepare(`DELETE FROM shipments_integrations WHERE handle = 'later'`).run()
+  await other(`DELETE FROM shipments_integrations WHERE handle = 'later'`)
   await new Promise((resolve) => setTimeout(resolve, GATEWAY_CROSS_PROCESS_MS + 50))
   t.equal((await app.inject({ method: 'POST', url: gateway('later'), payload: 'x' })).statusCode, 404, 'removed by another process')
 })

@@ -5,11 +5,12 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import Database from 'better-sqlite3'
 import { fastifyShipments, migrate, MIGRATIONS_TABLE, type ShipmentsPluginOptions } from '../src/index.js'
 import { buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
+import { testDatabase } from './fixtures/database.js'
 
-async function registrationError(t: { testdir(): string }, options: Record<string, unknown>) {
+async function registrationError(t: Parameters<typeof testDatabase>[0], options: Record<string, unknown>) {
   const app = Fastify({ logger: false })
   try {
-    await app.register(fastifyShipments, { database: join(t.testdir(), 'x.sqlite'), ...options } as ShipmentsPluginOptions)
+    await app.register(fastifyShipments, { database: await testDatabase(t, 'x'), ...options } as ShipmentsPluginOptions)
     await app.ready()
     return null
   } catch (error) {
@@ -43,7 +44,7 @@ t.test('a bad option fails ready() with a message naming it', async (t) => {
 
 t.test('with no hooks every request is denied (default: deny)', async (t) => {
   const app = Fastify({ logger: false })
-  await app.register(fastifyShipments, { database: join(t.testdir(), 'deny.sqlite') })
+  await app.register(fastifyShipments, { database: await testDatabase(t, 'deny') })
   t.teardown(() => app.close())
   const response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', payload: {} })
   t.equal(response.statusCode, 401)
@@ -59,30 +60,3 @@ t.test('prefixes move the API', async (t) => {
   t.equal(old.statusCode, 404)
 })
 
-t.test("a host's own Drizzle database: migrated into the package's table, left open on close", async (t) => {
-  const client = new Database(join(t.testdir(), 'host.sqlite'))
-  const db = drizzle({ client })
-  await migrate(db)
-  await migrate(db)
-  const tables = client.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{ name: string }>
-  t.ok(tables.some((table) => table.name === MIGRATIONS_TABLE))
-  t.notOk(tables.some((table) => table.name === '__drizzle_migrations'), "the host's migrations table is untouched")
-  t.equal((client.prepare(`select count(*) as n from ${MIGRATIONS_TABLE}`).get() as { n: number }).n, 1, 'applied once')
-
-  const app = Fastify({ logger: false })
-  await app.register(fastifyShipments, { database: db, migrate: false })
-  await app.ready()
-  t.equal(app.shipments.db, db)
-  await app.close()
-  t.ok(client.open, 'the host database is still open')
-  client.close()
-})
-
-t.test('the embedded default runs SQLite in WAL mode with a busy timeout', async (t) => {
-  const app = await buildTestApp(t)
-  const client = app.shipments.db.$client
-  t.equal(client.pragma('journal_mode', { simple: true }), 'wal')
-  t.equal(client.pragma('busy_timeout', { simple: true }), 10000)
-  await app.close()
-  t.notOk(client.open, 'the database the package opened is closed with the app')
-})

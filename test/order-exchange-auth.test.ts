@@ -2,17 +2,17 @@
 // SS-UserName / SS-Password, environment references, and settings checked at registration.
 import t from 'tap'
 import Fastify from 'fastify'
-import { join } from 'node:path'
 import { fastifyShipments } from '../src/index.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_PASSWORD, EXCHANGE_URL, EXCHANGE_USER, exportRequest, insertExportOrder } from './fixtures/exchange.js'
 import { orderRow } from './fixtures/app.js'
+import { testDatabase } from './fixtures/database.js'
 
 const CHALLENGE = 'Basic realm="ShipStation", charset="UTF-8"'
 
 t.test('a missing, malformed or wrong Authorization header is a 401 with a challenge, never a 500', async (t) => {
   const logLines: string[] = []
   const app = await buildExchangeApp(t, {}, {}, logLines)
-  const orderId = insertExportOrder(app, { reference: 'AUTH-1' })
+  const orderId = await insertExportOrder(app, { reference: 'AUTH-1' })
   const cases: Record<string, Record<string, string>> = {
     missing: {},
     'not basic': { authorization: `Bearer ${EXCHANGE_PASSWORD}` },
@@ -37,7 +37,7 @@ t.test('a missing, malformed or wrong Authorization header is a 401 with a chall
       t.same(response.json(), { name: 'Unauthorized', message: 'Invalid username or password.', code: 0, status: 401 })
     }
   }
-  t.equal(orderRow(app, orderId).statusHandle, 'processing', 'no refused notification changed the order')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'processing', 'no refused notification changed the order')
   const html = await app.inject({ url: `${EXCHANGE_URL}?action=export` })
   t.equal(html.statusCode, 401)
   t.match(html.headers['content-type'], /^text\/html/)
@@ -66,7 +66,7 @@ t.test('SS-UserName / SS-Password: refused unless acceptQueryCredentials, then f
   t.equal(refused.headers['www-authenticate'], CHALLENGE)
 
   const on = await buildExchangeApp(t, { acceptQueryCredentials: true }, {}, logLines)
-  insertExportOrder(on, { reference: 'Q-1' })
+  await insertExportOrder(on, { reference: 'Q-1' })
   const fromQuery = await on.inject({ url: `${EXCHANGE_URL}?${query}` })
   t.equal(fromQuery.statusCode, 200)
   t.match(fromQuery.body, /Q-1/)
@@ -87,7 +87,7 @@ t.test('order exchange settings are checked at registration, naming the setting'
   const register = async (orderExchange: unknown, extra: Record<string, unknown> = {}) => {
     const app = Fastify({ logger: false })
     t.teardown(() => app.close())
-    await app.register(fastifyShipments, { database: join(t.testdir(), 'options.sqlite'), orderExchange: orderExchange as never, ...extra })
+    await app.register(fastifyShipments, { database: await testDatabase(t, 'options'), orderExchange: orderExchange as never, ...extra })
     return app.ready()
   }
   delete process.env.TEST_SS_UNSET
@@ -105,7 +105,7 @@ t.test('order exchange settings are checked at registration, naming the setting'
 
   const withoutExchange = Fastify({ logger: false })
   t.teardown(() => withoutExchange.close())
-  await withoutExchange.register(fastifyShipments, { database: join(t.testdir(), 'none.sqlite') })
+  await withoutExchange.register(fastifyShipments, { database: await testDatabase(t, 'none') })
   t.equal(withoutExchange.shipments.orderExchange, null)
   t.equal((await withoutExchange.inject({ url: `${EXCHANGE_URL}?action=export` })).statusCode, 404, 'not mounted without settings')
 })

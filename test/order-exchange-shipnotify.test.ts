@@ -6,6 +6,7 @@ import { eq } from 'drizzle-orm'
 import { schema } from '../src/index.js'
 import { historyRows, orderRow, shipmentRow } from './fixtures/app.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_URL, insertExportOrder } from './fixtures/exchange.js'
+import { tables } from './fixtures/database.js'
 
 const notify = (app: FastifyInstance, query: Record<string, string>, body?: string, headers: Record<string, string> = {}) =>
   app.inject({
@@ -20,53 +21,53 @@ const shipNotice = (fields: Record<string, string>) =>
     .map(([name, value]) => `<${name}><![CDATA[${value}]]></${name}>`)
     .join('')}<Recipient><Name>Jane</Name></Recipient><Items><Item><SKU>A</SKU></Item></Items></ShipNotice>`
 
-const stored = (app: FastifyInstance, orderId: number) => {
-  const row = orderRow(app, orderId)
+const stored = async (app: FastifyInstance, orderId: number) => {
+  const row = await orderRow(app, orderId)
   return { status: row.statusHandle, tracking: (row.fields as Record<string, unknown>).shippingInfo ?? null, dateUpdated: row.dateUpdated.getTime() }
 }
 
 t.test('query parameters: the order moves to the Status Handle and gets one tracking entry', async (t) => {
   const app = await buildExchangeApp(t)
-  const orderId = insertExportOrder(app, { reference: 'SN-1' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-1' })
   const events: unknown[] = []
   app.shipments.events.on('shipNotificationRecorded', (event) => events.push(event))
 
   const response = await notify(app, { order_number: 'SN-1', carrier: 'UPS', service: 'Ground', tracking_number: '1Z999' })
   t.equal(response.statusCode, 200)
   t.same(response.json(), { success: true })
-  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1Z999' }] })
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1Z999' }] })
   t.match(events, [{ orderId, orderReference: 'SN-1', status: 'shipped', tracking: { carrier: 'UPS', service: 'Ground', trackingNumber: '1Z999' }, shipmentIds: [] }])
 
   const second = await notify(app, { order_number: 'SN-1', carrier: 'FedEx', service: '', tracking_number: '7777' })
   t.equal(second.statusCode, 200)
-  t.same(stored(app, orderId).tracking, [{ carrier: 'FedEx', service: '', trackingNumber: '7777' }], 'a later notification overwrites the one entry')
+  t.same((await stored(app, orderId)).tracking, [{ carrier: 'FedEx', service: '', trackingNumber: '7777' }], 'a later notification overwrites the one entry')
 })
 
 t.test('the same notification twice leaves the state of once: no second save, no second event', async (t) => {
   const app = await buildExchangeApp(t)
-  const orderId = insertExportOrder(app, { reference: 'SN-DUP' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-DUP' })
   let events = 0
   app.shipments.events.on('shipNotificationRecorded', () => events++)
   const query = { order_number: 'SN-DUP', carrier: 'USPS', service: 'Priority', tracking_number: '9400' }
   t.equal((await notify(app, query, shipNotice({ OrderNumber: 'SN-DUP' }), { 'content-type': 'text/xml' })).statusCode, 200)
-  const once = stored(app, orderId)
+  const once = await stored(app, orderId)
   await new Promise((resolve) => setTimeout(resolve, 5))
   t.equal((await notify(app, query, shipNotice({ OrderNumber: 'SN-DUP' }), { 'content-type': 'text/xml' })).statusCode, 200)
-  t.same(stored(app, orderId), once, 'status, tracking and dateUpdated unchanged')
+  t.same(await stored(app, orderId), once, 'status, tracking and dateUpdated unchanged')
   t.equal(events, 1)
 })
 
 t.test('no tracking value: the status changes, no entry is created, an existing entry stays', async (t) => {
   const app = await buildExchangeApp(t)
-  const bare = insertExportOrder(app, { reference: 'SN-BARE' })
+  const bare = await insertExportOrder(app, { reference: 'SN-BARE' })
   t.equal((await notify(app, { order_number: 'SN-BARE', carrier: '', service: '', tracking_number: '' })).statusCode, 200)
-  t.same(stored(app, bare).status, 'shipped')
-  t.equal(stored(app, bare).tracking, null)
+  t.same((await stored(app, bare)).status, 'shipped')
+  t.equal((await stored(app, bare)).tracking, null)
 
-  const kept = insertExportOrder(app, { reference: 'SN-KEPT', statusHandle: 'processing', fields: { shippingInfo: [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD1' }] } })
+  const kept = await insertExportOrder(app, { reference: 'SN-KEPT', statusHandle: 'processing', fields: { shippingInfo: [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD1' }] } })
   t.equal((await notify(app, { order_number: 'SN-KEPT' })).statusCode, 200)
-  t.same(stored(app, kept).tracking, [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD1' }])
-  t.equal(stored(app, kept).status, 'shipped')
+  t.same((await stored(app, kept)).tracking, [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD1' }])
+  t.equal((await stored(app, kept)).status, 'shipped')
 })
 
 t.test('parameters from the body: ShipNotice XML under any content type (never 415), form and JSON bodies', async (t) => {
@@ -89,7 +90,7 @@ t.test('parameters from the body: ShipNotice XML under any content type (never 4
   ]
   for (const [index, contentType] of contentTypes.entries()) {
     const reference = `SN-CT-${index}`
-    const orderId = insertExportOrder(app, { reference })
+    const orderId = await insertExportOrder(app, { reference })
     const body = shipNotice({ OrderNumber: reference, Carrier: 'UPS', Service: 'Next Day', TrackingNumber: `T${index}` })
     const response = await app.inject({
       method: 'POST',
@@ -98,10 +99,10 @@ t.test('parameters from the body: ShipNotice XML under any content type (never 4
       payload: body,
     })
     t.equal(response.statusCode, 200, `content type ${JSON.stringify(contentType)}`)
-    t.same(stored(app, orderId).tracking, [{ carrier: 'UPS', service: 'Next Day', trackingNumber: `T${index}` }])
+    t.same((await stored(app, orderId)).tracking, [{ carrier: 'UPS', service: 'Next Day', trackingNumber: `T${index}` }])
   }
 
-  const formOrder = insertExportOrder(app, { reference: 'SN-FORM' })
+  const formOrder = await insertExportOrder(app, { reference: 'SN-FORM' })
   const form = await app.inject({
     method: 'POST',
     url: `${EXCHANGE_URL}?action=shipnotify`,
@@ -109,9 +110,9 @@ t.test('parameters from the body: ShipNotice XML under any content type (never 4
     payload: 'order_number=SN-FORM&carrier=USPS&service=Priority+Mail&tracking_number=9400%2011',
   })
   t.equal(form.statusCode, 200)
-  t.same(stored(app, formOrder).tracking, [{ carrier: 'USPS', service: 'Priority Mail', trackingNumber: '9400 11' }])
+  t.same((await stored(app, formOrder)).tracking, [{ carrier: 'USPS', service: 'Priority Mail', trackingNumber: '9400 11' }])
 
-  const jsonOrder = insertExportOrder(app, { reference: 'SN-JSON' })
+  const jsonOrder = await insertExportOrder(app, { reference: 'SN-JSON' })
   const json = await app.inject({
     method: 'POST',
     url: `${EXCHANGE_URL}?action=shipnotify&carrier=FedEx`,
@@ -119,15 +120,15 @@ t.test('parameters from the body: ShipNotice XML under any content type (never 4
     payload: JSON.stringify({ order_number: 'SN-JSON', carrier: 'ignored: the query wins', tracking_number: 12345 }),
   })
   t.equal(json.statusCode, 200)
-  t.same(stored(app, jsonOrder).tracking, [{ carrier: 'FedEx', service: '', trackingNumber: '12345' }])
+  t.same((await stored(app, jsonOrder)).tracking, [{ carrier: 'FedEx', service: '', trackingNumber: '12345' }])
 })
 
 t.test('a split order: an unknown order_number falls back to the order ShipNotice/OrderID names', async (t) => {
   const app = await buildExchangeApp(t)
-  const orderId = insertExportOrder(app, { reference: 'SN-SPLIT' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-SPLIT' })
   const response = await notify(app, { order_number: 'SN-SPLIT-1', carrier: 'UPS', tracking_number: 'Z1' }, shipNotice({ OrderID: String(orderId), OrderNumber: 'SN-SPLIT-1' }))
   t.equal(response.statusCode, 200)
-  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', trackingNumber: 'Z1' }] })
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', trackingNumber: 'Z1' }] })
 
   const unknown = await notify(app, { order_number: 'SN-SPLIT-2' }, shipNotice({ OrderID: '999999' }), { accept: 'application/json' })
   t.equal(unknown.statusCode, 404)
@@ -137,24 +138,24 @@ t.test('a split order: an unknown order_number falls back to the order ShipNotic
 t.test('a missing matrix field or sub-field is logged and skipped; the status still changes', async (t) => {
   const logLines: string[] = []
   const app = await buildExchangeApp(t, { trackingField: { matrix: 'noSuchField' } }, {}, logLines)
-  const orderId = insertExportOrder(app, { reference: 'SN-NOFIELD' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-NOFIELD' })
   t.equal((await notify(app, { order_number: 'SN-NOFIELD', carrier: 'UPS' })).statusCode, 200)
-  t.match(stored(app, orderId), { status: 'shipped', tracking: null })
-  t.same(orderRow(app, orderId).fields, {})
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: null })
+  t.same((await orderRow(app, orderId)).fields, {})
   t.ok(logLines.some((line) => line.includes('"level":40') && line.includes('noSuchField')), 'a warning names the field')
 
   const partial = await buildExchangeApp(t, { trackingField: { service: 'serviceLevel' } }, {}, logLines)
-  const partialOrder = insertExportOrder(partial, { reference: 'SN-SUB' })
+  const partialOrder = await insertExportOrder(partial, { reference: 'SN-SUB' })
   t.equal((await notify(partial, { order_number: 'SN-SUB', carrier: 'UPS', service: 'Ground', tracking_number: 'Z9' })).statusCode, 200)
-  t.same(stored(partial, partialOrder).tracking, [{ carrier: 'UPS', trackingNumber: 'Z9' }], 'the missing sub-field alone is skipped')
+  t.same((await stored(partial, partialOrder)).tracking, [{ carrier: 'UPS', trackingNumber: 'Z9' }], 'the missing sub-field alone is skipped')
   t.ok(logLines.some((line) => line.includes('serviceLevel')))
 })
 
 t.test('errors per spec 7.3, HTML by default and JSON on request; a refused notification changes nothing', async (t) => {
   const logLines: string[] = []
   const app = await buildExchangeApp(t, {}, {}, logLines)
-  const orderId = insertExportOrder(app, { reference: 'SN-ERR' })
-  const before = stored(app, orderId)
+  const orderId = await insertExportOrder(app, { reference: 'SN-ERR' })
+  const before = await stored(app, orderId)
 
   const missing = await notify(app, {})
   t.equal(missing.statusCode, 406)
@@ -175,36 +176,36 @@ t.test('errors per spec 7.3, HTML by default and JSON on request; a refused noti
     t.equal(response.statusCode, 400)
     t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 })
   }
-  t.same(stored(app, orderId), before)
+  t.same(await stored(app, orderId), before)
 
   const noStatus = await buildExchangeApp(t, { shippedStatus: 'dispatched' }, {}, logLines)
-  const noStatusOrder = insertExportOrder(noStatus, { reference: 'SN-NOSTATUS' })
-  const beforeNoStatus = stored(noStatus, noStatusOrder)
+  const noStatusOrder = await insertExportOrder(noStatus, { reference: 'SN-NOSTATUS' })
+  const beforeNoStatus = await stored(noStatus, noStatusOrder)
   const failed = await notify(noStatus, { order_number: 'SN-NOSTATUS', carrier: 'UPS' }, undefined, { accept: 'application/json' })
   t.equal(failed.statusCode, 500)
   t.same(failed.json(), { name: 'Internal Server Error', message: 'The shipping notification could not be applied.', code: 0, status: 500 })
-  t.same(stored(noStatus, noStatusOrder), beforeNoStatus, 'neither the status nor the tracking entry was saved')
+  t.same(await stored(noStatus, noStatusOrder), beforeNoStatus, 'neither the status nor the tracking entry was saved')
   t.ok(logLines.some((line) => line.includes('the Status Handle names no order status') && line.includes('dispatched')))
 
   const blank = await buildExchangeApp(t, { shippedStatus: '', trackingField: { carrier: '' } }, {}, logLines)
-  const blankOrder = insertExportOrder(blank, { reference: 'SN-BLANK' })
+  const blankOrder = await insertExportOrder(blank, { reference: 'SN-BLANK' })
   const blankResponse = await notify(blank, { order_number: 'SN-BLANK' })
   t.equal(blankResponse.statusCode, 500)
   t.notMatch(blankResponse.body, /shippedStatus|trackingField|\.ts:\d+/, 'the reason stays in the log')
-  t.equal(stored(blank, blankOrder).status, 'processing')
+  t.equal((await stored(blank, blankOrder)).status, 'processing')
   t.ok(logLines.some((line) => line.includes('"shippedStatus"') && line.includes('"trackingField.carrier"')))
 })
 
 t.test('a ShipNotice with a DTD or entities is never expanded; the query parameters still apply', async (t) => {
   const logLines: string[] = []
   const app = await buildExchangeApp(t, {}, {}, logLines)
-  const orderId = insertExportOrder(app, { reference: 'SN-DTD' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-DTD' })
   const laughs =
     '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">' +
     '<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><ShipNotice><OrderNumber>&lol3;</OrderNumber><OrderID>1</OrderID></ShipNotice>'
   const response = await notify(app, { order_number: 'SN-DTD', tracking_number: 'T-DTD' }, laughs, { 'content-type': 'application/xml' })
   t.equal(response.statusCode, 200)
-  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ trackingNumber: 'T-DTD' }] })
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ trackingNumber: 'T-DTD' }] })
   t.ok(logLines.some((line) => line.includes('not a readable ShipNotice')))
 
   const garbage = await notify(app, { order_number: 'SN-DTD' }, '<ShipNotice><OrderNumber>', { 'content-type': 'text/xml' })
@@ -215,7 +216,7 @@ t.test('a ShipNotice with a DTD or entities is never expanded; the query paramet
 
 t.test('updateShipments: open shipments move to shipped through the update path, tagged shipnotify', async (t) => {
   const app = await buildExchangeApp(t, { updateShipments: true, integrationHandle: 'shipstation-main' })
-  const orderId = insertExportOrder(app, { reference: 'SN-SHIP' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-SHIP' })
   const [open, alreadyShipped, cancelled, onHold] = await app.shipments.shipments.create(orderId, { count: 4 })
   await app.shipments.shipments.update(alreadyShipped.id, { status: 'shipped', carrier: 'Old' })
   await app.shipments.shipments.update(cancelled.id, { status: 'cancelled' })
@@ -226,81 +227,81 @@ t.test('updateShipments: open shipments move to shipped through the update path,
   const query = { order_number: 'SN-SHIP', carrier: 'UPS', service: '', tracking_number: '1Z1' }
   t.equal((await notify(app, query)).statusCode, 200)
   for (const shipment of [open, onHold]) {
-    t.match(shipmentRow(app, shipment.id), { status: 'shipped', carrier: 'UPS', service: null, trackingNumber: '1Z1' })
-    t.match(historyRows(app, shipment.id).at(-1), { toStatus: 'shipped', sourceIntegration: 'shipstation-main', sourceExternalCode: 'shipnotify' })
+    t.match(await shipmentRow(app, shipment.id), { status: 'shipped', carrier: 'UPS', service: null, trackingNumber: '1Z1' })
+    t.match((await historyRows(app, shipment.id)).at(-1), { toStatus: 'shipped', sourceIntegration: 'shipstation-main', sourceExternalCode: 'shipnotify' })
   }
-  t.match(shipmentRow(app, alreadyShipped.id), { status: 'shipped', carrier: 'Old' })
-  t.equal(shipmentRow(app, cancelled.id).status, 'cancelled')
+  t.match(await shipmentRow(app, alreadyShipped.id), { status: 'shipped', carrier: 'Old' })
+  t.equal((await shipmentRow(app, cancelled.id)).status, 'cancelled')
   t.same(events.map((event) => event.shipmentIds.sort()), [[open.id, onHold.id].sort()])
-  t.equal(orderRow(app, orderId).statusHandle, 'shipped')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'shipped')
 
-  const rowsBefore = app.shipments.db.select().from(schema.shipmentStatusHistory).where(eq(schema.shipmentStatusHistory.shipmentId, open.id)).all().length
+  const rowsBefore = (await tables(app).db.select().from(tables(app).schema.shipmentStatusHistory).where(eq(tables(app).schema.shipmentStatusHistory.shipmentId, open.id))).length
   t.equal((await notify(app, query)).statusCode, 200)
-  t.equal(historyRows(app, open.id).length, rowsBefore, 'a repeated notification moves nothing again')
+  t.equal((await historyRows(app, open.id)).length, rowsBefore, 'a repeated notification moves nothing again')
   t.equal(events.length, 1)
 })
 
 t.test('without updateShipments, shipments are left alone', async (t) => {
   const app = await buildExchangeApp(t)
-  const orderId = insertExportOrder(app, { reference: 'SN-NOSHIP' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-NOSHIP' })
   const [shipment] = await app.shipments.shipments.create(orderId)
   t.equal((await notify(app, { order_number: 'SN-NOSHIP', carrier: 'UPS' })).statusCode, 200)
-  t.equal(shipmentRow(app, shipment.id).status, 'new')
-  t.equal(historyRows(app, shipment.id).length, 1)
+  t.equal((await shipmentRow(app, shipment.id)).status, 'new')
+  t.equal((await historyRows(app, shipment.id)).length, 1)
 })
 
 t.test('the same notification arriving several times at once: one change, one history row per shipment', async (t) => {
   const app = await buildExchangeApp(t, { updateShipments: true })
-  const orderId = insertExportOrder(app, { reference: 'SN-RACE' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-RACE' })
   const shipments = await app.shipments.shipments.create(orderId, { count: 2 })
   const moved: number[] = []
   app.shipments.events.on('shipNotificationRecorded', (event) => moved.push(...event.shipmentIds))
   const query = { order_number: 'SN-RACE', carrier: 'UPS', service: 'Ground', tracking_number: '1ZRACE' }
   const responses = await Promise.all(Array.from({ length: 6 }, () => notify(app, query, shipNotice({ OrderNumber: 'SN-RACE' }))))
   t.same(responses.map((response) => response.statusCode), [200, 200, 200, 200, 200, 200])
-  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1ZRACE' }] })
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1ZRACE' }] })
   for (const shipment of shipments) {
-    t.same(historyRows(app, shipment.id).map((row) => row.toStatus), ['new', 'shipped'], `shipment ${shipment.id} moved once`)
+    t.same((await historyRows(app, shipment.id)).map((row) => row.toStatus), ['new', 'shipped'], `shipment ${shipment.id} moved once`)
   }
   t.same(moved.sort(), shipments.map((shipment) => shipment.id).sort(), 'the events report each shipment moved exactly once')
-  t.equal(app.shipments.db.select().from(schema.orders).where(eq(schema.orders.id, orderId)).all().length, 1)
+  t.equal((await tables(app).db.select().from(tables(app).schema.orders).where(eq(tables(app).schema.orders.id, orderId))).length, 1)
 })
 
 t.test('updateShipments with a Status Handle that names no status: a 500 and no shipment moved', async (t) => {
   const app = await buildExchangeApp(t, { updateShipments: true, shippedStatus: 'dispatched' })
-  const orderId = insertExportOrder(app, { reference: 'SN-NOSTATUS-SHIP' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-NOSTATUS-SHIP' })
   const [shipment] = await app.shipments.shipments.create(orderId)
   const response = await notify(app, { order_number: 'SN-NOSTATUS-SHIP', carrier: 'UPS' })
   t.equal(response.statusCode, 500)
-  t.equal(shipmentRow(app, shipment.id).status, 'new')
-  t.equal(historyRows(app, shipment.id).length, 1)
-  t.equal(orderRow(app, orderId).statusHandle, 'processing')
+  t.equal((await shipmentRow(app, shipment.id)).status, 'new')
+  t.equal((await historyRows(app, shipment.id)).length, 1)
+  t.equal((await orderRow(app, orderId)).statusHandle, 'processing')
 })
 
 t.test('updateShipments: the Status Handle wins over the shipments\' own order advance', async (t) => {
   const app = await buildExchangeApp(t, { updateShipments: true, shippedStatus: 'shipped' }, { shippedOrderStatus: 'processing' })
-  const orderId = insertExportOrder(app, { reference: 'SN-ADVANCE', statusHandle: 'processing' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-ADVANCE', statusHandle: 'processing' })
   const [shipment] = await app.shipments.shipments.create(orderId)
   const advanced: string[] = []
   app.shipments.events.on('orderAdvanced', (event) => advanced.push(event.status))
   t.equal((await notify(app, { order_number: 'SN-ADVANCE', tracking_number: 'T1' })).statusCode, 200)
-  t.equal(shipmentRow(app, shipment.id).status, 'shipped')
+  t.equal((await shipmentRow(app, shipment.id)).status, 'shipped')
   t.same(advanced, ['processing'], 'the advance happened')
-  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ trackingNumber: 'T1' }] })
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ trackingNumber: 'T1' }] })
 })
 
 t.test('repeated parameters count once with their first value; action and parameters may come from a form body', async (t) => {
   const app = await buildExchangeApp(t)
-  const orderId = insertExportOrder(app, { reference: 'SN-REPEAT' })
+  const orderId = await insertExportOrder(app, { reference: 'SN-REPEAT' })
   const repeated = await app.inject({
     method: 'POST',
     url: `${EXCHANGE_URL}?action=shipnotify&action=export&order_number=SN-REPEAT&order_number=other&carrier=UPS&carrier=DHL`,
     headers: basicAuth(),
   })
   t.equal(repeated.statusCode, 200)
-  t.match(stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS' }] })
+  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ carrier: 'UPS' }] })
 
-  const formOrder = insertExportOrder(app, { reference: 'SN-FORM-ACTION' })
+  const formOrder = await insertExportOrder(app, { reference: 'SN-FORM-ACTION' })
   const form = await app.inject({
     method: 'POST',
     url: EXCHANGE_URL,
@@ -308,5 +309,5 @@ t.test('repeated parameters count once with their first value; action and parame
     payload: 'action=shipnotify&order_number=SN-FORM-ACTION&tracking_number=F1',
   })
   t.equal(form.statusCode, 200)
-  t.match(stored(app, formOrder), { status: 'shipped', tracking: [{ trackingNumber: 'F1' }] })
+  t.match(await stored(app, formOrder), { status: 'shipped', tracking: [{ trackingNumber: 'F1' }] })
 })

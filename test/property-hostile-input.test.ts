@@ -1,9 +1,9 @@
-import { join } from 'node:path'
 import t from 'tap'
 import fc from 'fast-check'
 import { signWebhook } from '../src/index.js'
 import { buildTestApp, orderWithShipments } from './fixtures/app.js'
 import { contentTypes, hostileString, snapshotDatabase, STACK_TRACE } from './fixtures/hostile.js'
+import { testDatabase } from './fixtures/database.js'
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150)
 const SPEC_KEYS = ['trackingNumber', 'trackingUrl', 'carrier', 'service', 'dateScheduledShip', 'fulfillmentNotes', 'shippingNotes', 'status', 'statusMessage', 'fields', 'integrationHandle', 'externalCode']
@@ -25,14 +25,14 @@ t.test('the shipment API: random bodies, ids, users and content types never give
       fc.constantFrom(String(shipmentIds[0]), String(shipmentIds[1]), '999', 'abc', '-1', '%00', '1.5'),
       fc.constantFrom('admin', 'editor', 'viewer', 'nobody', undefined, 'ghost'),
       async (payload, contentType, id, user) => {
-        const before = snapshotDatabase(app)
+        const before = await snapshotDatabase(app)
         const headers: Record<string, string> = {}
         if (contentType) headers['content-type'] = contentType
         if (user) headers['x-test-user'] = user
         const response = await app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers, payload })
         if (response.statusCode >= 500) return false
         if (STACK_TRACE.test(response.body)) return false
-        if (response.statusCode !== 200 && snapshotDatabase(app) !== before) return false
+        if (response.statusCode !== 200 && (await snapshotDatabase(app)) !== before) return false
         return true
       },
     ),
@@ -42,7 +42,7 @@ t.test('the shipment API: random bodies, ids, users and content types never give
 })
 
 t.test('the gateway: random methods, queries, headers and bodies never give a 500, and rejections change nothing', async (t) => {
-  const app = await buildTestApp(t, {}, join(t.testdir(), 'gw.sqlite'))
+  const app = await buildTestApp(t, {}, await testDatabase(t, 'gw'))
   await app.shipments.integrations.create({
     name: 'Hooks',
     handle: 'hooks',
@@ -65,13 +65,13 @@ t.test('the gateway: random methods, queries, headers and bodies never give a 50
       fc.record({ 'webhook-id': headerValue, 'webhook-timestamp': fc.oneof(headerValue, fc.constant(String(Math.floor(Date.now() / 1000)))), 'webhook-signature': headerValue }, { requiredKeys: [] }),
       updateBody,
       async (method, query, contentType, signedHeaders, payload) => {
-        const before = snapshotDatabase(app)
+        const before = await snapshotDatabase(app)
         const headers: Record<string, string> = { ...signedHeaders }
         if (contentType) headers['content-type'] = contentType
         const response = await app.inject({ method, url: `/actions/shipments/gateway/handle?${query}`, headers, payload: method === 'GET' ? undefined : payload })
         if (response.statusCode >= 500 || STACK_TRACE.test(response.body)) return false
         if (response.statusCode === 415) return false // the gateway takes every content type
-        if (response.statusCode !== 200 && snapshotDatabase(app) !== before) return false
+        if (response.statusCode !== 200 && (await snapshotDatabase(app)) !== before) return false
         return response.statusCode !== 200 // nothing random is validly signed
       },
     ),

@@ -1,11 +1,12 @@
 import { join } from 'node:path'
-import { existsSync, readdirSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import t from 'tap'
 import { buildTestApp, historyRows, orderWithShipments, shipmentRow } from './fixtures/app.js'
 import { firstLine, spawnWorker } from './fixtures/processes.js'
+import { rawQuery, testDatabase, TEST_ENGINE } from './fixtures/database.js'
 
-t.test('four processes on one SQLite file: no lost update, history equals the real transitions', async (t) => {
-  const databaseFile = join(t.testdir(), 'shared.sqlite')
+t.test('four processes on one database: no lost update, history equals the real transitions', async (t) => {
+  const databaseFile = await testDatabase(t, 'shared')
   const app = await buildTestApp(t, {}, databaseFile)
   const { shipmentIds } = await orderWithShipments(app, 4)
   const targets = ['in_progress', 'on_hold', 'fulfilled', 'shipped', 'cancelled', 'new']
@@ -27,18 +28,18 @@ t.test('four processes on one SQLite file: no lost update, history equals the re
   const changed = [...local, ...remote].filter((outcome) => outcome === 'changed').length
   let rows = 0
   for (const id of shipmentIds) {
-    const history = historyRows(app, id)
+    const history = await historyRows(app, id)
     rows += history.length - 1
     history.forEach((row, index) => {
       if (index > 0) t.equal(row.fromStatus, history[index - 1].toStatus, `shipment ${id} row ${index} continues the chain`)
     })
-    t.equal(shipmentRow(app, id).status, history.at(-1)!.toStatus, `shipment ${id} ends where its history ends`)
+    t.equal((await shipmentRow(app, id)).status, history.at(-1)!.toStatus, `shipment ${id} ends where its history ends`)
   }
   t.equal(rows, changed, 'one history row per real transition, across all processes')
 })
 
 t.test('a process killed with SIGKILL mid-transition leaves no partial history and no stuck lock', async (t) => {
-  const databaseFile = join(t.testdir(), 'killed.sqlite')
+  const databaseFile = await testDatabase(t, 'killed')
   let app = await buildTestApp(t, {}, databaseFile)
   const { shipmentIds } = await orderWithShipments(app, 3)
   await app.close()
@@ -48,13 +49,11 @@ t.test('a process killed with SIGKILL mid-transition leaves no partial history a
   await new Promise((resolve) => setTimeout(resolve, 700))
   worker.kill('SIGKILL')
   await new Promise((resolve) => worker.on('exit', resolve))
-  const lockDirectory = `${databaseFile}-locks`
-  t.ok(existsSync(lockDirectory))
 
   app = await buildTestApp(t, { lockTimeoutMs: 15_000 }, databaseFile)
   for (const id of shipmentIds) {
-    const row = shipmentRow(app, id)
-    const history = historyRows(app, id)
+    const row = await shipmentRow(app, id)
+    const history = await historyRows(app, id)
     t.ok(history.length > 1, `shipment ${id} moved before the kill`)
     history.forEach((entry, index) => {
       if (index > 0) t.equal(entry.fromStatus, history[index - 1].toStatus, `shipment ${id}: unbroken chain`)
@@ -64,8 +63,13 @@ t.test('a process killed with SIGKILL mid-transition leaves no partial history a
     t.equal(response.statusCode, 200, `shipment ${id} is readable`)
   }
   // Any lock the killed process held goes stale and is taken over; the update must not time out.
-  const target = shipmentRow(app, shipmentIds[0]).status === 'cancelled' ? 'on_hold' : 'cancelled'
+  const target = (await shipmentRow(app, shipmentIds[0])).status === 'cancelled' ? 'on_hold' : 'cancelled'
   const results = await Promise.all(shipmentIds.map((id) => app.shipments.shipments.update(id, { status: target })))
   t.ok(results.every((result) => result.shipment.status === target), 'every shipment transitions after the restart')
-  t.same(readdirSync(lockDirectory).filter((name) => name.endsWith('.lock')), [], 'no lock left behind')
+  if (TEST_ENGINE === 'sqlite') {
+    t.same(readdirSync(`${databaseFile}-locks`).filter((name) => name.endsWith('.lock')), [], 'no lock file left behind')
+  } else {
+    const held = await rawQuery(app, "SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+    t.same(held, [{ held: 0 }], 'no advisory lock left behind: the server released the dead session\'s locks')
+  }
 })

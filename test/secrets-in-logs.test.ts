@@ -1,14 +1,14 @@
-import { join } from 'node:path'
 import t from 'tap'
 import { buildDemoHost } from '../examples/demo-host.js'
 import { DEMO_WEBHOOK_SECRET } from '../examples/demo-integrations.js'
 import { signWebhook } from '../src/index.js'
+import { testDatabase } from './fixtures/database.js'
 import { DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } from '../examples/demo-host.js'
 
 t.test('no secret appears in any log line of a busy demo host', async (t) => {
   const lines: string[] = []
   const app = await buildDemoHost({
-    databaseFile: join(t.testdir(), 'demo.sqlite'),
+    database: await testDatabase(t, 'demo'),
     logger: { level: 'trace', stream: { write: (line: string) => void lines.push(line) } },
   })
   t.teardown(() => app.close())

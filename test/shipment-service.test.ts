@@ -4,13 +4,13 @@ import { ShipmentValidationError, type ShipmentCreatedEvent } from '../src/index
 
 t.test('create: references {order reference}-sNNN, a creation history row, an event each', async (t) => {
   const app = await buildTestApp(t)
-  const orderId = insertOrder(app, { reference: 'ORD-77' })
+  const orderId = await insertOrder(app, { reference: 'ORD-77' })
   const created: ShipmentCreatedEvent[] = []
   app.shipments.events.on('shipmentCreated', (event) => created.push(event))
   const firstBatch = await app.shipments.shipments.create(orderId, { count: 2, userId: '9' })
   const secondBatch = await app.shipments.shipments.create(orderId)
   t.same([...firstBatch, ...secondBatch].map((shipment) => shipment.reference), ['ORD-77-s001', 'ORD-77-s002', 'ORD-77-s003'])
-  t.match(historyRows(app, firstBatch[0].id), [{ fromStatus: null, toStatus: 'new', userId: '9' }])
+  t.match(await historyRows(app, firstBatch[0].id), [{ fromStatus: null, toStatus: 'new', userId: '9' }])
   t.equal(created.length, 3)
   t.equal(created[0].userId, '9')
   await t.rejects(app.shipments.shipments.create(999_999), { code: 'SHIPMENTS_ORDER_NOT_FOUND', statusCode: 404 })
@@ -19,7 +19,7 @@ t.test('create: references {order reference}-sNNN, a creation history row, an ev
 
 t.test('soft delete and restore keep the shipment readable and report it', async (t) => {
   const app = await buildTestApp(t)
-  const orderId = insertOrder(app)
+  const orderId = await insertOrder(app)
   const [shipment] = await app.shipments.shipments.create(orderId)
   const events: string[] = []
   app.shipments.events.on('shipmentDeleted', () => events.push('deleted'))
@@ -31,17 +31,17 @@ t.test('soft delete and restore keep the shipment readable and report it', async
   t.ok((await app.shipments.shipments.get(shipment.id))?.dateDeleted)
   const restored = await app.shipments.shipments.restore(shipment.id)
   t.equal(restored.dateDeleted, null)
-  t.equal(shipmentRow(app, shipment.id).dateDeleted, null)
+  t.equal((await shipmentRow(app, shipment.id)).dateDeleted, null)
   t.same(events, ['deleted', 'deleted', 'restored'])
   await t.rejects(app.shipments.shipments.softDelete(424242), { code: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
 })
 
 t.test('the service validates like the API: hosts and providers share one update path', async (t) => {
   const app = await buildTestApp(t)
-  const orderId = insertOrder(app)
+  const orderId = await insertOrder(app)
   const [shipment] = await app.shipments.shipments.create(orderId)
   await t.rejects(app.shipments.shipments.update(shipment.id, { status: 'lost' as never }), ShipmentValidationError)
   const result = await app.shipments.shipments.update(shipment.id, { status: 'fulfilled', externalCode: 'F1', integrationHandle: 'erp' }, { userId: '5' })
   t.same(result.transition && { from: result.transition.from, to: result.transition.to }, { from: 'new', to: 'fulfilled' })
-  t.match(historyRows(app, shipment.id)[1], { userId: '5', sourceIntegration: 'erp', sourceExternalCode: 'F1' })
+  t.match((await historyRows(app, shipment.id))[1], { userId: '5', sourceIntegration: 'erp', sourceExternalCode: 'F1' })
 })

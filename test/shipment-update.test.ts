@@ -1,4 +1,5 @@
 import t from 'tap'
+import { rawQuery } from './fixtures/database.js'
 import { buildTestApp, historyRows, orderRow, orderWithShipments, postUpdate, shipmentRow, as } from './fixtures/app.js'
 import type { ShipmentStatusChangedEvent, OrderAdvancedEvent } from '../src/index.js'
 
@@ -50,11 +51,11 @@ t.test('200: applies every field and returns the spec 2.1 shipment', async (t) =
     enabled: true,
     fields: { warehouse: 'Leeds' },
   })
-  const row = shipmentRow(app, id)
+  const row = await shipmentRow(app, id)
   t.equal(row.trackingUrl, 'https://ups.com/track?n=1Z999')
   t.equal(row.dateScheduledShip?.toISOString(), '2026-04-28T00:00:00.000Z')
   t.same(row.fields, { warehouse: 'Leeds' })
-  t.equal(historyRows(app, id).length, 1, 'no status change, no history row beyond creation')
+  t.equal((await historyRows(app, id)).length, 1, 'no status change, no history row beyond creation')
 })
 
 t.test('null or absent leaves a value unchanged; an empty string clears it', async (t) => {
@@ -69,7 +70,7 @@ t.test('null or absent leaves a value unchanged; an empty string clears it', asy
   response = await postUpdate(app, id, { carrier: '', trackingUrl: '', dateScheduledShip: '', fields: { warehouse: '' } })
   t.equal(response.statusCode, 200)
   t.match(response.json().shipment, { carrier: null, service: 'Express', trackingUrl: null, dateScheduledShip: null, fields: {} })
-  const row = shipmentRow(app, id)
+  const row = await shipmentRow(app, id)
   t.equal(row.carrier, null)
   t.equal(row.trackingUrl, null)
   t.equal(row.dateScheduledShip, null)
@@ -79,17 +80,17 @@ t.test('null or absent leaves a value unchanged; an empty string clears it', asy
 t.test('a POST without a body changes nothing and answers 200', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentIds: [id] } = await orderWithShipments(app)
-  const before = shipmentRow(app, id)
+  const before = await shipmentRow(app, id)
   const response = await app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: as('admin') })
   t.equal(response.statusCode, 200)
   t.equal(response.json().shipment.status, 'new')
-  t.equal(shipmentRow(app, id).status, before.status)
+  t.equal((await shipmentRow(app, id)).status, before.status)
 })
 
 t.test('422 per-field validation envelope, with the messages of the original system', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentIds: [id] } = await orderWithShipments(app)
-  const before = shipmentRow(app, id)
+  const before = await shipmentRow(app, id)
   const long = 'x'.repeat(256)
   const response = await postUpdate(app, id, {
     status: 'lost',
@@ -113,8 +114,8 @@ t.test('422 per-field validation envelope, with the messages of the original sys
       targetStatusCode: ['Target Status Code is invalid.'],
     },
   })
-  t.same(shipmentRow(app, id), before, 'a rejected update changes nothing')
-  t.equal(historyRows(app, id).length, 1)
+  t.same(await shipmentRow(app, id), before, 'a rejected update changes nothing')
+  t.equal((await historyRows(app, id)).length, 1)
 })
 
 t.test('max lengths count characters, not bytes, and apply to the URL as stored', async (t) => {
@@ -123,17 +124,17 @@ t.test('max lengths count characters, not bytes, and apply to the URL as stored'
   const emoji255 = '📦'.repeat(255)
   let response = await postUpdate(app, id, { trackingNumber: emoji255, carrier: 'x'.repeat(255) })
   t.equal(response.statusCode, 200)
-  t.equal(shipmentRow(app, id).trackingNumber, emoji255)
+  t.equal((await shipmentRow(app, id)).trackingNumber, emoji255)
 
   // 247 characters plus "https://" is 255; 248 plus the scheme is 256.
   const host = (length: number) => `${'a'.repeat(length - 4)}.com`
   response = await postUpdate(app, id, { trackingUrl: host(247) })
   t.equal(response.statusCode, 200)
-  t.equal(shipmentRow(app, id).trackingUrl, `https://${host(247)}`)
+  t.equal((await shipmentRow(app, id)).trackingUrl, `https://${host(247)}`)
   response = await postUpdate(app, id, { trackingUrl: host(248) })
   t.equal(response.statusCode, 422)
   t.same(response.json().errors, { trackingUrl: ['Tracking Url should contain at most 255 characters.'] })
-  t.equal(shipmentRow(app, id).trackingUrl, `https://${host(247)}`)
+  t.equal((await shipmentRow(app, id)).trackingUrl, `https://${host(247)}`)
 })
 
 t.test('trackingUrl: https by default, http(s) only, a dotted host', async (t) => {
@@ -158,7 +159,7 @@ t.test('trackingUrl: https by default, http(s) only, a dotted host', async (t) =
     } else {
       t.equal(response.statusCode, 200, `${input} is accepted`)
       t.equal(response.json().shipment.trackingUrl, stored)
-      t.equal(shipmentRow(app, id).trackingUrl, stored)
+      t.equal((await shipmentRow(app, id)).trackingUrl, stored)
     }
   }
 })
@@ -190,7 +191,7 @@ t.test('dateScheduledShip in every accepted form', async (t) => {
     const output = response.json().shipment.dateScheduledShip
     if (typeof expected === 'function') t.ok(expected(output), `${JSON.stringify(input)} -> ${output}`)
     else t.equal(output, expected, `${JSON.stringify(input)} -> ${expected}`)
-    t.equal(shipmentRow(app, id).dateScheduledShip?.getTime(), Date.parse(output))
+    t.equal((await shipmentRow(app, id)).dateScheduledShip?.getTime(), Date.parse(output))
   }
   for (const invalid of ['2026-02-30', '2026-13-01', '28/04/2026', 'soon', 1.5, true, [], { date: 'x' }, { date: '2026-04-28', timezone: 'Mars/Base' }]) {
     const response = await postUpdate(app, id, { dateScheduledShip: invalid })
@@ -206,7 +207,7 @@ t.test('dates are written with the site timezone offset', async (t) => {
   t.equal(response.json().shipment.dateScheduledShip, '2026-07-01T12:00:00-04:00')
   response = await postUpdate(app, id, { dateScheduledShip: '2026-01-15' })
   t.equal(response.json().shipment.dateScheduledShip, '2026-01-14T19:00:00-05:00', 'no offset means UTC')
-  t.equal(shipmentRow(app, id).dateScheduledShip?.toISOString(), '2026-01-15T00:00:00.000Z')
+  t.equal((await shipmentRow(app, id)).dateScheduledShip?.toISOString(), '2026-01-15T00:00:00.000Z')
 })
 
 t.test('fields go through the declared layout; an unknown handle is a 422 on that field', async (t) => {
@@ -226,7 +227,7 @@ t.test('fields go through the declared layout; an unknown handle is a 422 on tha
   t.equal(response.statusCode, 200)
   const expected = { packageCount: 2, giftWrapped: true, warehouse: 'LDS', pickedOn: '2026-05-01T00:00:00.000Z', meta: { bins: [1, 2] } }
   t.same(response.json().shipment.fields, expected)
-  t.same(shipmentRow(app, id).fields, expected)
+  t.same((await shipmentRow(app, id)).fields, expected)
 
   response = await postUpdate(app, id, { carrier: 'UPS', fields: { nope: 1, packageCount: 'two', giftWrapped: 'yes', warehouse: 'Leeds-2' } })
   t.equal(response.statusCode, 422)
@@ -239,8 +240,8 @@ t.test('fields go through the declared layout; an unknown handle is a 422 on tha
       'fields.warehouse': ['Warehouse should contain at most 5 characters.'],
     },
   })
-  t.same(shipmentRow(app, id).fields, expected, 'nothing stored')
-  t.equal(shipmentRow(app, id).carrier, null, 'not even the valid fields of the request')
+  t.same((await shipmentRow(app, id)).fields, expected, 'nothing stored')
+  t.equal((await shipmentRow(app, id)).carrier, null, 'not even the valid fields of the request')
 
   response = await postUpdate(app, id, { fields: ['x'] })
   t.equal(response.statusCode, 422)
@@ -260,7 +261,7 @@ t.test('a status change writes one history row with message, user, integration a
   })
   t.equal(response.statusCode, 200)
   t.equal(response.json().shipment.status, 'in_progress')
-  const rows = historyRows(app, id)
+  const rows = await historyRows(app, id)
   t.equal(rows.length, 2)
   t.match(rows[1], {
     fromStatus: 'new',
@@ -291,7 +292,7 @@ t.test('a transition to the current status writes no history row and fires no ev
   const response = await postUpdate(app, id, { status: 'new', statusMessage: 'no-op', carrier: 'UPS' })
   t.equal(response.statusCode, 200)
   t.equal(response.json().shipment.carrier, 'UPS')
-  t.equal(historyRows(app, id).length, 1)
+  t.equal((await historyRows(app, id)).length, 1)
   t.equal(events, 0)
 })
 
@@ -302,10 +303,10 @@ t.test('any status may follow any other, and none requires a field', async (t) =
   for (const status of path) {
     const response = await postUpdate(app, id, { status })
     t.equal(response.statusCode, 200, `-> ${status}`)
-    t.equal(shipmentRow(app, id).status, status)
+    t.equal((await shipmentRow(app, id)).status, status)
   }
   t.same(
-    historyRows(app, id).map((row) => [row.fromStatus, row.toStatus]),
+    (await historyRows(app, id)).map((row) => [row.fromStatus, row.toStatus]),
     [[null, 'new'], ...path.map((status, index) => [index === 0 ? 'new' : path[index - 1], status])],
   )
 })
@@ -313,7 +314,7 @@ t.test('any status may follow any other, and none requires a field', async (t) =
 t.test('reaching shipped sets dateShipped once, at the first transition', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentIds: [id] } = await orderWithShipments(app)
-  t.equal(shipmentRow(app, id).dateShipped, null)
+  t.equal((await shipmentRow(app, id)).dateShipped, null)
   let response = await postUpdate(app, id, { status: 'shipped' })
   const firstShipped = response.json().shipment.dateShipped
   t.match(firstShipped, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/)
@@ -321,7 +322,7 @@ t.test('reaching shipped sets dateShipped once, at the first transition', async 
   await new Promise((resolve) => setTimeout(resolve, 1100))
   response = await postUpdate(app, id, { status: 'shipped' })
   t.equal(response.json().shipment.dateShipped, firstShipped)
-  t.equal(Math.floor(shipmentRow(app, id).dateShipped!.getTime() / 1000) * 1000, Date.parse(firstShipped))
+  t.equal(Math.floor((await shipmentRow(app, id)).dateShipped!.getTime() / 1000) * 1000, Date.parse(firstShipped))
 })
 
 t.test('the order advances once every enabled shipment is shipped, once and one-way', async (t) => {
@@ -332,32 +333,32 @@ t.test('the order advances once every enabled shipment is shipped, once and one-
   await app.shipments.shipments.softDelete(third)
 
   await postUpdate(app, first, { status: 'shipped' })
-  t.equal(orderRow(app, orderId).statusHandle, 'processing', 'one shipment still open')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'processing', 'one shipment still open')
   t.equal(advanced.length, 0)
 
   await postUpdate(app, second, { status: 'shipped' })
-  t.equal(orderRow(app, orderId).statusHandle, 'shipped', 'a soft-deleted shipment does not hold the order back')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'shipped', 'a soft-deleted shipment does not hold the order back')
   t.same(advanced, [{ orderId, status: 'shipped', shipmentId: second }])
 
   await postUpdate(app, second, { status: 'in_progress' })
-  t.equal(orderRow(app, orderId).statusHandle, 'shipped', 'moving a shipment back does not move the order back')
-  app.shipments.db.$client.prepare('update shipments_orders set status_handle = ? where id = ?').run('processing', orderId)
+  t.equal((await orderRow(app, orderId)).statusHandle, 'shipped', 'moving a shipment back does not move the order back')
+  await rawQuery(app, 'update shipments_orders set status_handle = ? where id = ?', ['processing', orderId])
   await postUpdate(app, second, { status: 'shipped' })
-  t.equal(orderRow(app, orderId).statusHandle, 'processing', 'the advance happens once')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'processing', 'the advance happens once')
   t.equal(advanced.length, 1)
 })
 
 t.test('the order advance uses the configured status, and can be turned off', async (t) => {
   const custom = await buildTestApp(t, { shippedOrderStatus: 'processing' })
   const order = await orderWithShipments(custom)
-  custom.shipments.db.$client.prepare('update shipments_orders set status_handle = ? where id = ?').run('shipped', order.orderId)
+  await rawQuery(custom, 'update shipments_orders set status_handle = ? where id = ?', ['shipped', order.orderId])
   await postUpdate(custom, order.shipmentIds[0], { status: 'shipped' })
-  t.equal(orderRow(custom, order.orderId).statusHandle, 'processing')
+  t.equal((await orderRow(custom, order.orderId)).statusHandle, 'processing')
 
   const off = await buildTestApp(t, { shippedOrderStatus: null })
   const other = await orderWithShipments(off)
   await postUpdate(off, other.shipmentIds[0], { status: 'shipped' })
-  t.equal(orderRow(off, other.orderId).statusHandle, 'processing')
+  t.equal((await orderRow(off, other.orderId)).statusHandle, 'processing')
 })
 
 t.test('a soft-deleted shipment is found and updatable', async (t) => {
@@ -367,8 +368,8 @@ t.test('a soft-deleted shipment is found and updatable', async (t) => {
   const response = await postUpdate(app, id, { carrier: 'FedEx', status: 'on_hold' })
   t.equal(response.statusCode, 200)
   t.match(response.json().shipment, { carrier: 'FedEx', status: 'on_hold' })
-  t.ok(shipmentRow(app, id).dateDeleted, 'still soft-deleted')
-  t.equal(historyRows(app, id).length, 2)
+  t.ok((await shipmentRow(app, id)).dateDeleted, 'still soft-deleted')
+  t.equal((await historyRows(app, id)).length, 2)
 })
 
 t.test('401, 403, 404 use the framework envelope, in the order of the original system', async (t) => {
@@ -414,19 +415,19 @@ t.test('401, 403, 404 use the framework envelope, in the order of the original s
     code: 0,
     status: 403,
   })
-  t.equal(shipmentRow(app, id).status, 'new')
-  t.equal(shipmentRow(app, id).carrier, null, 'the refused request changed nothing')
-  t.equal(historyRows(app, id).length, 1)
+  t.equal((await shipmentRow(app, id)).status, 'new')
+  t.equal((await shipmentRow(app, id)).carrier, null, 'the refused request changed nothing')
+  t.equal((await historyRows(app, id)).length, 1)
 
   response = await postUpdate(app, id, { status: 'new', carrier: 'UPS' }, 'editor')
   t.equal(response.statusCode, 200, 'the current status needs no transition permission')
-  t.equal(shipmentRow(app, id).carrier, 'UPS')
+  t.equal((await shipmentRow(app, id)).carrier, 'UPS')
 })
 
 t.test('malformed requests get framework errors and change nothing', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentIds: [id] } = await orderWithShipments(app)
-  const before = shipmentRow(app, id)
+  const before = await shipmentRow(app, id)
   const send = (payload: string, contentType: string) =>
     app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: { ...as('admin'), 'content-type': contentType }, payload })
 
@@ -445,7 +446,7 @@ t.test('malformed requests get framework errors and change nothing', async (t) =
 
   response = await send('carrier=UPS', 'application/x-www-form-urlencoded')
   t.equal(response.statusCode, 415)
-  t.same(shipmentRow(app, id), before)
+  t.same(await shipmentRow(app, id), before)
 })
 
 t.test('a lock held too long turns into the service-level 422', async (t) => {
@@ -464,8 +465,8 @@ t.test('a lock held too long turns into the service-level 422', async (t) => {
   })
   releaseHolder()
   await holder
-  t.equal(shipmentRow(app, id).status, 'in_progress')
-  t.same(historyRows(app, id).map((row) => row.toStatus), ['new', 'in_progress'])
+  t.equal((await shipmentRow(app, id)).status, 'in_progress')
+  t.same((await historyRows(app, id)).map((row) => row.toStatus), ['new', 'in_progress'])
 })
 
 t.test('a listener that throws does not fail the committed update', async (t) => {
@@ -476,5 +477,5 @@ t.test('a listener that throws does not fail the committed update', async (t) =>
   })
   const response = await postUpdate(app, id, { status: 'fulfilled' })
   t.equal(response.statusCode, 200)
-  t.equal(shipmentRow(app, id).status, 'fulfilled')
+  t.equal((await shipmentRow(app, id)).status, 'fulfilled')
 })

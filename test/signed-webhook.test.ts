@@ -1,8 +1,8 @@
-import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { count, eq } from 'drizzle-orm'
 import { schema, signWebhook } from '../src/index.js'
 import { buildTestApp, historyRows, insertOrder, shipmentRow } from './fixtures/app.js'
+import { tables, testDatabase } from './fixtures/database.js'
 
 const SECRET = 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64')
 const URL = '/actions/shipments/gateway/handle?integration=carrier'
@@ -17,7 +17,7 @@ interface Delivery {
 }
 
 async function setup(t: Test, logLines?: string[]) {
-  const app = await buildTestApp(t, {}, join(t.testdir(), 'hooks.sqlite'), logLines)
+  const app = await buildTestApp(t, {}, await testDatabase(t, 'hooks'), logLines)
   await app.shipments.integrations.create({
     name: 'Carrier',
     handle: 'carrier',
@@ -25,9 +25,9 @@ async function setup(t: Test, logLines?: string[]) {
     settings: { secret: SECRET },
     statusMap: { in_transit: 'shipped', exception: 'on_hold', cancelled: 'cancelled', picking: 'in_progress' },
   })
-  const single = insertOrder(app, { reference: 'A100' })
+  const single = await insertOrder(app, { reference: 'A100' })
   const [singleShipment] = await app.shipments.shipments.create(single)
-  const multi = insertOrder(app, { reference: 'B200' })
+  const multi = await insertOrder(app, { reference: 'B200' })
   const multiShipments = await app.shipments.shipments.create(multi, { count: 3 })
 
   const send = (delivery: Delivery) => {
@@ -58,8 +58,8 @@ const event = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 })
 
-const deliveryCount = (app: Awaited<ReturnType<typeof setup>>['app']) =>
-  app.shipments.db.select({ total: count() }).from(schema.webhookDeliveries).get()!.total
+const deliveryCount = async (app: Awaited<ReturnType<typeof setup>>['app']) =>
+  (await tables(app).db.select({ total: count() }).from(tables(app).schema.webhookDeliveries))[0].total
 
 t.test('a signed event is applied through the update path and recorded with integration and code', async (t) => {
   const { app, send, singleShipment } = await setup(t)
@@ -71,14 +71,14 @@ t.test('a signed event is applied through the update path and recorded with inte
     deliveryId: 'msg_first',
     shipment: { id: singleShipment.id, reference: 'A100-s001', status: 'shipped' },
   })
-  t.match(shipmentRow(app, singleShipment.id), { status: 'shipped', trackingNumber: '1Z999', trackingUrl: 'https://ups.com/t/1Z999', carrier: 'UPS', service: 'Ground' })
-  t.match(historyRows(app, singleShipment.id).at(-1), { fromStatus: 'new', toStatus: 'shipped', sourceIntegration: 'carrier', sourceExternalCode: 'in_transit', userId: null })
-  t.equal(deliveryCount(app), 1)
+  t.match(await shipmentRow(app, singleShipment.id), { status: 'shipped', trackingNumber: '1Z999', trackingUrl: 'https://ups.com/t/1Z999', carrier: 'UPS', service: 'Ground' })
+  t.match((await historyRows(app, singleShipment.id)).at(-1), { fromStatus: 'new', toStatus: 'shipped', sourceIntegration: 'carrier', sourceExternalCode: 'in_transit', userId: null })
+  t.equal(await deliveryCount(app), 1)
 })
 
 t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejected and change nothing', async (t) => {
   const { app, send, singleShipment } = await setup(t)
-  const before = shipmentRow(app, singleShipment.id)
+  const before = await shipmentRow(app, singleShipment.id)
   const now = Math.floor(Date.now() / 1000)
   const cases: Array<[string, Delivery, string]> = [
     ['forged signature', { body: event(), signature: 'v1,' + Buffer.alloc(32, 7).toString('base64') }, 'Webhook signature mismatch.'],
@@ -110,9 +110,9 @@ t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejec
   const withoutHeaders = await app.inject({ method: 'POST', url: URL, payload: JSON.stringify(event()) })
   t.equal(withoutHeaders.statusCode, 400)
 
-  t.same(shipmentRow(app, singleShipment.id), before, 'nothing changed')
-  t.equal(historyRows(app, singleShipment.id).length, 1)
-  t.equal(deliveryCount(app), 0, 'no rejected delivery is remembered, so a fixed retry can apply')
+  t.same(await shipmentRow(app, singleShipment.id), before, 'nothing changed')
+  t.equal((await historyRows(app, singleShipment.id)).length, 1)
+  t.equal(await deliveryCount(app), 0, 'no rejected delivery is remembered, so a fixed retry can apply')
 })
 
 t.test('any of several signatures may match (secret rotation)', async (t) => {
@@ -123,7 +123,7 @@ t.test('any of several signatures may match (secret rotation)', async (t) => {
   const current = signWebhook(SECRET, 'msg_rot', timestamp, body)
   const response = await send({ body, id: 'msg_rot', timestamp, signature: `${old} ${current}` })
   t.equal(response.statusCode, 200)
-  t.equal(shipmentRow(app, singleShipment.id).status, 'shipped')
+  t.equal((await shipmentRow(app, singleShipment.id)).status, 'shipped')
 })
 
 t.test('a replayed delivery answers 200 without a second effect', async (t) => {
@@ -134,8 +134,8 @@ t.test('a replayed delivery answers 200 without a second effect', async (t) => {
   const replay = await send(delivery)
   t.equal(replay.statusCode, 200)
   t.same(replay.json(), { success: true, applied: false, reason: 'duplicate', deliveryId: 'msg_replay' })
-  t.equal(shipmentRow(app, singleShipment.id).status, 'on_hold', 'the replay did not move the shipment again')
-  t.equal(historyRows(app, singleShipment.id).length, 3)
+  t.equal((await shipmentRow(app, singleShipment.id)).status, 'on_hold', 'the replay did not move the shipment again')
+  t.equal((await historyRows(app, singleShipment.id)).length, 3)
 })
 
 t.test('the same delivery arriving many times at once is applied once', async (t) => {
@@ -146,8 +146,8 @@ t.test('the same delivery arriving many times at once is applied once', async (t
   t.same([...new Set(responses.map((response) => response.statusCode))], [200])
   t.equal(responses.filter((response) => response.json().applied).length, 1)
   t.equal(responses.filter((response) => response.json().reason === 'duplicate').length, 11)
-  t.same(historyRows(app, singleShipment.id).map((row) => row.toStatus), ['new', 'in_progress'])
-  t.equal(deliveryCount(app), 1)
+  t.same((await historyRows(app, singleShipment.id)).map((row) => row.toStatus), ['new', 'in_progress'])
+  t.equal(await deliveryCount(app), 1)
 })
 
 t.test('an older event does not move the status back', async (t) => {
@@ -158,11 +158,11 @@ t.test('an older event does not move the status back', async (t) => {
   t.equal(earlier.statusCode, 200)
   t.same(earlier.json().reason, 'stale-event')
   t.equal(earlier.json().applied, false)
-  t.match(shipmentRow(app, singleShipment.id), { status: 'shipped', trackingNumber: '1Z999' })
+  t.match(await shipmentRow(app, singleShipment.id), { status: 'shipped', trackingNumber: '1Z999' })
   const newer = await send({ body: event({ status: 'exception', occurredAt: '2026-05-02T11:00:00Z' }) })
   t.equal(newer.json().applied, true)
-  t.equal(shipmentRow(app, singleShipment.id).status, 'on_hold')
-  const reference = app.shipments.db.select().from(schema.shipmentExternalReferences).where(eq(schema.shipmentExternalReferences.shipmentId, singleShipment.id)).get()
+  t.equal((await shipmentRow(app, singleShipment.id)).status, 'on_hold')
+  const reference = (await tables(app).db.select().from(tables(app).schema.shipmentExternalReferences).where(eq(tables(app).schema.shipmentExternalReferences.shipmentId, singleShipment.id)))[0]
   t.equal(reference?.lastEventAt?.toISOString(), '2026-05-02T11:00:00.000Z')
 })
 
@@ -171,7 +171,7 @@ t.test('an unmapped external code changes nothing and is reported', async (t) =>
   const response = await send({ body: event({ status: 'teleported', trackingNumber: 'NEW' }), id: 'msg_unmapped' })
   t.equal(response.statusCode, 200)
   t.same(response.json(), { success: true, applied: false, reason: 'unmapped-status', externalCode: 'teleported', deliveryId: 'msg_unmapped' })
-  t.match(shipmentRow(app, singleShipment.id), { status: 'new', trackingNumber: null })
+  t.match(await shipmentRow(app, singleShipment.id), { status: 'new', trackingNumber: null })
 })
 
 t.test('shipmentNumber is required when the order has several shipments', async (t) => {
@@ -179,7 +179,7 @@ t.test('shipmentNumber is required when the order has several shipments', async 
   let response = await send({ body: event({ orderNumber: 'B200' }) })
   t.equal(response.statusCode, 400)
   t.equal(response.json().message, 'Order B200 has 3 shipments: shipmentNumber is required.')
-  t.ok(multiShipments.every((shipment) => shipmentRow(app, shipment.id).status === 'new'))
+  for (const shipment of multiShipments) t.equal((await shipmentRow(app, shipment.id)).status, 'new')
 
   for (const [shipmentNumber, index] of [[2, 1], ['003', 2], ['s001', 0], ['B200-s002', 1]] as const) {
     response = await send({ body: event({ orderNumber: 'B200', shipmentNumber, status: 'picking' }) })

@@ -1,53 +1,21 @@
 // Integrations stored in the database: handle, enabled flag, bound provider, settings and status map.
-import { and, eq, sql } from 'drizzle-orm'
 import { Value } from '@sinclair/typebox/value'
 import type { FastifyBaseLogger } from 'fastify'
-import { integrations, shipmentExternalReferences, webhookDeliveries } from '../db/sqlite/schema.js'
-import { createChangeStamp, type ShipmentsDatabase } from '../db/sqlite/dialect.js'
+import type { DataLayer, IntegrationRow, IntegrationValues } from '../db/data-layer.js'
 import { environmentReference, MissingEnvironmentVariableError, parseBooleanSetting, resolveEnvironmentValue, resolveEnvironmentValues } from '../env.js'
 import { IntegrationConfigError, ShipmentsErrors } from '../errors.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset } from '../time.js'
+import type { Integration, IntegrationInput, ExternalReference } from './integration.js'
 import type { AnyProviderDefinition, ConnectionCheck, DeliveryLedger, ProviderContext, ProviderRegistry } from './providers.js'
-
-/** An integration as the service returns it: secret settings are masked unless they are env references. */
-export interface Integration {
-  id: number
-  name: string
-  handle: string
-  /** A boolean, or the environment reference it is read from (e.g. "$WEBHOOKS_ENABLED"). */
-  enabled: boolean | string
-  providerId: string | null
-  settings: Record<string, unknown>
-  statusMap: Record<string, ShipmentStatus>
-  dateCreated: string
-  dateUpdated: string
-}
-
-export interface IntegrationInput {
-  name: string
-  handle: string
-  enabled?: boolean | string
-  providerId?: string | null
-  settings?: Record<string, unknown>
-  statusMap?: Record<string, string>
-}
-
-export interface ExternalReference {
-  integrationHandle: string
-  externalId: string | null
-  externalUrl: string | null
-}
-
-type IntegrationRow = typeof integrations.$inferSelect
 
 export const SECRET_MASK = '********'
 const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export interface IntegrationServiceDependencies {
-  db: ShipmentsDatabase
+  data: DataLayer
   registry: ProviderRegistry
   shipments: ShipmentService
   orders: OrderStore
@@ -55,30 +23,29 @@ export interface IntegrationServiceDependencies {
   timeZone: string
 }
 
-/** How long the gateway may take to see an integration changed by another process on the same file. */
+/** How long the gateway may take to see an integration changed by another process or instance. */
 export const GATEWAY_CROSS_PROCESS_MS = 250
 
 export type IntegrationService = ReturnType<typeof createIntegrationService>
 
 export function createIntegrationService(deps: IntegrationServiceDependencies) {
-  const { db, registry, timeZone } = deps
-
-  // Prepared once: the gateway looks an integration up on every request.
-  const selectByHandle = db.select().from(integrations).where(eq(integrations.handle, sql.placeholder('handle'))).prepare()
-  const findRow = (handle: string) => selectByHandle.get({ handle }) as IntegrationRow | undefined
+  const { data, registry, timeZone } = deps
+  const findRow = (handle: string) => data.findIntegration(handle)
 
   // The gateway reads its integration on every request, which cost a third of a bare dispatch. Rows
-  // are kept until anything is written through this connection, or, for writes by another process
-  // on the same file, for at most GATEWAY_CROSS_PROCESS_MS.
-  const changeStamp = createChangeStamp(db, GATEWAY_CROSS_PROCESS_MS)
+  // are kept until anything is written through this instance, or, for writes by another process or
+  // instance, for at most GATEWAY_CROSS_PROCESS_MS (the data layer's change stamp).
+  const changeStamp = data.createChangeStamp(GATEWAY_CROSS_PROCESS_MS)
   let gatewayRows = { stamp: '', byHandle: new Map<string, IntegrationRow | undefined>() }
-  function findForGateway(handle: string): IntegrationRow | undefined {
-    const stamp = changeStamp()
+  async function findForGateway(handle: string): Promise<IntegrationRow | undefined> {
+    const stamp = await changeStamp()
     if (gatewayRows.stamp !== stamp) gatewayRows = { stamp, byHandle: new Map() }
     if (!gatewayRows.byHandle.has(handle)) {
+      const row = await findRow(handle)
       // Unknown handles are remembered too (a probe must not cost a query each), within bounds.
+      if (gatewayRows.stamp !== stamp) return row
       if (gatewayRows.byHandle.size >= 1000) gatewayRows.byHandle.clear()
-      gatewayRows.byHandle.set(handle, findRow(handle))
+      gatewayRows.byHandle.set(handle, row)
     }
     return gatewayRows.byHandle.get(handle)
   }
@@ -108,12 +75,12 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
   }
 
   /** Checks an integration before it is saved; the message names the offending setting. */
-  function checkInput(input: IntegrationInput, existingId: number | null): void {
+  async function checkInput(input: IntegrationInput, existingId: number | null): Promise<void> {
     if (typeof input.name !== 'string' || input.name.trim() === '') throw new IntegrationConfigError('name: must not be empty')
     if (typeof input.handle !== 'string' || !HANDLE_PATTERN.test(input.handle)) {
       throw new IntegrationConfigError('handle: lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 64')
     }
-    const clash = findRow(input.handle)
+    const clash = await findRow(input.handle)
     if (clash && clash.id !== existingId) throw new IntegrationConfigError(`handle: "${input.handle}" is already used`)
     if (input.enabled !== undefined && typeof input.enabled !== 'boolean' && environmentReference(input.enabled) === null) {
       throw new IntegrationConfigError('enabled: must be a boolean or an environment reference such as "$WEBHOOKS_ENABLED"')
@@ -142,46 +109,36 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
   const storedEnabled = (enabled: boolean | string | undefined) =>
     typeof enabled === 'string' ? enabled.trim() : String(enabled ?? true)
 
-  function requireRow(handle: string): IntegrationRow {
-    const row = findRow(handle)
+  async function requireRow(handle: string): Promise<IntegrationRow> {
+    const row = await findRow(handle)
     if (!row) throw new IntegrationConfigError(`handle: no integration "${handle}"`)
     return row
   }
 
   const ledgerFor = (integrationId: number): DeliveryLedger => ({
-    claim: (deliveryId) =>
-      db.insert(webhookDeliveries).values({ integrationId, deliveryId, createdAt: new Date() }).onConflictDoNothing().run().changes > 0,
-    release: (deliveryId) => {
-      db.delete(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
-        .run()
-    },
+    claim: (deliveryId) => data.claimDelivery(integrationId, deliveryId),
+    release: (deliveryId) => data.releaseDelivery(integrationId, deliveryId),
+  })
+
+  const storedValues = (input: IntegrationInput): IntegrationValues => ({
+    name: input.name.trim(),
+    handle: input.handle,
+    enabled: storedEnabled(input.enabled),
+    providerId: input.providerId ?? null,
+    settings: input.settings ?? {},
+    statusMap: input.statusMap ?? {},
+    updatedAt: new Date(),
   })
 
   return {
     async create(input: IntegrationInput): Promise<Integration> {
-      checkInput(input, null)
-      const now = new Date()
-      const row = db
-        .insert(integrations)
-        .values({
-          name: input.name.trim(),
-          handle: input.handle,
-          enabled: storedEnabled(input.enabled),
-          providerId: input.providerId ?? null,
-          settings: input.settings ?? {},
-          statusMap: input.statusMap ?? {},
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()
-        .get()
-      return present(row)
+      await checkInput(input, null)
+      return present(await data.insertIntegration(storedValues(input)))
     },
 
     /** Changes an integration; keys left out keep their value, and a masked secret keeps the stored one. */
     async update(handle: string, changes: Partial<IntegrationInput>): Promise<Integration> {
-      const row = requireRow(handle)
+      const row = await requireRow(handle)
       const settings = { ...row.settings, ...changes.settings }
       for (const [key, value] of Object.entries(changes.settings ?? {})) if (value === SECRET_MASK) settings[key] = row.settings[key]
       const merged: IntegrationInput = {
@@ -192,35 +149,21 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         settings,
         statusMap: changes.statusMap ?? row.statusMap,
       }
-      checkInput(merged, row.id)
-      const updated = db
-        .update(integrations)
-        .set({
-          name: merged.name.trim(),
-          handle: merged.handle,
-          enabled: storedEnabled(merged.enabled),
-          providerId: merged.providerId ?? null,
-          settings: merged.settings ?? {},
-          statusMap: merged.statusMap ?? {},
-          updatedAt: new Date(),
-        })
-        .where(eq(integrations.id, row.id))
-        .returning()
-        .get()!
-      return present(updated)
+      await checkInput(merged, row.id)
+      return present(await data.updateIntegration(row.id, storedValues(merged)))
     },
 
     async get(handle: string): Promise<Integration | null> {
-      const row = findRow(handle)
+      const row = await findRow(handle)
       return row ? present(row) : null
     },
 
     async list(): Promise<Integration[]> {
-      return db.select().from(integrations).orderBy(integrations.handle).all().map(present)
+      return (await data.listIntegrations()).map(present)
     },
 
     async remove(handle: string): Promise<void> {
-      db.delete(integrations).where(eq(integrations.id, requireRow(handle).id)).run()
+      await data.deleteIntegration((await requireRow(handle)).id)
     },
 
     /** Whether the integration is on now; an environment reference is read at every call. */
@@ -265,7 +208,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     },
 
     async checkConnection(handle: string): Promise<ConnectionCheck> {
-      const row = requireRow(handle)
+      const row = await requireRow(handle)
       const provider: AnyProviderDefinition | undefined = registry.get(row.providerId ?? '')
       if (!provider) return { ok: false, message: `Integration ${handle} has no provider.` }
       if (!provider.checkConnection) return { ok: true, message: 'The provider has no connection check.' }
@@ -275,26 +218,12 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     /** Records where a shipment lives at an integration (its id and page there). */
     async setExternalReference(shipmentId: number, handle: string, reference: { externalId?: string | null; externalUrl?: string | null }) {
       if (!(await deps.shipments.get(shipmentId))) throw new ShipmentsErrors.ShipmentNotFound(shipmentId)
-      const integrationId = requireRow(handle).id
-      const values = { externalId: reference.externalId ?? null, externalUrl: reference.externalUrl ?? null, updatedAt: new Date() }
-      db.insert(shipmentExternalReferences)
-        .values({ shipmentId, integrationId, ...values })
-        .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
-        .run()
+      const integrationId = (await requireRow(handle)).id
+      await data.setExternalReference(shipmentId, integrationId, reference.externalId ?? null, reference.externalUrl ?? null)
     },
 
     async externalReferences(shipmentId: number): Promise<ExternalReference[]> {
-      return db
-        .select({
-          integrationHandle: integrations.handle,
-          externalId: shipmentExternalReferences.externalId,
-          externalUrl: shipmentExternalReferences.externalUrl,
-        })
-        .from(shipmentExternalReferences)
-        .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
-        .where(eq(shipmentExternalReferences.shipmentId, shipmentId))
-        .orderBy(integrations.handle)
-        .all()
+      return data.externalReferences(shipmentId)
     },
   }
 }

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Static, TObject } from '@sinclair/typebox'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
-import type { Integration } from './integrations.js'
+import type { Integration } from './integration.js'
 
 /** The request as it reached the gateway: nothing parsed, so signatures can be checked over the raw bytes. */
 export interface GatewayRequest {
@@ -26,9 +26,9 @@ export interface GatewayResponse {
 /** Webhook deliveries already applied; `claim` is decided by a unique key, so a race has one winner. */
 export interface DeliveryLedger {
   /** True when this call recorded the delivery; false when it was recorded before. */
-  claim(deliveryId: string): boolean
+  claim(deliveryId: string): Promise<boolean>
   /** Forgets a claim whose delivery failed, so the sender's retry is applied. */
-  release(deliveryId: string): void
+  release(deliveryId: string): Promise<void>
 }
 
 export interface ProviderContext<Settings = Record<string, unknown>> {

@@ -47,7 +47,7 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
     handler: async (request, reply) => {
       const handle = request.query.integration
       if (!handle) return sendError(reply, 400, 'Integration must be set.')
-      const row = integrations.findStored(handle)
+      const row = await integrations.findStored(handle)
       if (!row) return sendError(reply, 404, `Unknown integration: ${handle}`)
       if (!integrations.isEnabled(row)) return sendError(reply, 400, `Integration ${handle} is disabled.`)
       const provider = row.providerId ? registry.get(row.providerId) : undefined

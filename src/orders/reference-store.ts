@@ -1,9 +1,6 @@
 // The reference order store: the OrderStore interface on the package's own order tables.
-import { eq } from 'drizzle-orm'
-import { orders, orderStatuses } from '../db/sqlite/schema.js'
-import { writeTransaction, type ShipmentsDatabase } from '../db/sqlite/dialect.js'
-import { createOrderExportQueries } from '../db/sqlite/order-export.js'
-import type { OrderStore, OrderSummary, ShipNotificationResult } from './order-store.js'
+import type { DataLayer } from '../db/data-layer.js'
+import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from './order-store.js'
 
 export class UnknownOrderStatusError extends Error {
   constructor(readonly statusHandle: string) {
@@ -31,63 +28,47 @@ export interface ReferenceOrderStoreOptions {
   orderFields?: OrderFieldDefinition[]
 }
 
-export function createReferenceOrderStore(db: ShipmentsDatabase, options: ReferenceOrderStoreOptions = {}): OrderStore {
+/** The reference store on a data layer; hosts get it as `app.shipments.orders` when they bring no order store. */
+export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrderStoreOptions = {}): OrderStore {
   const fieldsByHandle = new Map((options.orderFields ?? []).map((field) => [field.handle, field]))
-  const exportOrders = createOrderExportQueries(db)
-  const summaryColumns = {
-    id: orders.id,
-    reference: orders.reference,
-    statusHandle: orders.statusHandle,
-    isCompleted: orders.isCompleted,
+
+  /** The order's fields with the notification's tracking entry in place, and why it was skipped, if it was. */
+  function withTrackingEntry(fields: Record<string, unknown>, tracking: ShipNotificationChange['tracking']) {
+    if (!tracking) return { fields, trackingSkipped: null }
+    const field = fieldsByHandle.get(tracking.fieldHandle)
+    if (field?.type !== 'matrix') {
+      return { fields, trackingSkipped: `the order field "${tracking.fieldHandle}" does not exist or is not a matrix field` }
+    }
+    const subFields = new Set(field.subFields ?? [])
+    const missing = Object.keys(tracking.values).filter((handle) => !subFields.has(handle))
+    const trackingSkipped = missing.length > 0 ? `the matrix field "${field.handle}" has no sub-field ${missing.map((handle) => `"${handle}"`).join(', ')}` : null
+    const block = Object.fromEntries(Object.entries(tracking.values).filter(([handle]) => subFields.has(handle)))
+    // One tracking entry per order: a later notification replaces the block, never appends one.
+    if (Object.values(block).some((value) => value !== '')) return { fields: { ...fields, [field.handle]: [block] }, trackingSkipped }
+    return { fields, trackingSkipped }
   }
-  const statusExists = (handle: string) =>
-    db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle)).get() !== undefined
 
   return {
     async findOrder(orderId): Promise<OrderSummary | null> {
-      return db.select(summaryColumns).from(orders).where(eq(orders.id, orderId)).get() ?? null
+      return (await data.findOrder(orderId)) ?? null
     },
 
     async findOrderByReference(reference): Promise<OrderSummary | null> {
-      return db.select(summaryColumns).from(orders).where(eq(orders.reference, reference)).get() ?? null
+      return (await data.findOrderByReference(reference)) ?? null
     },
 
     async setOrderStatus(orderId, statusHandle) {
-      if (!statusExists(statusHandle)) throw new UnknownOrderStatusError(statusHandle)
-      db.update(orders).set({ statusHandle, dateUpdated: new Date() }).where(eq(orders.id, orderId)).run()
+      if (!(await data.setOrderStatus(orderId, statusHandle))) throw new UnknownOrderStatusError(statusHandle)
     },
 
-    async exportOrders(query) {
-      return exportOrders(query)
-    },
+    exportOrders: (query) => data.exportOrders(query),
 
     async recordShipNotification(orderId, change): Promise<ShipNotificationResult> {
-      return writeTransaction(db, (tx) => {
-        if (!statusExists(change.statusHandle)) throw new UnknownOrderStatusError(change.statusHandle)
-        const order = tx.select({ statusHandle: orders.statusHandle, fields: orders.fields }).from(orders).where(eq(orders.id, orderId)).get()
-        if (!order) throw new Error(`Order ${orderId} does not exist.`)
-
-        let trackingSkipped: string | null = null
-        let fields = order.fields
-        if (change.tracking) {
-          const field = fieldsByHandle.get(change.tracking.fieldHandle)
-          if (field?.type !== 'matrix') {
-            trackingSkipped = `the order field "${change.tracking.fieldHandle}" does not exist or is not a matrix field`
-          } else {
-            const subFields = new Set(field.subFields ?? [])
-            const missing = Object.keys(change.tracking.values).filter((handle) => !subFields.has(handle))
-            if (missing.length > 0) trackingSkipped = `the matrix field "${field.handle}" has no sub-field ${missing.map((handle) => `"${handle}"`).join(', ')}`
-            const block = Object.fromEntries(Object.entries(change.tracking.values).filter(([handle]) => subFields.has(handle)))
-            // One tracking entry per order: a later notification replaces the block, never appends one.
-            if (Object.values(block).some((value) => value !== '')) fields = { ...fields, [field.handle]: [block] }
-          }
-        }
-
-        const changed = order.statusHandle !== change.statusHandle || JSON.stringify(fields) !== JSON.stringify(order.fields)
-        // An unchanged order is not saved, so a repeated notification leaves dateUpdated (and the export) alone.
-        if (changed) tx.update(orders).set({ statusHandle: change.statusHandle, fields, dateUpdated: new Date() }).where(eq(orders.id, orderId)).run()
-        return { changed, trackingSkipped }
-      })
+      // An unchanged order is not saved, so a repeated notification leaves dateUpdated (and the export) alone.
+      const result = await data.updateNotifiedOrder(orderId, change.statusHandle, (order) => withTrackingEntry(order.fields, change.tracking))
+      if (result === 'no-status') throw new UnknownOrderStatusError(change.statusHandle)
+      if (result === 'no-order') throw new Error(`Order ${orderId} does not exist.`)
+      return { changed: result.changed, trackingSkipped: result.outcome.trackingSkipped }
     },
   }
 }

@@ -1,6 +1,6 @@
 // Turns an update request (spec 2.2) into a validated patch, or the per-field errors of spec 7.1.
 import { ShipmentValidationError } from '../errors.js'
-import type { ShipmentFieldDefinition } from '../options.js'
+import type { ShipmentFieldDefinition } from './field-layout.js'
 import { isRealWallTime, instantOfWallTime, isValidTimeZone, parseIsoDateTime, startOfDay } from '../time.js'
 import { isShipmentStatus, type ShipmentStatus } from './shipment.js'
 

@@ -1,47 +1,38 @@
-// Everything specific to SQLite besides the table definitions: opening, pragmas, write transactions,
-// migrations, and the lock directory. A PostgreSQL dialect would be a sibling of this module.
+// SQLite connections: opening, pragmas, write transactions, change stamps, migrations, the lock directory.
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { sql, type SQL } from 'drizzle-orm'
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate as runDrizzleMigrations } from 'drizzle-orm/better-sqlite3/migrator'
-import { createMutex } from './mutex.js'
+import { createMutex } from '../mutex.js'
 
 /** A Drizzle database over better-sqlite3, the host's or the one the package opened. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ShipmentsDatabase = BetterSQLite3Database<any> & { $client: Database.Database }
+export type SqliteDatabase = BetterSQLite3Database<any> & { $client: Database.Database }
 
-/** The package's migrations table; the host's `__drizzle_migrations` is never touched. */
-export const MIGRATIONS_TABLE = '__shipments_migrations'
-const migrationsFolder = fileURLToPath(new URL('../../../drizzle', import.meta.url))
-
-export interface OpenedDatabase {
-  db: ShipmentsDatabase
-  close: () => void
-}
+const migrationsFolder = fileURLToPath(new URL('../../../drizzle/sqlite', import.meta.url))
 
 /** Opens the embedded default: WAL so readers never block the writer, and a busy timeout for writers. */
-export function openSqliteFile(filename: string): OpenedDatabase {
+export function openSqliteFile(filename: string): SqliteDatabase {
   if (filename !== ':memory:') mkdirSync(dirname(resolve(filename)), { recursive: true })
   const client = new Database(filename)
   client.pragma('journal_mode = WAL')
   client.pragma('busy_timeout = 10000')
   client.pragma('synchronous = NORMAL')
   client.pragma('foreign_keys = ON')
-  return { db: drizzle({ client }) as ShipmentsDatabase, close: () => client.close() }
+  return drizzle({ client }) as SqliteDatabase
 }
 
 /** The file the database lives in, or null for an in-memory or temporary database. */
-export function databaseFile(db: ShipmentsDatabase): string | null {
+export function databaseFile(db: SqliteDatabase): string | null {
   const name = db.$client.name
   if (!name || name === ':memory:') return null
   return isAbsolute(name) ? name : resolve(name)
 }
 
 /** Where cross-process lock files live: beside the database file. */
-export function lockDirectoryFor(db: ShipmentsDatabase): string | null {
+export function lockDirectoryFor(db: SqliteDatabase): string | null {
   const file = databaseFile(db)
   return file ? `${file}-locks` : null
 }
@@ -50,7 +41,7 @@ export function lockDirectoryFor(db: ShipmentsDatabase): string | null {
  * Runs `work` in a write transaction that takes SQLite's write lock at BEGIN (IMMEDIATE), so a
  * read-then-write inside it can never fail halfway with SQLITE_BUSY. `work` must be synchronous.
  */
-export function writeTransaction<T>(db: ShipmentsDatabase, work: (tx: ShipmentsDatabase) => T): T {
+export function writeTransaction<T>(db: SqliteDatabase, work: (tx: SqliteDatabase) => T): T {
   let runImmediate = immediateRunners.get(db.$client)
   if (!runImmediate) {
     // One better-sqlite3 transaction function per connection, reused: building one per call (as
@@ -71,7 +62,7 @@ const immediateRunners = new WeakMap<Database.Database, (task: () => unknown) =>
  * `otherConnectionsCheckMs` > 0 reads data_version at most that often, so another process's writes
  * are seen within that time instead of at once.
  */
-export function createChangeStamp(db: ShipmentsDatabase, otherConnectionsCheckMs = 0): () => string {
+export function createChangeStamp(db: SqliteDatabase, otherConnectionsCheckMs = 0): () => string {
   const both = db.$client.prepare(`SELECT total_changes() || '.' || (SELECT data_version FROM pragma_data_version)`).pluck()
   if (otherConnectionsCheckMs <= 0) return () => both.get() as string
   const totalChanges = db.$client.prepare('SELECT total_changes()').pluck()
@@ -87,18 +78,13 @@ export function createChangeStamp(db: ShipmentsDatabase, otherConnectionsCheckMs
   }
 }
 
-/** `json_extract` of one top-level key of a JSON text column. */
-export function jsonValue(column: SQL | SQL.Aliased | object, key: string): SQL {
-  return sql`json_extract(${column}, ${'$.' + JSON.stringify(key)})`
-}
-
 /**
  * Applies the package's committed migrations to `db`, using its own migrations table. Processes
  * sharing the file take turns (a file lock), since the migrator reads its progress outside its transaction.
  */
-export async function migrate(db: ShipmentsDatabase): Promise<void> {
+export async function migrateSqlite(db: SqliteDatabase, migrationsTable: string): Promise<void> {
   const mutex = createMutex({ directory: lockDirectoryFor(db) })
   await mutex.withLock('shipments:migrate', 60_000, () =>
-    runDrizzleMigrations(db, { migrationsFolder, migrationsTable: MIGRATIONS_TABLE }),
+    runDrizzleMigrations(db, { migrationsFolder, migrationsTable }),
   )
 }

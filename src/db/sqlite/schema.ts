@@ -1,6 +1,7 @@
 // The package's SQLite tables: shipments, their history, integrations, and the reference order store.
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import type { HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
 
 /** Milliseconds since the epoch; stored as an integer so indexes and range scans stay cheap. */
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
@@ -203,3 +204,12 @@ export const orderAddresses = sqliteTable(
   },
   (table) => [uniqueIndex('shipments_order_addresses_order_kind_unique').on(table.orderId, table.kind)],
 )
+
+// Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const rowsMatch: [
+  Same<typeof shipments.$inferSelect, ShipmentRow>,
+  Same<typeof shipmentStatusHistory.$inferSelect, HistoryRow>,
+  Same<typeof integrations.$inferSelect, IntegrationRow>,
+] = [true, true, true]
+void rowsMatch

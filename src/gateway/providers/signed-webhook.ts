@@ -149,7 +149,7 @@ export const signedWebhookProvider = defineProvider({
     const event = parseEvent(request.rawBody)
 
     // The unique key decides: of two identical deliveries, even simultaneous ones, one applies.
-    if (!context.deliveries.claim(deliveryId)) {
+    if (!(await context.deliveries.claim(deliveryId))) {
       return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
     }
     try {
@@ -185,7 +185,7 @@ export const signedWebhookProvider = defineProvider({
       }
     } catch (error) {
       // A delivery that did not apply is forgotten, so the sender's retry gets its chance.
-      context.deliveries.release(deliveryId)
+      await context.deliveries.release(deliveryId)
       if (error instanceof ShipmentValidationError) {
         const details = Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(' ')}`)
         throw new IntegrationError(`Invalid webhook payload: ${details.join('; ')}`, { cause: error })

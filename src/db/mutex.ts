@@ -1,16 +1,10 @@
-// Named mutexes: an in-process FIFO queue per name, backed by a proper-lockfile lock when the database
-// is a file, so processes sharing one SQLite file serialize too.
+// Named mutexes: an in-process FIFO queue per name, optionally backed by a proper-lockfile lock in a
+// directory, so processes sharing one SQLite file serialize too.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import lockfile from 'proper-lockfile'
-
-export class LockTimeoutError extends Error {
-  constructor(readonly lockName: string) {
-    super(`Timed out waiting for lock ${lockName}`)
-    this.name = 'LockTimeoutError'
-  }
-}
+import { LockTimeoutError } from './data-layer.js'
 
 export interface MutexOptions {
   /** Directory for the cross-process lock files; null keeps the locks inside this process. */

@@ -1,8 +1,8 @@
-// drizzle-kit configuration: generates the committed SQL migrations under drizzle/ from the schema.
+// drizzle-kit configuration for SQLite: generates the committed migrations under drizzle/sqlite/.
 import { defineConfig } from 'drizzle-kit'
 
 export default defineConfig({
   dialect: 'sqlite',
   schema: './src/db/sqlite/schema.ts',
-  out: './drizzle',
+  out: './drizzle/sqlite',
 })

@@ -1,0 +1,200 @@
+// The one asynchronous contract between the services and a database engine. Each engine implements it
+// in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
+import type { ExportOrdersPage, ExportOrdersQuery, OrderSummary } from '../orders/order-store.js'
+
+/** A shipment row as every engine returns it. */
+export interface ShipmentRow {
+  id: number
+  reference: string
+  orderId: number
+  status: string
+  dateShipped: Date | null
+  dateScheduledShip: Date | null
+  trackingNumber: string | null
+  trackingUrl: string | null
+  carrier: string | null
+  service: string | null
+  fulfillmentNotes: string | null
+  shippingNotes: string | null
+  enabled: boolean
+  fields: Record<string, unknown>
+  dateDeleted: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** The columns an update may write. */
+export type ShipmentColumns = Partial<Omit<ShipmentRow, 'id' | 'reference' | 'orderId' | 'createdAt'>>
+
+export interface HistoryRow {
+  id: number
+  shipmentId: number
+  fromStatus: string | null
+  toStatus: string
+  message: string | null
+  userId: string | null
+  sourceIntegration: string | null
+  sourceExternalCode: string | null
+  createdAt: Date
+}
+
+export type NewHistoryRow = Omit<HistoryRow, 'id' | 'shipmentId'>
+
+export interface IntegrationRow {
+  id: number
+  name: string
+  handle: string
+  /** "true"/"false", or an environment-variable reference such as "$WEBHOOKS_ENABLED". */
+  enabled: string
+  providerId: string | null
+  settings: Record<string, unknown>
+  /** External status code to internal shipment status. */
+  statusMap: Record<string, string>
+  createdAt: Date
+  updatedAt: Date
+}
+
+export type IntegrationValues = Omit<IntegrationRow, 'id' | 'createdAt'>
+
+export interface ExternalReferenceRow {
+  integrationHandle: string
+  externalId: string | null
+  externalUrl: string | null
+}
+
+/** An integration's event applied to a shipment: its time orders events, its ids name the remote copy. */
+export interface ExternalEventMark {
+  integrationId: number
+  occurredAt: Date
+  externalId?: string | null
+  externalUrl?: string | null
+}
+
+/** What a shipment change writes, decided from the row as it is under the lock. */
+export interface ShipmentChangePlan {
+  columns: ShipmentColumns
+  /** The history row of a status change, or null when the status stays. */
+  history: NewHistoryRow | null
+  /**
+   * Claim the order's one-time advance to this status when, after the write, no enabled, live
+   * shipment of the order is left unshipped (a unique key: one claim per order, ever). null: none.
+   */
+  claimOrderAdvance: string | null
+}
+
+export interface ShipmentChangeRequest {
+  /**
+   * Take the shipment's transition mutex (spec 3.3) for the whole change, waiting at most this long;
+   * undefined: no mutex (the change is still one atomic transaction).
+   */
+  lockTimeoutMs?: number
+  /** Awaited under the mutex with the row as it is then, before anything is written; throw to refuse. */
+  authorize?: (current: ShipmentRow) => Promise<void> | void
+  /** The change comes from an integration: applied only when not older than the last one applied from it. */
+  externalEvent?: ExternalEventMark
+  /** Synchronous and pure: what to write, given the row read inside the write transaction. */
+  plan: (current: ShipmentRow) => ShipmentChangePlan
+}
+
+export interface ShipmentChangeOutcome {
+  row: ShipmentRow
+  /** The status read under the mutex, before the change. */
+  previousStatus: string
+  /** The id of the history row written, or null when the status did not change. */
+  historyId: number | null
+  /** True when this change claimed the order's advance; the caller applies it after commit. */
+  orderAdvanceClaimed: boolean
+  /** True when the external event was older than the last one applied, so nothing was written. */
+  stale: boolean
+}
+
+export interface ShipmentListQuery {
+  orderId?: number
+  status?: string
+  includeDeleted: boolean
+  limit: number
+  offset: number
+}
+
+/** An order as a ship notification changes it. */
+export interface NotifiedOrder {
+  statusHandle: string | null
+  fields: Record<string, unknown>
+}
+
+export type Engine = 'sqlite' | 'postgres'
+
+/** Thrown when a named lock could not be had in time. */
+export class LockTimeoutError extends Error {
+  constructor(readonly lockName: string) {
+    super(`Timed out waiting for lock ${lockName}`)
+    this.name = 'LockTimeoutError'
+  }
+}
+
+/** The mutex name of spec 3.3. */
+export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
+
+export interface DataLayer {
+  readonly engine: Engine
+
+  findShipment(id: number): Promise<ShipmentRow | undefined>
+  /** Writes columns in one atomic statement, without the mutex; undefined when there is no such shipment. */
+  updateShipmentColumns(id: number, columns: ShipmentColumns): Promise<ShipmentRow | undefined>
+  /**
+   * Applies a change in one write transaction: under the shipment's mutex when asked (the status is
+   * re-read under it), with the history row, the external event mark and the order-advance claim.
+   * Throws LockTimeoutError when the mutex was not had in time, and ShipmentMissing for no shipment.
+   */
+  commitShipmentChange(id: number, request: ShipmentChangeRequest): Promise<ShipmentChangeOutcome>
+  /** Creates `count` shipments of an order numbered after its existing ones, each with its creation history row. */
+  createShipments(orderId: number, orderReference: string, count: number, userId: string | null): Promise<ShipmentRow[]>
+  listShipments(query: ShipmentListQuery): Promise<{ rows: ShipmentRow[]; total: number }>
+  /** Newest first. */
+  shipmentHistory(shipmentId: number): Promise<HistoryRow[]>
+  /** Sets or clears the deletion date (a second delete keeps the first date); undefined for no shipment. */
+  setShipmentDeleted(id: number, deleted: boolean): Promise<ShipmentRow | undefined>
+
+  findIntegration(handle: string): Promise<IntegrationRow | undefined>
+  listIntegrations(): Promise<IntegrationRow[]>
+  insertIntegration(values: IntegrationValues): Promise<IntegrationRow>
+  updateIntegration(id: number, values: IntegrationValues): Promise<IntegrationRow>
+  deleteIntegration(id: number): Promise<void>
+  /** True when this call recorded the delivery (a unique key decides a race); false when it was recorded before. */
+  claimDelivery(integrationId: number, deliveryId: string): Promise<boolean>
+  releaseDelivery(integrationId: number, deliveryId: string): Promise<void>
+  setExternalReference(shipmentId: number, integrationId: number, externalId: string | null, externalUrl: string | null): Promise<void>
+  externalReferences(shipmentId: number): Promise<ExternalReferenceRow[]>
+
+  /**
+   * A stamp that changes when the package's tables change, for caches of query results: at once for
+   * writes through this instance, and within `otherInstancesMs` (at most 1000) for other instances.
+   */
+  createChangeStamp(otherInstancesMs: number): () => Promise<string>
+
+  findOrder(orderId: number): Promise<OrderSummary | undefined>
+  findOrderByReference(reference: string): Promise<OrderSummary | undefined>
+  /** False when no order status has this handle (nothing is written then). */
+  setOrderStatus(orderId: number, statusHandle: string): Promise<boolean>
+  /**
+   * Reads the order under a write lock, lets `plan` decide its new fields, and saves status and fields
+   * when anything changed. 'no-status' when the status does not exist, 'no-order' when the order does not.
+   */
+  updateNotifiedOrder<T extends { fields: Record<string, unknown> }>(
+    orderId: number,
+    statusHandle: string,
+    plan: (order: NotifiedOrder) => T,
+  ): Promise<{ outcome: T; changed: boolean } | 'no-status' | 'no-order'>
+  exportOrders(query: ExportOrdersQuery): Promise<ExportOrdersPage>
+
+  /** Closes what the data layer opened; a host's database stays open. */
+  close(): Promise<void>
+}
+
+/** Thrown by commitShipmentChange when the shipment does not exist. */
+export class ShipmentMissingError extends Error {
+  constructor(readonly shipmentId: number) {
+    super(`Shipment ${shipmentId} does not exist.`)
+    this.name = 'ShipmentMissingError'
+  }
+}

@@ -1,0 +1,71 @@
+// PostgreSQL connections: the pool the package opens, migrations under a session advisory lock, the
+// change stamp, and the advisory-lock keys the package uses.
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { sql } from 'drizzle-orm'
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
+import { migrate as runDrizzleMigrations } from 'drizzle-orm/node-postgres/migrator'
+import { ADVISORY_LOCK_CLASS } from './locks.js'
+
+/** A Drizzle database over a node-postgres pool, the host's or the one the package opened. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type PostgresDatabase = NodePgDatabase<any> & { $client: pg.Pool }
+
+const migrationsFolder = fileURLToPath(new URL('../../../drizzle/postgres', import.meta.url))
+
+/** Opens a pool; `onError` hears about idle connections the server dropped (a pool without a listener would crash the process). */
+export function openPostgres(connectionString: string, onError: (error: Error) => void): PostgresDatabase {
+  const pool = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 10_000 })
+  pool.on('error', onError)
+  return drizzle({ client: pool }) as PostgresDatabase
+}
+
+/**
+ * Applies the package's committed migrations with its own migrations table (in `public`, beside the
+ * tables). Instances migrating at once take turns on a session advisory lock, which the server
+ * releases if an instance dies while holding it.
+ */
+export async function migratePostgres(db: PostgresDatabase, migrationsTable: string): Promise<void> {
+  const client = await db.$client.connect()
+  try {
+    await client.query('SELECT pg_advisory_lock($1, 0)', [ADVISORY_LOCK_CLASS.migrate])
+    try {
+      await runDrizzleMigrations(db, { migrationsFolder, migrationsTable, migrationsSchema: 'public' })
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, 0)', [ADVISORY_LOCK_CLASS.migrate])
+    }
+  } finally {
+    client.release()
+  }
+}
+
+/**
+ * A stamp that changes when the package's cached tables change (see migration 0001): the change
+ * sequence, read at most every `otherInstancesMs`; a counter of this instance's own writes, so they
+ * show at once; and the current second, so no cached result outlives a second even if it was read
+ * while another instance's write was between advancing the sequence and committing.
+ */
+export function createPostgresChangeStamp(db: PostgresDatabase, localWrites: () => number, otherInstancesMs: number) {
+  let sequenceValue = ''
+  let readAt = Number.NEGATIVE_INFINITY
+  return async () => {
+    const now = performance.now()
+    if (now - readAt >= otherInstancesMs) {
+      const { rows } = await db.$client.query<{ last_value: string }>('SELECT last_value FROM shipments_change_seq')
+      sequenceValue = rows[0].last_value
+      readAt = now
+    }
+    return `${localWrites()}.${sequenceValue}.${Math.floor(Date.now() / 1000)}`
+  }
+}
+
+/** The SQLSTATE of a database error, looking through Drizzle's wrapper. */
+export function sqlState(error: unknown): string | undefined {
+  for (let current = error as { code?: unknown; cause?: unknown } | undefined; current; current = current.cause as typeof current) {
+    if (typeof current.code === 'string' && /^[0-9A-Z]{5}$/.test(current.code)) return current.code
+  }
+  return undefined
+}
+
+/** `SET LOCAL lock_timeout`, as a statement that takes parameters. */
+export const localLockTimeout = (milliseconds: number) => sql`SELECT set_config('lock_timeout', ${`${Math.max(1, Math.ceil(milliseconds))}ms`}, true)`

@@ -1,0 +1,295 @@
+// The data layer on PostgreSQL (node-postgres): every write a transaction from the pool; the transition
+// mutex is an in-process queue (so waiting requests do not hold connections) in front of a
+// transaction-scoped advisory lock, held until commit and released by the server if the process dies.
+import { and, count, desc, eq, isNull, ne, sql } from 'drizzle-orm'
+import {
+  LockTimeoutError,
+  ShipmentMissingError,
+  transitionLockName,
+  type DataLayer,
+  type ExternalEventMark,
+  type ShipmentChangeOutcome,
+} from '../data-layer.js'
+import { createMutex } from '../mutex.js'
+import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
+import { ADVISORY_LOCK_CLASS } from './locks.js'
+import { createPostgresOrderExport } from './order-export.js'
+import {
+  integrations,
+  orderAdvances,
+  orders,
+  orderStatuses,
+  shipmentExternalReferences,
+  shipments,
+  shipmentStatusHistory,
+  webhookDeliveries,
+} from './schema.js'
+
+type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
+
+/** lock_not_available: the lock_timeout of the transaction ran out. */
+const LOCK_NOT_AVAILABLE = '55P03'
+
+export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: boolean }): DataLayer {
+  // Waiting requests queue here, not on the server: N requests for one shipment use one connection.
+  const queue = createMutex({ directory: null })
+  let localWrites = 0
+  const wrote = <T>(result: T) => {
+    localWrites++
+    return result
+  }
+
+  const lockOrder = (tx: Transaction, orderId: number) =>
+    tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.orderShipments}::int, ${orderId}::int)`)
+
+  /** Moves the integration's last-event mark forward; false when the event is older than the mark. */
+  async function recordExternalEvent(tx: Transaction, shipmentId: number, event: ExternalEventMark, now: Date): Promise<boolean> {
+    const [reference] = await tx
+      .select({ lastEventAt: shipmentExternalReferences.lastEventAt })
+      .from(shipmentExternalReferences)
+      .where(and(eq(shipmentExternalReferences.shipmentId, shipmentId), eq(shipmentExternalReferences.integrationId, event.integrationId)))
+      .for('update')
+    if (reference?.lastEventAt && event.occurredAt < reference.lastEventAt) return false
+    const values = {
+      lastEventAt: event.occurredAt,
+      updatedAt: now,
+      ...(event.externalId != null && { externalId: event.externalId }),
+      ...(event.externalUrl != null && { externalUrl: event.externalUrl }),
+    }
+    await tx
+      .insert(shipmentExternalReferences)
+      .values({ shipmentId, integrationId: event.integrationId, ...values })
+      .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
+    return true
+  }
+
+  const statusExists = async (tx: Transaction, handle: string) =>
+    (await tx.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle))).length > 0
+  const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted }
+  const exportOrders = createPostgresOrderExport(db, () => localWrites)
+
+  return {
+    engine: 'postgres',
+
+    async findShipment(id) {
+      const [row] = await db.select().from(shipments).where(eq(shipments.id, id))
+      return row
+    },
+
+    async updateShipmentColumns(id, columns) {
+      const [row] = await db.update(shipments).set(columns).where(eq(shipments.id, id)).returning()
+      return row
+    },
+
+    async commitShipmentChange(id, request) {
+      const commit = (deadline: number | null) =>
+        db.transaction(async (tx): Promise<ShipmentChangeOutcome> => {
+          if (deadline !== null) {
+            await tx.execute(localLockTimeout(deadline - Date.now()))
+            await tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.shipmentTransition}::int, ${id}::int)`)
+          }
+          // FOR UPDATE: a change without the mutex (a field merge) still reads and writes one row atomically.
+          const [before] = await tx.select().from(shipments).where(eq(shipments.id, id)).for('update')
+          if (!before) throw new ShipmentMissingError(id)
+          if (request.authorize) await request.authorize(before)
+          const now = new Date()
+          if (request.externalEvent && !(await recordExternalEvent(tx, id, request.externalEvent, now))) {
+            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true }
+          }
+          const plan = request.plan(before)
+          const [history] = plan.history
+            ? await tx
+                .insert(shipmentStatusHistory)
+                .values({ ...plan.history, shipmentId: id })
+                .returning({ id: shipmentStatusHistory.id })
+            : [null]
+          const [row] = await tx.update(shipments).set(plan.columns).where(eq(shipments.id, id)).returning()
+          let orderAdvanceClaimed = false
+          if (plan.claimOrderAdvance !== null) {
+            // Serialized per order: two last shipments shipped at once must not both count the other as open.
+            await lockOrder(tx, row.orderId)
+            const [{ total }] = await tx
+              .select({ total: count() })
+              .from(shipments)
+              .where(and(eq(shipments.orderId, row.orderId), eq(shipments.enabled, true), isNull(shipments.dateDeleted), ne(shipments.status, 'shipped')))
+            if (total === 0) {
+              const claimed = await tx
+                .insert(orderAdvances)
+                .values({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now })
+                .onConflictDoNothing()
+                .returning({ orderId: orderAdvances.orderId })
+              orderAdvanceClaimed = claimed.length > 0
+            }
+          }
+          return { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+        })
+      if (request.lockTimeoutMs === undefined) return commit(null)
+      const name = transitionLockName(id)
+      const deadline = Date.now() + request.lockTimeoutMs
+      return queue.withLock(name, request.lockTimeoutMs, async () => {
+        try {
+          return await commit(deadline)
+        } catch (error) {
+          if (sqlState(error) === LOCK_NOT_AVAILABLE) throw new LockTimeoutError(name)
+          throw error
+        }
+      })
+    },
+
+    async createShipments(orderId, orderReference, howMany, userId) {
+      return db.transaction(async (tx) => {
+        // Numbering reads the count and then inserts: one creator per order at a time.
+        await lockOrder(tx, orderId)
+        const [existing] = await tx.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId))
+        const now = new Date()
+        const created = await tx
+          .insert(shipments)
+          .values(
+            Array.from({ length: howMany }, (_, index) => ({
+              orderId,
+              reference: `${orderReference}-s${String(existing.total + index + 1).padStart(3, '0')}`,
+              status: 'new',
+              createdAt: now,
+              updatedAt: now,
+            })),
+          )
+          .returning()
+        created.sort((a, b) => a.id - b.id)
+        await tx
+          .insert(shipmentStatusHistory)
+          .values(created.map((row) => ({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now })))
+        return created
+      })
+    },
+
+    async listShipments(query) {
+      const where = and(
+        query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
+        query.status !== undefined ? eq(shipments.status, query.status) : undefined,
+        query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
+      )
+      const [[{ total }], rows] = await Promise.all([
+        db.select({ total: count() }).from(shipments).where(where),
+        db.select().from(shipments).where(where).orderBy(shipments.id).limit(query.limit).offset(query.offset),
+      ])
+      return { rows, total }
+    },
+
+    async shipmentHistory(shipmentId) {
+      return db.select().from(shipmentStatusHistory).where(eq(shipmentStatusHistory.shipmentId, shipmentId)).orderBy(desc(shipmentStatusHistory.id))
+    },
+
+    async setShipmentDeleted(id, deleted) {
+      const now = new Date()
+      const [row] = await db
+        .update(shipments)
+        .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now})` : null, updatedAt: now })
+        .where(eq(shipments.id, id))
+        .returning()
+      return row
+    },
+
+    async findIntegration(handle) {
+      const [row] = await db.select().from(integrations).where(eq(integrations.handle, handle))
+      return row
+    },
+
+    async listIntegrations() {
+      return db.select().from(integrations).orderBy(integrations.handle)
+    },
+
+    async insertIntegration(values) {
+      const [row] = await db
+        .insert(integrations)
+        .values({ ...values, createdAt: values.updatedAt })
+        .returning()
+      return wrote(row)
+    },
+
+    async updateIntegration(id, values) {
+      const [row] = await db.update(integrations).set(values).where(eq(integrations.id, id)).returning()
+      return wrote(row)
+    },
+
+    async deleteIntegration(id) {
+      wrote(await db.delete(integrations).where(eq(integrations.id, id)))
+    },
+
+    async claimDelivery(integrationId, deliveryId) {
+      const claimed = await db
+        .insert(webhookDeliveries)
+        .values({ integrationId, deliveryId, createdAt: new Date() })
+        .onConflictDoNothing()
+        .returning({ deliveryId: webhookDeliveries.deliveryId })
+      return claimed.length > 0
+    },
+
+    async releaseDelivery(integrationId, deliveryId) {
+      await db.delete(webhookDeliveries).where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
+    },
+
+    async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {
+      const values = { externalId, externalUrl, updatedAt: new Date() }
+      await db
+        .insert(shipmentExternalReferences)
+        .values({ shipmentId, integrationId, ...values })
+        .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
+    },
+
+    async externalReferences(shipmentId) {
+      return db
+        .select({
+          integrationHandle: integrations.handle,
+          externalId: shipmentExternalReferences.externalId,
+          externalUrl: shipmentExternalReferences.externalUrl,
+        })
+        .from(shipmentExternalReferences)
+        .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
+        .where(eq(shipmentExternalReferences.shipmentId, shipmentId))
+        .orderBy(integrations.handle)
+    },
+
+    createChangeStamp(otherInstancesMs) {
+      return createPostgresChangeStamp(db, () => localWrites, otherInstancesMs)
+    },
+
+    async findOrder(orderId) {
+      const [order] = await db.select(summaryColumns).from(orders).where(eq(orders.id, orderId))
+      return order
+    },
+
+    async findOrderByReference(reference) {
+      const [order] = await db.select(summaryColumns).from(orders).where(eq(orders.reference, reference))
+      return order
+    },
+
+    async setOrderStatus(orderId, statusHandle) {
+      const applied = await db.transaction(async (tx) => {
+        if (!(await statusExists(tx, statusHandle))) return false
+        await tx.update(orders).set({ statusHandle, dateUpdated: new Date() }).where(eq(orders.id, orderId))
+        return true
+      })
+      // Counted after commit: a stamp read before it must not label a result that lacks the write.
+      return wrote(applied)
+    },
+
+    async updateNotifiedOrder(orderId, statusHandle, plan) {
+      const result = await db.transaction(async (tx) => {
+        if (!(await statusExists(tx, statusHandle))) return 'no-status' as const
+        const [order] = await tx.select({ statusHandle: orders.statusHandle, fields: orders.fields }).from(orders).where(eq(orders.id, orderId)).for('update')
+        if (!order) return 'no-order' as const
+        const outcome = plan(order)
+        const changed = order.statusHandle !== statusHandle || JSON.stringify(outcome.fields) !== JSON.stringify(order.fields)
+        if (changed) await tx.update(orders).set({ statusHandle, fields: outcome.fields, dateUpdated: new Date() }).where(eq(orders.id, orderId))
+        return { outcome, changed }
+      })
+      return wrote(result)
+    },
+
+    exportOrders,
+
+    async close() {
+      if (options.owned) await db.$client.end()
+    },
+  }
+}

@@ -1,0 +1,15 @@
+// The advisory-lock keys of the package on PostgreSQL (no driver import: hosts may read them).
+
+/**
+ * Advisory locks take two int4 keys: the first names the kind of lock ("SHIP" and its neighbours), the
+ * second the object. PostgreSQL keeps two-key locks apart from the one-bigint-key locks most
+ * applications use, so the package's locks cannot collide with a host's unless it picks these classes.
+ */
+export const ADVISORY_LOCK_CLASS = {
+  /** The per-shipment transition mutex of spec 3.3; the second key is the shipment id. */
+  shipmentTransition: 0x53484950,
+  /** Shipment numbering and the order-advance count of one order; the second key is the order id. */
+  orderShipments: 0x53484951,
+  /** Migrations; the second key is 0. */
+  migrate: 0x53484952,
+} as const

@@ -1,0 +1,217 @@
+// The package's PostgreSQL tables: the same tables, columns and keys as the SQLite schema, so rows read
+// back the same on both engines (the checks at the end hold the two together).
+import { sql } from 'drizzle-orm'
+import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import type { HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
+
+/** Millisecond precision, as JavaScript dates have: a value read back compares equal to the one written. */
+const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' })
+const createdAt = () => timestampMs('created_at').notNull().defaultNow()
+const updatedAt = () => timestampMs('updated_at').notNull().defaultNow()
+/** `json`, not `jsonb`: keys keep the order they were written in, as on SQLite. */
+const jsonObject = (name: string) => json(name).$type<Record<string, unknown>>().notNull().default(sql`'{}'::json`)
+const id = () => integer('id').primaryKey().generatedByDefaultAsIdentity()
+
+export const shipments = pgTable(
+  'shipments_shipments',
+  {
+    id: id(),
+    reference: text('reference').notNull(),
+    orderId: integer('order_id').notNull(),
+    status: text('status').notNull().default('new'),
+    dateShipped: timestampMs('date_shipped'),
+    dateScheduledShip: timestampMs('date_scheduled_ship'),
+    trackingNumber: text('tracking_number'),
+    trackingUrl: text('tracking_url'),
+    carrier: text('carrier'),
+    service: text('service'),
+    fulfillmentNotes: text('fulfillment_notes'),
+    shippingNotes: text('shipping_notes'),
+    enabled: boolean('enabled').notNull().default(true),
+    fields: jsonObject('fields'),
+    dateDeleted: timestampMs('date_deleted'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    uniqueIndex('shipments_shipments_reference_unique').on(table.reference),
+    index('shipments_shipments_order_idx').on(table.orderId, table.id),
+    index('shipments_shipments_status_idx').on(table.status, table.id),
+  ],
+)
+
+export const shipmentStatusHistory = pgTable(
+  'shipments_status_history',
+  {
+    id: id(),
+    shipmentId: integer('shipment_id')
+      .notNull()
+      .references(() => shipments.id, { onDelete: 'cascade' }),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    message: text('message'),
+    userId: text('user_id'),
+    sourceIntegration: text('source_integration'),
+    sourceExternalCode: text('source_external_code'),
+    createdAt: createdAt(),
+  },
+  (table) => [index('shipments_status_history_shipment_idx').on(table.shipmentId, table.id)],
+)
+
+/** One row per order the package has advanced, so the advance happens once and never backwards. */
+export const orderAdvances = pgTable('shipments_order_advances', {
+  orderId: integer('order_id').primaryKey(),
+  status: text('status').notNull(),
+  createdAt: createdAt(),
+})
+
+export const integrations = pgTable(
+  'shipments_integrations',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    handle: text('handle').notNull(),
+    /** "true"/"false", or an environment-variable reference such as "$WEBHOOKS_ENABLED". */
+    enabled: text('enabled').notNull().default('true'),
+    providerId: text('provider_id'),
+    settings: jsonObject('settings'),
+    /** External status code to internal shipment status. */
+    statusMap: json('status_map').$type<Record<string, string>>().notNull().default(sql`'{}'::json`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [uniqueIndex('shipments_integrations_handle_unique').on(table.handle)],
+)
+
+export const shipmentExternalReferences = pgTable(
+  'shipments_external_references',
+  {
+    shipmentId: integer('shipment_id')
+      .notNull()
+      .references(() => shipments.id, { onDelete: 'cascade' }),
+    integrationId: integer('integration_id')
+      .notNull()
+      .references(() => integrations.id, { onDelete: 'cascade' }),
+    externalId: text('external_id'),
+    externalUrl: text('external_url'),
+    /** When the last applied external event happened; older events never move the status back. */
+    lastEventAt: timestampMs('last_event_at'),
+    updatedAt: updatedAt(),
+  },
+  (table) => [primaryKey({ columns: [table.shipmentId, table.integrationId] })],
+)
+
+/** Webhook deliveries already applied: the unique key makes a delivery count once, even when raced. */
+export const webhookDeliveries = pgTable(
+  'shipments_webhook_deliveries',
+  {
+    integrationId: integer('integration_id')
+      .notNull()
+      .references(() => integrations.id, { onDelete: 'cascade' }),
+    deliveryId: text('delivery_id').notNull(),
+    outcome: json('outcome').$type<Record<string, unknown>>().notNull().default(sql`'{}'::json`),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.integrationId, table.deliveryId] })],
+)
+
+// The reference order store: the package's own order tables, used when the host brings no order store.
+
+export const orderStatuses = pgTable(
+  'shipments_order_statuses',
+  {
+    id: id(),
+    handle: text('handle').notNull(),
+    name: text('name').notNull(),
+    isDefault: boolean('is_default').notNull().default(false),
+  },
+  (table) => [uniqueIndex('shipments_order_statuses_handle_unique').on(table.handle)],
+)
+
+export const orders = pgTable(
+  'shipments_orders',
+  {
+    id: id(),
+    number: text('number').notNull(),
+    reference: text('reference').notNull(),
+    email: text('email'),
+    customerId: integer('customer_id'),
+    statusHandle: text('status_handle'),
+    isCompleted: boolean('is_completed').notNull().default(false),
+    /** Decimal amounts as text, so no binary rounding creeps into money. */
+    totalPrice: text('total_price').notNull().default('0'),
+    totalTax: text('total_tax').notNull().default('0'),
+    totalShipping: text('total_shipping').notNull().default('0'),
+    totalDiscount: text('total_discount').notNull().default('0'),
+    couponCode: text('coupon_code'),
+    paymentMethod: text('payment_method'),
+    shippingMethod: text('shipping_method'),
+    customerNotes: text('customer_notes'),
+    internalNotes: text('internal_notes'),
+    isGift: boolean('is_gift').notNull().default(false),
+    giftMessage: text('gift_message'),
+    customField1: text('custom_field_1'),
+    customField2: text('custom_field_2'),
+    customField3: text('custom_field_3'),
+    fields: jsonObject('fields'),
+    dateOrdered: timestampMs('date_ordered'),
+    dateUpdated: timestampMs('date_updated').notNull().defaultNow(),
+  },
+  (table) => [
+    uniqueIndex('shipments_orders_reference_unique').on(table.reference),
+    uniqueIndex('shipments_orders_number_unique').on(table.number),
+    // The export scans completed orders by dateUpdated, then id (stable page edges).
+    index('shipments_orders_export_idx').on(table.isCompleted, table.dateUpdated, table.id),
+  ],
+)
+
+export const orderLineItems = pgTable(
+  'shipments_order_line_items',
+  {
+    id: id(),
+    orderId: integer('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    sku: text('sku'),
+    name: text('name').notNull(),
+    weight: doublePrecision('weight'),
+    /** g, kg, lb or oz. */
+    weightUnit: text('weight_unit'),
+    quantity: integer('quantity').notNull().default(1),
+    price: text('price').notNull().default('0'),
+    imageUrl: text('image_url'),
+    options: json('options').$type<Record<string, string>>().notNull().default(sql`'{}'::json`),
+  },
+  (table) => [index('shipments_order_line_items_order_idx').on(table.orderId, table.id)],
+)
+
+export const orderAddresses = pgTable(
+  'shipments_order_addresses',
+  {
+    id: id(),
+    orderId: integer('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['billing', 'shipping'] }).notNull(),
+    fullName: text('full_name'),
+    company: text('company'),
+    address1: text('address1'),
+    address2: text('address2'),
+    city: text('city'),
+    state: text('state'),
+    postalCode: text('postal_code'),
+    countryCode: text('country_code'),
+    phone: text('phone'),
+    email: text('email'),
+  },
+  (table) => [uniqueIndex('shipments_order_addresses_order_kind_unique').on(table.orderId, table.kind)],
+)
+
+// Rows read the same as on SQLite: a column that drifts between the two schemas fails the type check.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const rowsMatch: [
+  Same<typeof shipments.$inferSelect, ShipmentRow>,
+  Same<typeof shipmentStatusHistory.$inferSelect, HistoryRow>,
+  Same<typeof integrations.$inferSelect, IntegrationRow>,
+] = [true, true, true]
+void rowsMatch

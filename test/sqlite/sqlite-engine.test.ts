@@ -1,0 +1,89 @@
+// SQLite only: a host's own better-sqlite3 database, the pragmas of the embedded default, the statements
+// of an export page, and a host transaction around the export.
+import { join } from 'node:path'
+import t from 'tap'
+import Fastify from 'fastify'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import Database from 'better-sqlite3'
+import { fastifyShipments, migrate, MIGRATIONS_TABLE, type SqliteDatabase } from '../../src/index.js'
+import { buildTestApp } from '../fixtures/app.js'
+import { tables } from '../fixtures/database.js'
+import { buildExchangeApp, exportedOrders, insertExportOrder } from '../fixtures/exchange.js'
+
+const at = (iso: string) => new Date(iso)
+
+t.test("a host's own Drizzle database: migrated into the package's table, left open on close", async (t) => {
+  const client = new Database(join(t.testdir(), 'host.sqlite'))
+  const db = drizzle({ client })
+  await migrate(db)
+  await migrate(db)
+  const tables = client.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{ name: string }>
+  t.ok(tables.some((table) => table.name === MIGRATIONS_TABLE))
+  t.notOk(tables.some((table) => table.name === '__drizzle_migrations'), "the host's migrations table is untouched")
+  t.equal((client.prepare(`select count(*) as n from ${MIGRATIONS_TABLE}`).get() as { n: number }).n, 1, 'applied once')
+
+  const app = Fastify({ logger: false })
+  await app.register(fastifyShipments, { database: db, migrate: false })
+  await app.ready()
+  t.equal(app.shipments.database.db, db)
+  t.equal(app.shipments.database.engine, 'sqlite')
+  await app.close()
+  t.ok(client.open, 'the host database is still open')
+  client.close()
+})
+
+t.test('the embedded default runs SQLite in WAL mode with a busy timeout', async (t) => {
+  const app = await buildTestApp(t)
+  const client = tables(app).db.$client
+  t.equal(client.pragma('journal_mode', { simple: true }), 'wal')
+  t.equal(client.pragma('busy_timeout', { simple: true }), 10000)
+  await app.close()
+  t.notOk(client.open, 'the database the package opened is closed with the app')
+})
+
+t.test('a page takes the same number of SQL statements whatever its size', async (t) => {
+  const file = join(t.testdir(), 'counted.sqlite')
+  const statements: string[] = []
+  const client = new Database(file, { verbose: (sql) => void statements.push(String(sql)) })
+  client.pragma('journal_mode = WAL')
+  t.teardown(() => client.close())
+  const database = drizzle({ client }) as unknown as SqliteDatabase
+  const counted = await buildTestApp(t, { database, orderExchange: { username: 'u', password: 'p', pageSize: 200 } })
+  const headers = { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` }
+  const url = '/actions/shippingplatformconnect/orders/process?action=export&start_date=01/01/2020 00:00&end_date=01/01/2030 00:00'
+
+  const countFor = async (orders: number) => {
+    await tables(counted).db.delete(tables(counted).schema.orders)
+    for (let index = 0; index < orders; index++) {
+      await insertExportOrder(counted, {}, { items: [{ name: 'a', quantity: 1, price: '1' }, { name: 'b', quantity: 1, price: '1' }, { name: 'c', quantity: 1, price: '1' }] })
+    }
+    statements.length = 0
+    const response = await counted.inject({ url, headers })
+    t.equal(exportedOrders(response.body).orders.length, orders)
+    return statements.length
+  }
+  const forThree = await countFor(3)
+  const forHundred = await countFor(150)
+  t.equal(forHundred, forThree, `${forThree} statements for 3 orders and for 150`)
+  t.ok(forThree <= 4, 'boundaries, page, items and the data-version check')
+})
+
+t.test('boundaries computed inside a host transaction that rolls back are not kept', async (t) => {
+  const app = await buildExchangeApp(t)
+  await insertExportOrder(app, { reference: 'KEPT', dateUpdated: at('2026-01-01T00:00:00Z') })
+  const query = { window: null, store: null, page: 1, pageSize: 25, includeInvalid: false }
+  let inside: Promise<{ total: number }> | undefined
+  t.throws(() =>
+    tables(app).db.$client.transaction(() => {
+      const { db, schema } = tables(app)
+      const { id: orderId } = db.insert(schema.orders).values({ number: 'rb', reference: 'ROLLED-BACK', isCompleted: true, dateUpdated: at('2026-01-02T00:00:00Z') }).returning().get()
+      db.insert(schema.orderLineItems).values({ orderId, name: 'Thing', quantity: 1, price: '1' }).run()
+      db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', fullName: 'A', address1: 'B', city: 'C', postalCode: 'D', countryCode: 'US' }).run()
+      inside = app.shipments.orders.exportOrders!(query) // runs its statements synchronously, inside the transaction
+      throw new Error('roll back')
+    })(),
+  )
+  t.equal((await inside!).total, 2, 'the transaction saw its own order')
+  const after = await app.shipments.orders.exportOrders!(query)
+  t.same([after.total, after.orders.map((order) => order.reference)], [1, ['KEPT']])
+})
