@@ -1,0 +1,59 @@
+// The layering of src/: no import cycles, and nothing above src/db/ reaches a driver or a dialect.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+const sourceRoot = fileURLToPath(new URL('../src', import.meta.url))
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name)
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : []
+  })
+}
+
+/** Every module specifier a file imports or re-exports, type-only imports included. */
+function specifiers(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'/g), ...text.matchAll(/import\('([^']+)'\)/g)].map((match) => match[1])
+}
+
+const files = sourceFiles(sourceRoot)
+const graph = new Map(
+  files.map((file) => [
+    file,
+    specifiers(file)
+      .filter((specifier) => specifier.startsWith('.'))
+      .map((specifier) => resolve(dirname(file), specifier.replace(/\.js$/, '.ts'))),
+  ]),
+)
+
+t.test('no import cycles in src/ (type-only imports count)', async (t) => {
+  const cycles: string[] = []
+  const state = new Map<string, 'visiting' | 'done'>()
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === 'done') return
+    if (state.get(file) === 'visiting') {
+      cycles.push([...path.slice(path.indexOf(file)), file].map((each) => relative(sourceRoot, each)).join(' -> '))
+      return
+    }
+    state.set(file, 'visiting')
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file])
+    state.set(file, 'done')
+  }
+  for (const file of files) visit(file, [])
+  t.same(cycles, [])
+})
+
+t.test('services, routes and providers import no driver and no dialect: only src/db/ does', async (t) => {
+  const engineSpecific = /^(better-sqlite3|pg|drizzle-orm\/(better-sqlite3|node-postgres|sqlite-core|pg-core)(\/.*)?)$/
+  const offenders = files
+    .filter((file) => !relative(sourceRoot, file).startsWith('db/') && relative(sourceRoot, file) !== 'index.ts')
+    .flatMap((file) =>
+      specifiers(file)
+        .filter((specifier) => engineSpecific.test(specifier) || /\/db\/(sqlite|postgres)\//.test(specifier))
+        .map((specifier) => `${relative(sourceRoot, file)} imports ${specifier}`),
+    )
+  t.same(offenders, [])
+})

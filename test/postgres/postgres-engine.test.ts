@@ -1,0 +1,149 @@
+// PostgreSQL only: a host's pool, pool ownership, migrations racing, the advisory-lock keys, the export's
+// fixed number of queries, and the export document byte for byte against SQLite for the same data.
+import { join } from 'node:path'
+import t from 'tap'
+import Fastify from 'fastify'
+import pg from 'pg'
+import { drizzle } from 'drizzle-orm/node-postgres'
+import { fastifyShipments, migrate, MIGRATIONS_TABLE, type PostgresDatabase } from '../../src/index.js'
+import { buildTestApp, orderWithShipments, postUpdate, shipmentRow } from '../fixtures/app.js'
+import { rawQuery, testDatabase } from '../fixtures/database.js'
+import { basicAuth, buildExchangeApp, EXCHANGE_URL, exportedOrders, insertExportOrder, VALID_ADDRESS } from '../fixtures/exchange.js'
+
+async function hostPool(t: Parameters<typeof testDatabase>[0]) {
+  const pool = new pg.Pool({ connectionString: await testDatabase(t, 'host'), max: 4 })
+  t.teardown(() => pool.end())
+  return pool
+}
+
+t.test("a host's Drizzle database over a pg Pool: migrated into the package's own table, left open on close", async (t) => {
+  const pool = await hostPool(t)
+  const db = drizzle({ client: pool })
+  await migrate(db)
+  await migrate(db)
+  const { rows: tables } = await pool.query<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")
+  t.ok(tables.some((table) => table.name === MIGRATIONS_TABLE))
+  t.notOk(tables.some((table) => table.name === '__drizzle_migrations'), "the host's migrations table is untouched")
+  const { rows: applied } = await pool.query(`SELECT count(*)::int AS applied FROM public.${MIGRATIONS_TABLE}`)
+  t.same(applied, [{ applied: 2 }], 'each migration applied once')
+
+  const app = Fastify({ logger: false })
+  await app.register(fastifyShipments, { database: db, migrate: false })
+  await app.ready()
+  t.equal(app.shipments.database.engine, 'postgres')
+  t.equal(app.shipments.database.db, db)
+  await app.close()
+  const { rows } = await pool.query('SELECT 1 AS alive')
+  t.same(rows, [{ alive: 1 }], "the host's pool is still open")
+})
+
+t.test('a pool the package opened from a connection string is closed with the app', async (t) => {
+  const app = await buildTestApp(t)
+  const pool = (app.shipments.database.db as PostgresDatabase).$client
+  t.equal(pool.ending, false)
+  await app.close()
+  t.equal(pool.ending, true)
+})
+
+t.test('a Drizzle database over a single pg Client is refused with a clear message', async (t) => {
+  const client = new pg.Client({ connectionString: await testDatabase(t, 'client') })
+  const app = Fastify({ logger: false })
+  t.teardown(() => app.close())
+  const register = async () => {
+    await app.register(fastifyShipments, { database: drizzle({ client }) as never })
+    await app.ready()
+  }
+  await t.rejects(register, { code: 'SHIPMENTS_INVALID_OPTION', message: /Invalid option "database": .*pg\.Pool/ })
+})
+
+t.test('instances migrating a fresh database at once take turns: every one succeeds, each migration is applied once', async (t) => {
+  const url = await testDatabase(t, 'race')
+  const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: url, max: 2 }))
+  t.teardown(() => Promise.all(pools.map((pool) => pool.end())))
+  await Promise.all(pools.map((pool) => migrate(drizzle({ client: pool }))))
+  const { rows } = await pools[0].query(`SELECT count(*)::int AS applied FROM public.${MIGRATIONS_TABLE}`)
+  t.same(rows, [{ applied: 2 }])
+})
+
+t.test("the transition lock cannot collide with a host's advisory locks", async (t) => {
+  const app = await buildTestApp(t, { lockTimeoutMs: 2_000 })
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  // A host holding the one-key advisory lock with the shipment's id as its key blocks nothing.
+  const host = new pg.Client({ connectionString: (app.shipments.database.db as PostgresDatabase).$client.options.connectionString })
+  await host.connect()
+  t.teardown(() => host.end())
+  await host.query('SELECT pg_advisory_lock($1)', [id])
+  const response = await postUpdate(app, id, { status: 'shipped' })
+  t.equal(response.statusCode, 200)
+  t.equal((await shipmentRow(app, id)).status, 'shipped')
+  // During a transition the lock is visible in pg_locks under the package's class, and gone after.
+  t.same(await rawQuery(app, "SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory' AND classid = ?", [0x53484950]), [{ held: 0 }])
+})
+
+t.test('an export page takes the same number of queries whatever its size', async (t) => {
+  const pool = await hostPool(t)
+  let queries = 0
+  const query = pool.query.bind(pool)
+  pool.query = ((...args: Parameters<typeof pool.query>) => {
+    queries++
+    return query(...args)
+  }) as typeof pool.query
+  const app = await buildTestApp(t, { database: drizzle({ client: pool }), orderExchange: { username: 'u', password: 'p', pageSize: 200 } })
+  const url = `${EXCHANGE_URL}?action=export&start_date=01/01/2020 00:00&end_date=01/01/2030 00:00`
+  const countFor = async (orders: number) => {
+    await rawQuery(app, 'DELETE FROM shipments_orders')
+    for (let index = 0; index < orders; index++) {
+      await insertExportOrder(app, {}, { items: [{ name: 'a', quantity: 1, price: '1' }, { name: 'b', quantity: 1, price: '1' }, { name: 'c', quantity: 1, price: '1' }] })
+    }
+    queries = 0
+    const response = await app.inject({ url, headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` } })
+    t.equal(exportedOrders(response.body).orders.length, orders)
+    return queries
+  }
+  const forThree = await countFor(3)
+  const forHundred = await countFor(150)
+  t.equal(forHundred, forThree, `${forThree} queries for 3 orders and for 150`)
+  t.ok(forThree <= 4, 'the change stamp, boundaries, page and items')
+})
+
+t.test('the export document is the same, byte for byte, on SQLite and on PostgreSQL for the same data', async (t) => {
+  const sqlite = await buildExchangeApp(t, {}, { database: join(t.testdir(), 'same.sqlite') })
+  const postgres = await buildExchangeApp(t)
+  for (const app of [sqlite, postgres]) {
+    for (let index = 1; index <= 4; index++) {
+      await insertExportOrder(
+        app,
+        {
+          number: `same-${index}`,
+          reference: `S-${index}`,
+          customerId: index % 2 ? index : null,
+          email: `buyer${index}@example.com`,
+          totalDiscount: index === 2 ? '-5.00' : '0',
+          couponCode: index === 2 ? 'SAVE5' : null,
+          isGift: index === 3,
+          giftMessage: index === 3 ? 'Für dich ]]> 🎁' : null,
+          customerNotes: 'Zoë & <Co> "q"',
+          fields: { store: index % 2 ? 'retail' : 'wholesale' },
+          dateOrdered: new Date(Date.UTC(2026, 0, index, 9, 30, 15, 250)),
+          dateUpdated: new Date(Date.UTC(2026, 0, index, 10, 0, 0, 500)),
+        },
+        {
+          items: [
+            { sku: `SKU-${index}`, name: 'Tea set <Kyūsu> & cups 🍵', weight: 0.35, weightUnit: 'kg', quantity: 2, price: '19.95', imageUrl: '/images/tea.jpg', options: { Size: 'M', 'Glaze & <b>': 'Ōbori' } },
+            { sku: null, name: 'Card', weight: 12.5, weightUnit: 'g', quantity: 1, price: '0' },
+          ],
+          shipping: { ...VALID_ADDRESS, company: 'Müller & Söhne' },
+          billing: index === 4 ? { ...VALID_ADDRESS, fullName: 'Bill Payer', countryCode: 'de' } : null,
+        },
+      )
+    }
+  }
+  for (const query of ['', '&store=retail', '&start_date=01/02/2026 09:59&end_date=01/04/2026 10:00', '&page=2']) {
+    const [fromSqlite, fromPostgres] = await Promise.all(
+      [sqlite, postgres].map((app) => app.inject({ url: `${EXCHANGE_URL}?action=export${query}`, headers: basicAuth() })),
+    )
+    t.equal(fromSqlite.statusCode, 200)
+    t.ok(exportedOrders(fromSqlite.body).orders.length > 0 || query === '&page=2', `orders exported for "${query}"`)
+    t.equal(fromPostgres.body, fromSqlite.body, `the same document for "${query}"`)
+  }
+})
