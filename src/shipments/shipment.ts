@@ -1,5 +1,5 @@
 // The shipment as clients see it (spec 2.1), and its history rows.
-import type { shipments, shipmentStatusHistory } from '../db/sqlite/schema.js'
+import type { HistoryRow, ShipmentRow } from '../db/data-layer.js'
 import { formatIsoWithOffset } from '../time.js'
 
 export const SHIPMENT_STATUSES = ['new', 'in_progress', 'on_hold', 'fulfilled', 'shipped', 'cancelled'] as const
@@ -9,8 +9,6 @@ export function isShipmentStatus(value: unknown): value is ShipmentStatus {
   return typeof value === 'string' && (SHIPMENT_STATUSES as readonly string[]).includes(value)
 }
 
-export type ShipmentRow = typeof shipments.$inferSelect
-export type HistoryRow = typeof shipmentStatusHistory.$inferSelect
 
 export interface Shipment {
   id: number
