@@ -113,7 +113,7 @@ async function seedExportOrders(app: FastifyInstance, count: number) {
        SELECT 'bench-' || i, (100000 + i)::text, 'customer' || i || '@example.com', i, 'processing', true, '64.90', '5.90', '4.95',
               CASE WHEN i % 5 = 0 THEN '-5.00' ELSE '0' END, CASE WHEN i % 5 = 0 THEN 'SAVE5' END, 'Credit card', 'Standard Ground',
               CASE WHEN i % 7 = 0 THEN 'Leave at the back door <please> & thanks' END,
-              to_timestamp(($1::bigint + i * 60000 - 3600000) / 1000.0), to_timestamp(($1::bigint + i * 60000) / 1000.0), '{"store":"retail"}'
+              to_timestamp(($1::bigint + i::bigint * 60000 - 3600000) / 1000.0), to_timestamp(($1::bigint + i::bigint * 60000) / 1000.0), '{"store":"retail"}'
          FROM generate_series(1, $2::int) AS i`,
       [start, count],
     )

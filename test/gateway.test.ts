@@ -228,3 +228,12 @@ t.test('integration changes reach the gateway: at once from this process, within
   await new Promise((resolve) => setTimeout(resolve, GATEWAY_CROSS_PROCESS_MS + 50))
   t.equal((await app.inject({ method: 'POST', url: gateway('later'), payload: 'x' })).statusCode, 404, 'removed by another process')
 })
+
+t.test('handles a database cannot hold (a NUL) are unknown integrations, and lists sort by bytes on every engine', async (t) => {
+  const app = await gatewayApp(t)
+  const response = await app.inject({ method: 'POST', url: gateway('a\u0000b'), payload: 'x' })
+  t.equal(response.statusCode, 404)
+  t.same(response.json(), { name: 'Not Found', message: 'Unknown integration: a\u0000b', code: 0, status: 404 })
+  for (const handle of ['ab', 'a-c', 'b', 'a_b']) await app.shipments.integrations.create({ name: handle, handle, providerId: 'echo' })
+  t.same((await app.shipments.integrations.list()).map((integration) => integration.handle), ['a-c', 'a_b', 'ab', 'b'])
+})

@@ -73,3 +73,39 @@ t.test('GET history: newest first, with the change source', async (t) => {
   const missing = await app.inject({ url: '/shipments/api/shipments/777/history', headers: as('viewer') })
   t.equal(missing.statusCode, 404)
 })
+
+t.test('ids beyond what a database integer holds name no shipment: 404 on every engine, never a 500', async (t) => {
+  const app = await buildTestApp(t)
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  for (const huge of ['2147483648', '9007199254740991']) {
+    const read = await app.inject({ url: `/shipments/api/shipments/${huge}`, headers: as('viewer') })
+    t.equal(read.statusCode, 404, `GET ${huge}`)
+    t.same(read.json(), { name: 'Not Found', message: `Shipment ${huge} not found.`, code: 0, status: 404 })
+    const history = await app.inject({ url: `/shipments/api/shipments/${huge}/history`, headers: as('viewer') })
+    t.equal(history.statusCode, 404, `GET ${huge}/history`)
+    const update = await postUpdate(app, huge, { status: 'shipped' })
+    t.equal(update.statusCode, 404, `POST ${huge}`)
+    t.equal(update.json().message, `Shipment ${huge} not found.`)
+    const list = await app.inject({ url: `/shipments/api/shipments?orderId=${huge}`, headers: as('viewer') })
+    t.equal(list.statusCode, 200, `list by order ${huge}`)
+    t.same(list.json().shipments, [])
+  }
+  const untouched = await app.inject({ url: `/shipments/api/shipments/${id}`, headers: as('viewer') })
+  t.equal(untouched.json().shipment.status, 'new')
+})
+
+t.test('a hasPermission that throws is a 500 with the generic message, and nothing changes', async (t) => {
+  const app = await buildTestApp(t, {
+    hasPermission: (_user, permission) => {
+      if (permission === 'shipments-transitionShipments') throw new Error('permission service down')
+      return true
+    },
+  })
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const response = await postUpdate(app, id, { status: 'shipped' })
+  t.equal(response.statusCode, 500)
+  t.same(response.json(), { name: 'Internal Server Error', message: 'An internal error occurred.', code: 0, status: 500 })
+  const read = await app.shipments.shipments.get(id)
+  t.equal(read!.status, 'new')
+  t.equal((await app.shipments.shipments.history(id)).length, 1, 'no history row')
+})

@@ -157,20 +157,32 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     // alone is one atomic read-and-write without it.
     const underMutex = patch.status !== undefined || context.externalEvent !== undefined
     const target = patch.status
+    // A refusal (or any failure) of the caller's authorization reaches the caller as it was thrown.
+    let refusal: unknown
+    const authorizeTransition = context.authorizeTransition
     let committed
     try {
-      committed = await withServiceErrors(id, () =>
-        data.commitShipmentChange(id, {
-          lockTimeoutMs: underMutex ? deps.lockTimeoutMs : undefined,
-          authorize:
-            target !== undefined && context.authorizeTransition
-              ? async (current) => {
-                  if (current.status !== target) await context.authorizeTransition!(current.status as ShipmentStatus, target)
-                }
-              : undefined,
-          externalEvent: context.externalEvent,
-          plan: (before) => planChange(before, patch, userId),
-        }),
+      committed = await withServiceErrors(
+        id,
+        () =>
+          data.commitShipmentChange(id, {
+            lockTimeoutMs: underMutex ? deps.lockTimeoutMs : undefined,
+            authorize:
+              target !== undefined && authorizeTransition
+                ? async (current) => {
+                    if (current.status === target) return
+                    try {
+                      await authorizeTransition(current.status as ShipmentStatus, target)
+                    } catch (error) {
+                      refusal = error
+                      throw error
+                    }
+                  }
+                : undefined,
+            externalEvent: context.externalEvent,
+            plan: (before) => planChange(before, patch, userId),
+          }),
+        (error) => error === refusal,
       )
     } catch (error) {
       if (!(error instanceof LockTimeoutError)) throw error
@@ -203,12 +215,12 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
    * A database failure while saving becomes the service-level 422 of spec 7.1, logged in full. Errors
    * the caller must see as they are (not found, refused, lock timeout) pass through.
    */
-  async function withServiceErrors<T>(id: number, commit: () => Promise<T>): Promise<T> {
+  async function withServiceErrors<T>(id: number, commit: () => Promise<T>, passThrough: (error: unknown) => boolean = () => false): Promise<T> {
     try {
       return await commit()
     } catch (error) {
       if (error instanceof ShipmentMissingError) throw new ShipmentsErrors.ShipmentNotFound(id)
-      if (error instanceof LockTimeoutError || isClientError(error)) throw error
+      if (error instanceof LockTimeoutError || passThrough(error)) throw error
       logger.error({ err: error, shipmentId: id }, 'Saving a shipment failed')
       throw new ShipmentUpdateRejectedError(`Couldn't update shipment ${id}: the change could not be saved.`, {
         cause: error,
@@ -273,10 +285,4 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     softDelete: (id: number) => setDeleted(id, true),
     restore: (id: number) => setDeleted(id, false),
   }
-}
-
-/** An error with a 4xx status (a refused transition permission, say): the caller's to answer, not a save failure. */
-function isClientError(error: unknown): boolean {
-  const status = (error as { statusCode?: unknown } | null)?.statusCode
-  return typeof status === 'number' && status >= 400 && status < 500
 }

@@ -147,3 +147,32 @@ t.test('the export document is the same, byte for byte, on SQLite and on Postgre
     t.equal(fromPostgres.body, fromSqlite.body, `the same document for "${query}"`)
   }
 })
+
+t.test("the host's permission check runs before the transition's transaction: no lock or connection is held while it runs", async (t) => {
+  const url = await testDatabase(t, 'authorize')
+  const observer = new pg.Client({ connectionString: url })
+  await observer.connect()
+  t.teardown(() => observer.end())
+  const seen: unknown[] = []
+  const app = await buildTestApp(
+    t,
+    {
+      hasPermission: async (_user, permission) => {
+        if (permission === 'shipments-transitionShipments') {
+          const { rows } = await observer.query(
+            "SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            [0x53484950],
+          )
+          seen.push(rows[0].held)
+        }
+        return true
+      },
+    },
+    url,
+  )
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const responses = await Promise.all(['shipped', 'on_hold', 'shipped'].map((status) => postUpdate(app, id, { status })))
+  t.same(responses.map((response) => response.statusCode), [200, 200, 200])
+  t.ok(seen.length >= 3, 'asked for each transition')
+  t.same([...new Set(seen)], [0], 'no transition lock held while the host decided')
+})

@@ -17,6 +17,8 @@ const migrationsFolder = fileURLToPath(new URL('../../../drizzle/postgres', impo
 export function openPostgres(connectionString: string, onError: (error: Error) => void): PostgresDatabase {
   const pool = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 10_000 })
   pool.on('error', onError)
+  // A connection lost while checked out (a server restart mid-transaction) emits on the client itself.
+  pool.on('connect', (client) => client.on('error', onError))
   return drizzle({ client: pool }) as PostgresDatabase
 }
 
@@ -27,14 +29,18 @@ export function openPostgres(connectionString: string, onError: (error: Error) =
  */
 export async function migratePostgres(db: PostgresDatabase, migrationsTable: string): Promise<void> {
   const client = await db.$client.connect()
+  const lost = (error: Error) => void error // the failing query rejects; this keeps the event from crashing the process
+  client.on('error', lost)
   try {
     await client.query('SELECT pg_advisory_lock($1, 0)', [ADVISORY_LOCK_CLASS.migrate])
     try {
-      await runDrizzleMigrations(db, { migrationsFolder, migrationsTable, migrationsSchema: 'public' })
+      // On the client holding the lock: a host pool of one connection must not wait on itself.
+      await runDrizzleMigrations(drizzle({ client }), { migrationsFolder, migrationsTable, migrationsSchema: 'public' })
     } finally {
       await client.query('SELECT pg_advisory_unlock($1, 0)', [ADVISORY_LOCK_CLASS.migrate])
     }
   } finally {
+    client.off('error', lost)
     client.release()
   }
 }
@@ -51,8 +57,9 @@ export function createPostgresChangeStamp(db: PostgresDatabase, localWrites: () 
   return async () => {
     const now = performance.now()
     if (now - readAt >= otherInstancesMs) {
-      const { rows } = await db.$client.query<{ last_value: string }>('SELECT last_value FROM shipments_change_seq')
-      sequenceValue = rows[0].last_value
+      // is_called too: the first nextval() leaves last_value as it was and only sets is_called.
+      const { rows } = await db.$client.query<{ stamp: string }>("SELECT last_value || '.' || is_called AS stamp FROM shipments_change_seq")
+      sequenceValue = rows[0].stamp
       readAt = now
     }
     return `${localWrites()}.${sequenceValue}.${Math.floor(Date.now() / 1000)}`

@@ -30,6 +30,13 @@ type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 /** lock_not_available: the lock_timeout of the transaction ran out. */
 const LOCK_NOT_AVAILABLE = '55P03'
 
+/**
+ * Ids are int4 and text cannot hold NUL on PostgreSQL: a key outside what a column can hold names no
+ * row (as on SQLite), rather than failing the query.
+ */
+const isInt4 = (value: number) => Number.isInteger(value) && value >= -2147483648 && value <= 2147483647
+const isStorableText = (value: string) => !value.includes('\u0000')
+
 export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: boolean }): DataLayer {
   // Waiting requests queue here, not on the server: N requests for one shipment use one connection.
   const queue = createMutex({ directory: null })
@@ -63,6 +70,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     return true
   }
 
+  async function findShipment(id: number) {
+    if (!isInt4(id)) return undefined
+    const [row] = await db.select().from(shipments).where(eq(shipments.id, id))
+    return row
+  }
+
   const statusExists = async (tx: Transaction, handle: string) =>
     (await tx.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle))).length > 0
   const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted }
@@ -71,19 +84,19 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
   return {
     engine: 'postgres',
 
-    async findShipment(id) {
-      const [row] = await db.select().from(shipments).where(eq(shipments.id, id))
-      return row
-    },
+    findShipment,
 
     async updateShipmentColumns(id, columns) {
+      if (!isInt4(id)) return undefined
       const [row] = await db.update(shipments).set(columns).where(eq(shipments.id, id)).returning()
       return row
     },
 
     async commitShipmentChange(id, request) {
-      const commit = (deadline: number | null) =>
-        db.transaction(async (tx): Promise<ShipmentChangeOutcome> => {
+      // `authorized`: the status the caller's authorize() approved, read before the transaction: host
+      // code never runs while a connection, the advisory lock and the row lock are held.
+      const commit = (deadline: number | null, authorized: string | null) =>
+        db.transaction(async (tx): Promise<ShipmentChangeOutcome | 'status-moved'> => {
           if (deadline !== null) {
             await tx.execute(localLockTimeout(deadline - Date.now()))
             await tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.shipmentTransition}::int, ${id}::int)`)
@@ -91,7 +104,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           // FOR UPDATE: a change without the mutex (a field merge) still reads and writes one row atomically.
           const [before] = await tx.select().from(shipments).where(eq(shipments.id, id)).for('update')
           if (!before) throw new ShipmentMissingError(id)
-          if (request.authorize) await request.authorize(before)
+          // Another instance moved the shipment between the authorization and the lock: authorize again.
+          if (authorized !== null && before.status !== authorized) return 'status-moved'
           const now = new Date()
           if (request.externalEvent && !(await recordExternalEvent(tx, id, request.externalEvent, now))) {
             return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true }
@@ -123,12 +137,28 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           }
           return { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
         })
-      if (request.lockTimeoutMs === undefined) return commit(null)
+
+      /** Authorizes against the row as it is now, then commits; again if the status moved in between. */
+      const authorizeAndCommit = async (deadline: number | null) => {
+        for (;;) {
+          let authorized: string | null = null
+          if (request.authorize) {
+            const current = await findShipment(id)
+            if (!current) throw new ShipmentMissingError(id)
+            await request.authorize(current)
+            authorized = current.status
+          }
+          const outcome = await commit(deadline, authorized)
+          if (outcome !== 'status-moved') return outcome
+        }
+      }
+      if (!isInt4(id)) throw new ShipmentMissingError(id)
+      if (request.lockTimeoutMs === undefined) return authorizeAndCommit(null)
       const name = transitionLockName(id)
       const deadline = Date.now() + request.lockTimeoutMs
       return queue.withLock(name, request.lockTimeoutMs, async () => {
         try {
-          return await commit(deadline)
+          return await authorizeAndCommit(deadline)
         } catch (error) {
           if (sqlState(error) === LOCK_NOT_AVAILABLE) throw new LockTimeoutError(name)
           throw error
@@ -163,6 +193,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     async listShipments(query) {
+      if (query.orderId !== undefined && !isInt4(query.orderId)) return { rows: [], total: 0 }
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
@@ -176,10 +207,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     async shipmentHistory(shipmentId) {
+      if (!isInt4(shipmentId)) return []
       return db.select().from(shipmentStatusHistory).where(eq(shipmentStatusHistory.shipmentId, shipmentId)).orderBy(desc(shipmentStatusHistory.id))
     },
 
     async setShipmentDeleted(id, deleted) {
+      if (!isInt4(id)) return undefined
       const now = new Date()
       const [row] = await db
         .update(shipments)
@@ -190,12 +223,14 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     async findIntegration(handle) {
+      if (!isStorableText(handle)) return undefined
       const [row] = await db.select().from(integrations).where(eq(integrations.handle, handle))
       return row
     },
 
     async listIntegrations() {
-      return db.select().from(integrations).orderBy(integrations.handle)
+      // Byte order, as on SQLite, whatever the database's collation.
+      return db.select().from(integrations).orderBy(sql`${integrations.handle} COLLATE "C"`)
     },
 
     async insertIntegration(values) {
@@ -246,7 +281,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         .from(shipmentExternalReferences)
         .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
         .where(eq(shipmentExternalReferences.shipmentId, shipmentId))
-        .orderBy(integrations.handle)
+        .orderBy(sql`${integrations.handle} COLLATE "C"`)
     },
 
     createChangeStamp(otherInstancesMs) {
@@ -254,11 +289,13 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     async findOrder(orderId) {
+      if (!isInt4(orderId)) return undefined
       const [order] = await db.select(summaryColumns).from(orders).where(eq(orders.id, orderId))
       return order
     },
 
     async findOrderByReference(reference) {
+      if (!isStorableText(reference)) return undefined
       const [order] = await db.select(summaryColumns).from(orders).where(eq(orders.reference, reference))
       return order
     },
