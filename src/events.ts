@@ -61,12 +61,21 @@ export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {
     super()
   }
 
-  /** Emits after a commit: a failing listener is logged and never undoes or fails the committed change. */
+  /**
+   * Emits after a commit. Every listener is called, in registration order, each on its own: one that
+   * throws, or an async one whose promise rejects, is logged with the event's name and never stops the
+   * others, undoes the committed change, fails the caller or takes the host down.
+   */
   emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): void {
-    try {
-      ;(this.emit as (name: Name, ...args: ShipmentsEventMap[Name]) => boolean)(name, ...payload)
-    } catch (error) {
-      this.logger.error({ err: error, event: name }, 'A shipments event listener failed')
+    const logFailure = (error: unknown) => this.logger.error({ err: error, event: name }, `A shipments event listener failed (${name})`)
+    // rawListeners keeps `once` wrappers, so a one-time listener still removes itself when called.
+    for (const listener of this.rawListeners(name) as Array<(...args: ShipmentsEventMap[Name]) => unknown>) {
+      try {
+        const result = listener.apply(this, payload)
+        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') Promise.resolve(result).catch(logFailure)
+      } catch (error) {
+        logFailure(error)
+      }
     }
   }
 }

@@ -103,6 +103,13 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   orderFields?: OrderFieldDefinition[]
   /** ShipStation's Custom Store endpoint (interface B); not mounted when absent. */
   orderExchange?: OrderExchangeOptions
+  /**
+   * The time, in milliseconds since the epoch, for what depends on "now": relative dates (`now`,
+   * `today`, `tomorrow`, `yesterday`), the times an update writes (`dateUpdated`, `dateShipped`, the
+   * history row's date), and a provider's `context.now()` (the signed-webhook tolerance). Default
+   * `Date.now`; a host or a test with its own clock sets it. Lock waits always use the real time.
+   */
+  clock?: () => number
 }
 
 export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
@@ -113,6 +120,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   orderStore: OrderStore | undefined
   providers: AnyProviderDefinition[]
   orderExchange: OrderExchangeSettings | null
+  clock: () => number
 }
 
 function fail(option: string, reason: string): never {
@@ -137,7 +145,7 @@ function refuseDuplicateHandles(option: string, fields: ReadonlyArray<{ handle: 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
   const options = (raw ?? {}) as unknown as Record<string, unknown>
-  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, ...data } = options
+  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, clock = Date.now, ...data } = options
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
@@ -145,6 +153,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   if ('problem' in engine) fail('database', engine.problem)
   if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
   if (hasPermission !== undefined && typeof hasPermission !== 'function') fail('hasPermission', 'must be a function')
+  if (typeof clock !== 'function') fail('clock', 'must be a function returning milliseconds since the epoch')
   if (orderStore !== undefined) {
     requireMethods(orderStore, ['findOrder', 'findOrderByReference', 'setOrderStatus'], '')
   }
@@ -192,5 +201,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     orderStore: orderStore as OrderStore | undefined,
     providers: providers as AnyProviderDefinition[],
     orderExchange: orderExchangeSettings,
+    clock: clock as () => number,
   }
 }

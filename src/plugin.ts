@@ -69,10 +69,11 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     shipmentFields: options.shipmentFields,
     shippedOrderStatus: options.shippedOrderStatus,
     lockTimeoutMs: options.lockTimeoutMs,
+    clock: options.clock,
   })
 
   const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
-  const integrations = createIntegrationService({ data, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone })
+  const integrations = createIntegrationService({ data, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone, clock: options.clock })
 
   const exchangeSettings = options.orderExchange
   const orderExchange = exchangeSettings

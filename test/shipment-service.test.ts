@@ -45,3 +45,43 @@ t.test('the service validates like the API: hosts and providers share one update
   t.same(result.transition && { from: result.transition.from, to: result.transition.to }, { from: 'new', to: 'fulfilled' })
   t.match((await historyRows(app, shipment.id))[1], { userId: '5', sourceIntegration: 'erp', sourceExternalCode: 'F1' })
 })
+
+t.test('a listener that throws or rejects is logged with the event name and starves no other listener', async (t) => {
+  const logLines: string[] = []
+  const app = await buildTestApp(t, {}, undefined, logLines)
+  const orderId = await insertOrder(app)
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => unhandled.push(reason)
+  process.on('unhandledRejection', onUnhandled)
+  t.teardown(() => process.off('unhandledRejection', onUnhandled))
+
+  const reached: string[] = []
+  app.shipments.events.on('shipmentStatusChanged', () => {
+    reached.push('throwing')
+    throw new Error('sync listener failure')
+  })
+  app.shipments.events.on('shipmentStatusChanged', async () => {
+    reached.push('rejecting')
+    await Promise.resolve()
+    throw new Error('async listener failure')
+  })
+  app.shipments.events.once('shipmentStatusChanged', () => void reached.push('once'))
+  app.shipments.events.on('shipmentStatusChanged', ({ to }) => void reached.push(`last:${to}`))
+
+  const first = await app.shipments.shipments.update(shipment.id, { status: 'in_progress' })
+  t.equal(first.shipment.status, 'in_progress', 'the caller gets its result')
+  await app.shipments.shipments.update(shipment.id, { status: 'on_hold' })
+  await new Promise((resolve) => setImmediate(resolve))
+
+  t.same(reached, ['throwing', 'rejecting', 'once', 'last:in_progress', 'throwing', 'rejecting', 'last:on_hold'])
+  t.equal((await shipmentRow(app, shipment.id)).status, 'on_hold', 'the committed changes stand')
+  t.equal((await historyRows(app, shipment.id)).length, 3)
+  t.same(unhandled, [], 'no rejection escapes to the process')
+  const failures = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'shipmentStatusChanged' && entry.level === 50)
+  t.same(
+    failures.map((entry) => entry.err.message),
+    ['sync listener failure', 'async listener failure', 'sync listener failure', 'async listener failure'],
+  )
+  t.ok(failures.every((entry) => entry.msg === 'A shipments event listener failed (shipmentStatusChanged)'))
+})

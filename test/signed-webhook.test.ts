@@ -7,6 +7,8 @@ import { tables, testDatabase } from './fixtures/database.js'
 const SECRET = 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64')
 const URL = '/actions/shipments/gateway/handle?integration=carrier'
 let deliveries = 0
+/** The app's clock: a fixed whole second, so tolerance edges are exact and never race the wall clock. */
+const NOW_SECONDS = Math.floor(Date.UTC(2026, 10, 22, 12, 0, 0) / 1000)
 
 interface Delivery {
   body: Record<string, unknown> | string
@@ -17,7 +19,7 @@ interface Delivery {
 }
 
 async function setup(t: Test, logLines?: string[]) {
-  const app = await buildTestApp(t, {}, await testDatabase(t, 'hooks'), logLines)
+  const app = await buildTestApp(t, { clock: () => NOW_SECONDS * 1000 }, await testDatabase(t, 'hooks'), logLines)
   await app.shipments.integrations.create({
     name: 'Carrier',
     handle: 'carrier',
@@ -33,7 +35,7 @@ async function setup(t: Test, logLines?: string[]) {
   const send = (delivery: Delivery) => {
     const raw = typeof delivery.body === 'string' ? delivery.body : JSON.stringify(delivery.body)
     const id = delivery.id ?? `msg_${++deliveries}`
-    const timestamp = delivery.timestamp ?? Math.floor(Date.now() / 1000)
+    const timestamp = delivery.timestamp ?? NOW_SECONDS
     return app.inject({
       method: 'POST',
       url: URL,
@@ -79,7 +81,7 @@ t.test('a signed event is applied through the update path and recorded with inte
 t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejected and change nothing', async (t) => {
   const { app, send, singleShipment } = await setup(t)
   const before = await shipmentRow(app, singleShipment.id)
-  const now = Math.floor(Date.now() / 1000)
+  const now = NOW_SECONDS
   const cases: Array<[string, Delivery, string]> = [
     ['forged signature', { body: event(), signature: 'v1,' + Buffer.alloc(32, 7).toString('base64') }, 'Webhook signature mismatch.'],
     ['short signature', { body: event(), signature: 'v1,AAAA' }, 'Webhook signature mismatch.'],
@@ -88,6 +90,7 @@ t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejec
     ['empty signature header', { body: event(), signature: '' }, 'Missing webhook-id, webhook-timestamp or webhook-signature header.'],
     ['expired', { body: event(), timestamp: now - 301 }, 'Webhook timestamp is outside the allowed tolerance.'],
     ['from the future', { body: event(), timestamp: now + 301 }, 'Webhook timestamp is outside the allowed tolerance.'],
+    ['from the far future', { body: event(), timestamp: now + 86_400 }, 'Webhook timestamp is outside the allowed tolerance.'],
     ['unparseable body', { body: '{"orderNumber": "A100",' }, 'Invalid webhook payload: the body is not JSON.'],
     ['not an object', { body: '[1,2]' }, 'Invalid webhook payload: the body must be a JSON object.'],
     ['no order number', { body: event({ orderNumber: undefined }) }, 'Invalid webhook payload: orderNumber is required.'],
@@ -115,10 +118,26 @@ t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejec
   t.equal(await deliveryCount(app), 0, 'no rejected delivery is remembered, so a fixed retry can apply')
 })
 
+t.test('the tolerance is read against the app clock: 300 s either side applies, 301 does not', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const edges: Array<[number, number]> = [
+    [NOW_SECONDS - 301, 400],
+    [NOW_SECONDS + 301, 400],
+    [NOW_SECONDS - 300, 200],
+    [NOW_SECONDS + 300, 200],
+  ]
+  for (const [timestamp, status] of edges) {
+    const response = await send({ body: event({ status: 'picking', occurredAt: new Date(timestamp * 1000).toISOString() }), timestamp })
+    t.equal(response.statusCode, status, `timestamp now${timestamp - NOW_SECONDS >= 0 ? '+' : ''}${timestamp - NOW_SECONDS}`)
+  }
+  t.equal(await deliveryCount(app), 2, 'only the two deliveries inside the tolerance were recorded')
+  t.equal((await shipmentRow(app, singleShipment.id)).status, 'in_progress')
+})
+
 t.test('any of several signatures may match (secret rotation)', async (t) => {
   const { app, send, singleShipment } = await setup(t)
   const body = JSON.stringify(event())
-  const timestamp = Math.floor(Date.now() / 1000)
+  const timestamp = NOW_SECONDS
   const old = signWebhook('whsec_' + Buffer.from('retired-secret').toString('base64'), 'msg_rot', timestamp, body)
   const current = signWebhook(SECRET, 'msg_rot', timestamp, body)
   const response = await send({ body, id: 'msg_rot', timestamp, signature: `${old} ${current}` })
@@ -141,7 +160,7 @@ t.test('a replayed delivery answers 200 without a second effect', async (t) => {
 t.test('the same delivery arriving many times at once is applied once', async (t) => {
   const { app, send, singleShipment } = await setup(t)
   const body = JSON.stringify(event({ status: 'picking' }))
-  const timestamp = Math.floor(Date.now() / 1000)
+  const timestamp = NOW_SECONDS
   const responses = await Promise.all(Array.from({ length: 12 }, () => send({ body, id: 'msg_race', timestamp })))
   t.same([...new Set(responses.map((response) => response.statusCode))], [200])
   t.equal(responses.filter((response) => response.json().applied).length, 1)

@@ -21,6 +21,8 @@ export interface IntegrationServiceDependencies {
   orders: OrderStore
   logger: FastifyBaseLogger
   timeZone: string
+  /** The plugin's clock, handed to providers as `context.now`. */
+  clock: () => number
 }
 
 /** How long the gateway may take to see an integration changed by another process or instance. */
@@ -204,6 +206,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         get logger() {
           return (logger ??= makeLogger())
         },
+        now: deps.clock,
       }
     },
 

@@ -40,6 +40,8 @@ export interface ProviderContext<Settings = Record<string, unknown>> {
   orders: OrderStore
   deliveries: DeliveryLedger
   logger: FastifyBaseLogger
+  /** The current time in milliseconds since the epoch: the plugin's `clock` option (default Date.now). */
+  now(): number
 }
 
 export interface ConnectionCheck {

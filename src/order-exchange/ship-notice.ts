@@ -37,7 +37,10 @@ export function parseShipNotice(xml: string): Record<string, string> | null {
   }
 }
 
-/** Parameters of a form (`a=b&c=d`) or JSON object body, as strings; none for XML or an empty body. */
+/**
+ * Parameters of a form (`a=b&c=d`, a repeated name keeps its first value) or JSON object body (one value
+ * per key, as JSON.parse reads it), as strings; none for XML or an empty body.
+ */
 export function parseParameterBody(body: string, contentType: string): Record<string, string> {
   if (body === '' || body.trimStart().startsWith('<')) return {}
   if (/json/i.test(contentType)) {
@@ -51,7 +54,10 @@ export function parseParameterBody(body: string, contentType: string): Record<st
       return {}
     }
   }
-  return Object.fromEntries(new URLSearchParams(body))
+  // A parameter sent twice counts once, with its first value, as in the query string.
+  const parameters: Record<string, string> = Object.create(null)
+  for (const [name, value] of new URLSearchParams(body)) if (!Object.hasOwn(parameters, name)) parameters[name] = value
+  return parameters
 }
 
 /**

@@ -67,7 +67,25 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
     request.shipmentsUser = user
   }
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  /**
+   * A body the framework refused (400 malformed, 413, 415) on an update of an unknown shipment: the
+   * documented order puts the 404 first. Only refused bodies pay for this lookup; a good one reaches
+   * the update, which answers the 404 itself.
+   */
+  async function unknownShipmentBeforeBody(error: FastifyError, request: FastifyRequest): Promise<FastifyError> {
+    const bodyRefused = error.validationContext === 'body' || error.code?.startsWith('FST_ERR_CTP_')
+    if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser) return error
+    const rawId = (request.params as { id?: string }).id ?? ''
+    try {
+      if (!(await service.get(parseShipmentId(rawId)))) return new ShipmentsErrors.ShipmentNotFound(rawId)
+    } catch (lookupError) {
+      return lookupError as FastifyError
+    }
+    return error
+  }
+
+  app.setErrorHandler(async (caught: FastifyError, request, reply) => {
+    const error = await unknownShipmentBeforeBody(caught, request)
     if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
     if (error instanceof ShipmentUpdateRejectedError) {
       request.log.warn({ err: error }, 'Shipment update rejected')

@@ -78,6 +78,8 @@ export interface ShipmentServiceDependencies {
   shipmentFields: ShipmentFieldDefinition[]
   shippedOrderStatus: string | null
   lockTimeoutMs: number
+  /** Milliseconds since the epoch: relative dates and the times an update writes. */
+  clock: () => number
 }
 
 export type ShipmentService = ReturnType<typeof createShipmentService>
@@ -96,7 +98,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
 
   /** What the patch writes to the shipment as it is now (read inside the write transaction). */
   function planChange(before: ShipmentRow, patch: ShipmentPatch, userId: string | null): ShipmentChangePlan {
-    const now = new Date()
+    const now = new Date(deps.clock())
     const columns: ShipmentColumns = { ...patch.columns, updatedAt: now }
     if (Object.keys(patch.fields).length > 0) {
       const fields = { ...before.fields }
@@ -137,7 +139,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
     let patch: ShipmentPatch
     try {
-      patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: Date.now() })
+      patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: deps.clock() })
     } catch (error) {
       await requireRow(id) // an unknown shipment is a 404 before it is a validation error
       throw error
@@ -148,7 +150,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     if (patch.status === undefined && !context.externalEvent && Object.keys(patch.fields).length === 0) {
       // Nothing to read first: one UPDATE ... RETURNING is atomic on its own and doubles as the
       // existence check, which spares the hot path a query and an explicit transaction.
-      const after = await withServiceErrors(id, () => data.updateShipmentColumns(id, { ...patch.columns, updatedAt: new Date() }))
+      const after = await withServiceErrors(id, () => data.updateShipmentColumns(id, { ...patch.columns, updatedAt: new Date(deps.clock()) }))
       if (!after) throw new ShipmentsErrors.ShipmentNotFound(id)
       return { shipment: present(after), transition: null, stale: false }
     }

@@ -1,5 +1,8 @@
-// The data layer on SQLite (better-sqlite3): synchronous inside, the async contract outside. Writes run
-// in IMMEDIATE transactions; the transition mutex is an in-process queue plus a file lock per shipment.
+// The data layer on SQLite (better-sqlite3): synchronous inside, the async contract outside. A write of
+// several statements (a transition, a creation, an order and its tracking entry) runs in one IMMEDIATE
+// transaction; a write of one statement (plain columns, an integration, a delivery claim) is a single
+// autocommit statement, atomic on its own. The transition mutex is an in-process queue plus a file lock
+// per shipment.
 import { and, count, desc, eq, isNull, ne, sql } from 'drizzle-orm'
 import {
   ShipmentMissingError,

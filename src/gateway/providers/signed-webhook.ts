@@ -145,7 +145,7 @@ export const signedWebhookProvider = defineProvider({
 
   async handleGatewayRequest(request, context) {
     const { secret, toleranceSeconds = 300 } = context.settings
-    const deliveryId = verifyDelivery(request.headers, request.rawBody, secret, toleranceSeconds, Date.now())
+    const deliveryId = verifyDelivery(request.headers, request.rawBody, secret, toleranceSeconds, context.now())
     const event = parseEvent(request.rawBody)
 
     // The unique key decides: of two identical deliveries, even simultaneous ones, one applies.
