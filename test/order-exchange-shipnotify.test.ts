@@ -8,7 +8,7 @@ import { historyRows, orderRow, shipmentRow } from './fixtures/app.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_URL, insertExportOrder } from './fixtures/exchange.js'
 import { tables } from './fixtures/database.js'
 
-const notify = (app: FastifyInstance, query: Record<string, string>, body?: string, headers: Record<string, string> = {}) =>
+const notify = (app: FastifyInstance, query: Record<string, string>, body?: string | Buffer, headers: Record<string, string> = {}) =>
   app.inject({
     method: 'POST',
     url: `${EXCHANGE_URL}?${new URLSearchParams({ action: 'shipnotify', ...query })}`,
@@ -196,22 +196,56 @@ t.test('errors per spec 7.3, HTML by default and JSON on request; a refused noti
   t.ok(logLines.some((line) => line.includes('"shippedStatus"') && line.includes('"trackingField.carrier"')))
 })
 
-t.test('a ShipNotice with a DTD or entities is never expanded; the query parameters still apply', async (t) => {
+t.test('an XML body that is not a readable ShipNotice is refused with a 400 naming why, and changes nothing', async (t) => {
   const logLines: string[] = []
   const app = await buildExchangeApp(t, {}, {}, logLines)
   const orderId = await insertExportOrder(app, { reference: 'SN-DTD' })
+  const before = await stored(app, orderId)
   const laughs =
     '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">' +
     '<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><ShipNotice><OrderNumber>&lol3;</OrderNumber><OrderID>1</OrderID></ShipNotice>'
-  const response = await notify(app, { order_number: 'SN-DTD', tracking_number: 'T-DTD' }, laughs, { 'content-type': 'application/xml' })
-  t.equal(response.statusCode, 200)
-  t.match(await stored(app, orderId), { status: 'shipped', tracking: [{ trackingNumber: 'T-DTD' }] })
-  t.ok(logLines.some((line) => line.includes('not a readable ShipNotice')))
+  const attributes = Array.from({ length: 33 }, (_, index) => `a${index}="1"`).join(' ')
+  const cases: Array<[string, string | Buffer, string]> = [
+    ['a DTD', laughs, 'a DTD is not allowed'],
+    ['an external entity', '<!DOCTYPE a [<!ENTITY b SYSTEM "file:///etc/passwd">]><ShipNotice><OrderNumber>&b;</OrderNumber></ShipNotice>', 'a DTD is not allowed'],
+    ['truncated', '<ShipNotice><OrderNumber>', 'it is not well-formed XML'],
+    ['mismatched tags', '<ShipNotice><OrderNumber>SN-DTD</Carrier></ShipNotice>', 'it is not well-formed XML'],
+    ['an undefined entity', '<ShipNotice><OrderNumber>&nope;</OrderNumber></ShipNotice>', 'it is not well-formed XML'],
+    ['trailing content', '<ShipNotice></ShipNotice><ShipNotice></ShipNotice>', 'it is not well-formed XML'],
+    ['another document', '<Order><OrderNumber>SN-DTD</OrderNumber></Order>', 'the root element is Order, not ShipNotice'],
+    ['nesting 17 deep', '<ShipNotice>' + '<a>'.repeat(16) + '</a>'.repeat(16) + '</ShipNotice>', 'elements nest deeper than 16 levels'],
+    ['5,000 deep (slow in DOM parsers)', '<ShipNotice>' + '<a>'.repeat(5000) + '</a>'.repeat(5000) + '</ShipNotice>', 'elements nest deeper than 16 levels'],
+    ['10,001 elements', '<ShipNotice>' + '<a/>'.repeat(10_000) + '</ShipNotice>', 'it has more than 10000 elements'],
+    ['33 attributes', `<ShipNotice><Items ${attributes}/></ShipNotice>`, 'an element has more than 32 attributes'],
+    ['an unknown encoding', '<?xml version="1.0" encoding="x-klingon"?><ShipNotice/>', 'the declared encoding "x-klingon" is not supported'],
+    ['bytes that are not UTF-8', Buffer.concat([Buffer.from('<ShipNotice><Carrier>'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('</Carrier></ShipNotice>')]), 'it is not valid utf-8'],
+  ]
+  for (const [name, body, reason] of cases) {
+    const response = await notify(app, { order_number: 'SN-DTD', tracking_number: 'T-DTD' }, body, { 'content-type': 'application/xml', accept: 'application/json' })
+    t.equal(response.statusCode, 400, name)
+    t.match(response.json(), { name: 'Bad Request', code: 0, status: 400 }, name)
+    t.ok(response.json().message.startsWith(`The ShipNotice XML body cannot be read: ${reason}`), `${name}: ${response.json().message}`)
+  }
+  t.same(await stored(app, orderId), before, 'no refused notification changed the order')
+  t.notOk(logLines.some((line) => line.includes('"level":50')), 'refusals are not errors of the package')
 
-  const garbage = await notify(app, { order_number: 'SN-DTD' }, '<ShipNotice><OrderNumber>', { 'content-type': 'text/xml' })
-  t.equal(garbage.statusCode, 200, 'a broken body does not stop a notification whose query is complete')
   const notXml = await notify(app, {}, '\u0000\u0001binary', { 'content-type': 'application/octet-stream' })
-  t.equal(notXml.statusCode, 406)
+  t.equal(notXml.statusCode, 406, 'a body that is not XML is read as parameters, and has none')
+})
+
+t.test('a ShipNotice in the encoding it declares, or its byte order mark says, is read in that encoding', async (t) => {
+  const app = await buildExchangeApp(t)
+  const latin = await insertExportOrder(app, { reference: 'SN-LATIN' })
+  const utf16 = await insertExportOrder(app, { reference: 'SN-UTF16' })
+  const latinBody = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><ShipNotice><OrderNumber>SN-LATIN</OrderNumber><Carrier>Deutsche Post</Carrier><Service>Bücherpost</Service><TrackingNumber>LAT1</TrackingNumber></ShipNotice>', 'latin1')
+  let response = await notify(app, {}, latinBody, { 'content-type': 'text/xml' })
+  t.equal(response.statusCode, 200)
+  t.match(await stored(app, latin), { status: 'shipped', tracking: [{ carrier: 'Deutsche Post', service: 'Bücherpost', trackingNumber: 'LAT1' }] })
+
+  const utf16Body = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<?xml version="1.0" encoding="UTF-16"?><ShipNotice><OrderNumber>SN-UTF16</OrderNumber><Service>Écopli</Service></ShipNotice>', 'utf16le')])
+  response = await notify(app, {}, utf16Body, { 'content-type': 'application/xml' })
+  t.equal(response.statusCode, 200)
+  t.match(await stored(app, utf16), { status: 'shipped', tracking: [{ service: 'Écopli' }] })
 })
 
 t.test('updateShipments: open shipments move to shipped through the update path, tagged shipnotify', async (t) => {

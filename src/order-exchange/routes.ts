@@ -172,9 +172,7 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
         return (reply as FastifyReply).type('text/xml; charset=utf-8').send(xml)
       }
       if (action === 'shipnotify') {
-        const { parameters, bodyUnreadable } = readShipNotifyParameters(request.query, body, request.headers['content-type'])
-        if (bodyUnreadable) request.log.warn('Ship notification: the XML body is not a readable ShipNotice; using the query parameters')
-        await service.shipNotify(parameters)
+        await service.shipNotify(readShipNotifyParameters(request.query, body, request.headers['content-type']))
         return { success: true as const }
       }
       throw new OrderExchangeErrors.UnknownAction()

@@ -1,6 +1,9 @@
 // Reading a ship notification: parameters from the query, a form or JSON body, and ShipStation's
-// ShipNotice XML, parsed without DTDs or entity expansion.
-import { create } from 'xmlbuilder2'
+// ShipNotice XML. The XML is read by a streaming parser (saxes) in time linear in its size, with its
+// structure bounded while it is read, well-formedness checked, and no DTD or entity expansion at all.
+import { TextDecoder } from 'node:util'
+import { SaxesParser } from 'saxes'
+import { OrderExchangeErrors } from '../errors.js'
 
 export interface ShipNotifyParameters {
   orderNumber: string | null
@@ -19,22 +22,91 @@ const PARAMETERS = {
   orderId: { query: null, notice: 'OrderID' },
 } as const
 
-/** The text of the ShipNotice document's top-level elements, or null when the body is not one. */
-export function parseShipNotice(xml: string): Record<string, string> | null {
-  const text = xml.replace(/^\uFEFF/, '').trim()
-  // A ShipNotice never has a DTD; refusing one rules out entity tricks whatever the parser does.
-  if (!text.startsWith('<') || /<!DOCTYPE|<!ENTITY/i.test(text)) return null
-  try {
-    const root = create(text).root().node as unknown as { nodeName: string; childNodes: ArrayLike<{ nodeType: number; nodeName: string; textContent: string | null }> }
-    if (root.nodeName !== 'ShipNotice') return null
-    const values: Record<string, string> = {}
-    for (const child of Array.from(root.childNodes)) {
-      if (child.nodeType === 1) values[child.nodeName] = (child.textContent ?? '').trim()
-    }
-    return values
-  } catch {
-    return null
+/**
+ * The shape a ShipNotice may have. A real one is three levels deep (ShipNotice, Items, Item) with a
+ * few dozen elements per item; these bounds leave room for hundreds of items and refuse the shapes
+ * that make XML parsers slow (deep nesting, elements or attributes by the thousand).
+ */
+export const SHIP_NOTICE_LIMITS = { depth: 16, elements: 10_000, attributesPerElement: 32 } as const
+
+const refuse = (reason: string) => new OrderExchangeErrors.UnreadableShipNotice(reason)
+
+/** An XML body starts with `<` after an optional byte order mark and white space. */
+export const looksLikeXml = (body: string) => /^\uFEFF?\s*</.test(body)
+
+/**
+ * The text of a ShipNotice body, decoded by its byte order mark, else the encoding its XML
+ * declaration names, else UTF-8. Bytes that are not valid in that encoding, or an encoding this
+ * Node.js cannot decode, are refused rather than read as something else.
+ */
+export function decodeXmlBody(raw: Buffer): string {
+  let encoding = 'utf-8'
+  if (raw[0] === 0xfe && raw[1] === 0xff) encoding = 'utf-16be'
+  else if (raw[0] === 0xff && raw[1] === 0xfe) encoding = 'utf-16le'
+  else {
+    // The declaration is ASCII in every encoding a declaration can name without a byte order mark.
+    const declared = /^(?:\xEF\xBB\xBF)?\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']/.exec(raw.subarray(0, 200).toString('latin1'))
+    if (declared) encoding = declared[1].toLowerCase()
   }
+  let decoder: TextDecoder
+  try {
+    decoder = new TextDecoder(encoding, { fatal: true })
+  } catch {
+    throw refuse(`the declared encoding "${encoding}" is not supported`)
+  }
+  try {
+    return decoder.decode(raw)
+  } catch {
+    throw refuse(`it is not valid ${encoding}`)
+  }
+}
+
+/**
+ * The text of the ShipNotice document's top-level elements (the first of each name). Refuses, with a
+ * 400 naming why, a body that is not well-formed XML, has a DTD, is not a ShipNotice, or is shaped
+ * beyond SHIP_NOTICE_LIMITS; the parse stops at the first problem.
+ */
+export function parseShipNotice(xml: string): Record<string, string> {
+  const values: Record<string, string> = Object.create(null)
+  const parser = new SaxesParser({ position: false })
+  let depth = 0
+  let elements = 0
+  let child: string | null = null
+  let text = ''
+  parser.on('doctype', () => {
+    throw refuse('a DTD is not allowed')
+  })
+  parser.on('opentag', (tag) => {
+    depth++
+    elements++
+    if (depth > SHIP_NOTICE_LIMITS.depth) throw refuse(`elements nest deeper than ${SHIP_NOTICE_LIMITS.depth} levels`)
+    if (elements > SHIP_NOTICE_LIMITS.elements) throw refuse(`it has more than ${SHIP_NOTICE_LIMITS.elements} elements`)
+    let attributes = 0
+    for (const _ in tag.attributes) {
+      if (++attributes > SHIP_NOTICE_LIMITS.attributesPerElement) {
+        throw refuse(`an element has more than ${SHIP_NOTICE_LIMITS.attributesPerElement} attributes`)
+      }
+    }
+    if (depth === 1 && tag.name !== 'ShipNotice') throw refuse(`the root element is ${tag.name}, not ShipNotice`)
+    if (depth === 2) {
+      child = tag.name
+      text = ''
+    }
+  })
+  const collect = (chunk: string) => {
+    if (depth >= 2) text += chunk
+  }
+  parser.on('text', collect)
+  parser.on('cdata', collect)
+  parser.on('closetag', () => {
+    if (depth === 2 && child !== null && !(child in values)) values[child] = text.trim()
+    depth--
+  })
+  parser.on('error', (error) => {
+    throw refuse(`it is not well-formed XML (${error.message.replace(/^undefined:\d*:?\d*:?\s*/, '')})`)
+  })
+  parser.write(xml.replace(/^\uFEFF/, '')).close()
+  return values
 }
 
 /**
@@ -42,7 +114,7 @@ export function parseShipNotice(xml: string): Record<string, string> | null {
  * per key, as JSON.parse reads it), as strings; none for XML or an empty body.
  */
 export function parseParameterBody(body: string, contentType: string): Record<string, string> {
-  if (body === '' || body.trimStart().startsWith('<')) return {}
+  if (body === '' || looksLikeXml(body)) return {}
   if (/json/i.test(contentType)) {
     try {
       const parsed: unknown = JSON.parse(body)
@@ -63,16 +135,19 @@ export function parseParameterBody(body: string, contentType: string): Record<st
 /**
  * The parameters of a ship notification. A query parameter wins; then a form or JSON body parameter
  * of the same name; then the ShipNotice element. A parameter that is present but empty stays empty
- * (ShipStation sends `service=` for services without a name).
+ * (ShipStation sends `service=` for services without a name). An XML body must be a readable
+ * ShipNotice: one that is not is refused (400), never half-read.
  */
 export function readShipNotifyParameters(
   query: Record<string, unknown>,
   rawBody: Buffer | undefined,
   contentType: string | undefined,
-): { parameters: ShipNotifyParameters; bodyUnreadable: boolean } {
-  const body = rawBody && rawBody.length > 0 ? rawBody.toString('utf8') : ''
-  const notice = body ? parseShipNotice(body) : null
-  const bodyParameters = parseParameterBody(body, contentType ?? '')
+): ShipNotifyParameters {
+  const bytes = rawBody ?? Buffer.alloc(0)
+  const utf16 = (bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)
+  const body = bytes.length > 0 && !utf16 ? bytes.toString('utf8') : ''
+  const notice = utf16 || looksLikeXml(body) ? parseShipNotice(decodeXmlBody(bytes)) : null
+  const bodyParameters = notice ? {} : parseParameterBody(body, contentType ?? '')
   const parameters = {} as ShipNotifyParameters
   for (const [key, source] of Object.entries(PARAMETERS) as Array<[keyof ShipNotifyParameters, (typeof PARAMETERS)[keyof typeof PARAMETERS]]>) {
     const fromQuery = source.query ? query[source.query] : undefined
@@ -80,5 +155,5 @@ export function readShipNotifyParameters(
     const value = typeof fromQuery === 'string' ? fromQuery : (fromBody ?? notice?.[source.notice])
     parameters[key] = typeof value === 'string' ? value.trim() : null
   }
-  return { parameters, bodyUnreadable: body.trimStart().startsWith('<') && notice === null }
+  return parameters
 }
