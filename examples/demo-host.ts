@@ -126,6 +126,6 @@ Try:
   curl -s -u "$SHIPSTATION_USERNAME:$SHIPSTATION_PASSWORD" -X POST -H 'content-type: text/xml' \\
        --data '<ShipNotice><OrderNumber>1001</OrderNumber><Carrier>UPS</Carrier></ShipNotice>' \\
        '${base}/actions/shippingplatformconnect/orders/process?action=shipnotify&order_number=1001&carrier=UPS&service=Ground&tracking_number=1Z999AA10123456784'
-  (the defaults: export SHIPSTATION_USERNAME=${DEMO_SHIPSTATION_USERNAME} SHIPSTATION_PASSWORD=${DEMO_SHIPSTATION_PASSWORD})
+  (export SHIPSTATION_USERNAME and SHIPSTATION_PASSWORD first; the demo defaults are in the README)
 `)
 }

@@ -18,6 +18,7 @@ export const OrderExchangeErrors = {
   MissingAction: createError('SHIPMENTS_EXCHANGE_MISSING_ACTION', 'The action parameter is required (export or shipnotify).', 400),
   UnknownAction: createError('SHIPMENTS_EXCHANGE_UNKNOWN_ACTION', 'Unknown action: use export or shipnotify.', 400),
   InvalidDate: createError<[parameter: string]>('SHIPMENTS_EXCHANGE_INVALID_DATE', '%s is not a date.', 400),
+  InvalidParameter: createError<[parameter: string, problem: string]>('SHIPMENTS_EXCHANGE_INVALID_PARAMETER', '%s %s', 400),
   UnreadableShipNotice: createError<[reason: string]>('SHIPMENTS_EXCHANGE_UNREADABLE_SHIPNOTICE', 'The ShipNotice XML body cannot be read: %s.', 400),
   Unauthorized: createError('SHIPMENTS_EXCHANGE_UNAUTHORIZED', 'Invalid username or password.', 401),
   OrderNotFound: createError<[orderNumber: string]>('SHIPMENTS_EXCHANGE_ORDER_NOT_FOUND', 'No order matches order_number %s.', 404),

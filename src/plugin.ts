@@ -15,6 +15,7 @@ import { gatewayRoutes } from './gateway/routes.js'
 import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
 import { orderExchangeRoutes } from './order-exchange/routes.js'
 import { blankShipNotifySettings } from './order-exchange/settings.js'
+import { redactedRequest } from './http/redact.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -84,20 +85,31 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
 
   app.decorate('shipments', { shipments, orders: orderStore, events, database: handle, integrations, providers, orderExchange })
 
+  // Every surface logs its request line with credential-like query parameters masked (SS-Password,
+  // a provider's token, however spelled).
+  // (Fastify types register-level serializers as returning strings; pino takes the object as it does on routes.)
+  const logSerializers = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
   await app.register(shipmentRoutes, {
     prefix: options.prefixes.shipmentApi,
+    logSerializers,
     service: shipments,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
   })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
+    logSerializers,
     integrations,
     registry: providers,
     bodyLimit: options.gatewayBodyLimit,
   })
   if (orderExchange && exchangeSettings) {
-    await app.register(orderExchangeRoutes, { prefix: options.prefixes.orderExchange, service: orderExchange, settings: exchangeSettings })
+    await app.register(orderExchangeRoutes, {
+      prefix: options.prefixes.orderExchange,
+      logSerializers,
+      service: orderExchange,
+      settings: exchangeSettings,
+    })
   }
 }
 

@@ -110,12 +110,23 @@ t.test('order exchange settings are checked at registration, naming the setting'
   t.equal((await withoutExchange.inject({ url: `${EXCHANGE_URL}?action=export` })).statusCode, 404, 'not mounted without settings')
 })
 
-t.test('redactUrl masks the credential parameters however their names are written', async (t) => {
-  const { redactUrl } = await import('../src/order-exchange/routes.js')
+t.test('redactUrl masks credential-like parameters however their names are written', async (t) => {
+  const { redactUrl } = await import('../src/http/redact.js')
   t.equal(redactUrl('/p?action=export&SS-UserName=u&SS-Password=secret&page=2'), '/p?action=export&SS-UserName=********&SS-Password=********&page=2')
   t.equal(redactUrl('/p?SS%2DPassword=secret&ss-password=x&SS-PASSWORD'), '/p?SS%2DPassword=********&ss-password=********&SS-PASSWORD=********')
   t.equal(redactUrl('/p?%E0%A4%A=1&a=b'), '/p?%E0%A4%A=1&a=b', 'a malformed escape is left as it is')
   t.equal(redactUrl('/p'), '/p')
+  const variants = [
+    'SS-Password[]', 'SS-Password[0]', 'ss_password', 'SS.Password', 'SS Password', 'SS+Password', 'SSPassword',
+    'SS%252DPassword', 'SS%25252DPassword', '%53%53-%50assword', 'ＳＳ-Ｐａｓｓｗｏｒｄ', 'SS-Password%ZZ', 'ss-username',
+    'x-api-key', 'access_token', 'client_secret', 'pwd', 'Authorization',
+  ]
+  for (const name of variants) {
+    t.equal(redactUrl(`/p?${name}=hunter2&page=2`), `/p?${name}=********&page=2`, name)
+  }
+  for (const ordinary of ['page', 'store', 'action', 'order_number', 'tracking_number', 'start_date']) {
+    t.equal(redactUrl(`/p?${ordinary}=hunter2`), `/p?${ordinary}=hunter2`, `${ordinary} is not a credential`)
+  }
 })
 
 t.test('a percent-encoded SS-Password name authenticates and is still masked in the log', async (t) => {

@@ -198,12 +198,31 @@ t.test('the date window: both dates or none, exclusive, start floored to its min
   const all = Object.keys(updates).length
   t.equal(exportedOrders((await exportRequest(app, { start_date: '01/23/2026 17:28' })).body).orders.length, all, 'a start alone is ignored')
   t.equal(exportedOrders((await exportRequest(app, { end_date: '01/24/2026 09:15' })).body).orders.length, all, 'an end alone is ignored')
+})
 
-  const invalid = await exportRequest(app, { start_date: 'yesterday-ish', end_date: '01/24/2026 09:15' }, { accept: 'application/json' })
-  t.equal(invalid.statusCode, 400)
-  t.same(invalid.json(), { name: 'Bad Request', message: 'start_date is not a date.', code: 0, status: 400 })
-  const impossible = await exportRequest(app, { start_date: '02/30/2026 10:00', end_date: '13/01/2026 10:00' }, { accept: 'application/json' })
-  t.equal(impossible.statusCode, 400, 'impossible dates are refused, not rolled over')
+t.test('an impossible or unreadable date is a 400 naming its parameter, as HTML or JSON', async (t) => {
+  const app = await buildExchangeApp(t)
+  await insertExportOrder(app, { reference: 'IN-WINDOW', dateUpdated: at('2026-01-24T00:00:00Z') })
+  const good = { start_date: '01/23/2026 17:28', end_date: '01/24/2026 09:15' }
+  t.same(exportedOrders((await exportRequest(app, good)).body).numbers, ['IN-WINDOW'], 'the good window alone exports')
+  // February 30th and month 13 must be refused, not rolled over into March or the next year.
+  for (const bad of ['02/30/2026 10:00', '13/01/2026 10:00', 'yesterday-ish']) {
+    for (const parameter of ['start_date', 'end_date'] as const) {
+      const query = { ...good, [parameter]: bad }
+      const json = await exportRequest(app, query, { accept: 'application/json' })
+      t.equal(json.statusCode, 400, `${parameter}=${bad}`)
+      t.match(json.headers['content-type'], /^application\/json/)
+      t.same(json.json(), { name: 'Bad Request', message: `${parameter} is not a date.`, code: 0, status: 400 })
+      const html = await exportRequest(app, query)
+      t.equal(html.statusCode, 400)
+      t.equal(html.headers['content-type'], 'text/html; charset=utf-8')
+      t.match(html.body, `<title>400 Bad Request</title>`)
+      t.match(html.body, `<h1>Bad Request</h1><p>${parameter} is not a date.</p>`)
+    }
+  }
+  const both = await exportRequest(app, { start_date: '02/30/2026 10:00', end_date: '13/01/2026 10:00' }, { accept: 'application/json' })
+  t.equal(both.statusCode, 400)
+  t.same(both.json(), { name: 'Bad Request', message: 'start_date is not a date.', code: 0, status: 400 }, 'both bad: the first is named')
 })
 
 t.test('a non-UTC site parses the window in its own timezone (spec 4.3 rule 4) and writes dates in it', async (t) => {

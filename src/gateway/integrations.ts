@@ -8,6 +8,7 @@ import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset } from '../time.js'
+import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import type { Integration, IntegrationInput, ExternalReference } from './integration.js'
 import type { AnyProviderDefinition, ConnectionCheck, DeliveryLedger, ProviderContext, ProviderRegistry } from './providers.js'
 
@@ -24,6 +25,9 @@ export interface IntegrationServiceDependencies {
   /** The plugin's clock, handed to providers as `context.now`. */
   clock: () => number
 }
+
+const SHORT_TEXT: TextRule = { maxLength: TEXT_LIMITS.short }
+const SETTING_TEXT: TextRule = { maxLength: TEXT_LIMITS.long, multiline: true }
 
 /** How long the gateway may take to see an integration changed by another process or instance. */
 export const GATEWAY_CROSS_PROCESS_MS = 250
@@ -79,6 +83,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
   /** Checks an integration before it is saved; the message names the offending setting. */
   async function checkInput(input: IntegrationInput, existingId: number | null): Promise<void> {
     if (typeof input.name !== 'string' || input.name.trim() === '') throw new IntegrationConfigError('name: must not be empty')
+    const nameProblem = textProblem(input.name.trim(), SHORT_TEXT)
+    if (nameProblem) throw new IntegrationConfigError(`name: ${nameProblem}`)
     if (typeof input.handle !== 'string' || !HANDLE_PATTERN.test(input.handle)) {
       throw new IntegrationConfigError('handle: lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 64')
     }
@@ -89,6 +95,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     }
     for (const [code, status] of Object.entries(input.statusMap ?? {})) {
       if (code === '') throw new IntegrationConfigError('statusMap: external codes must not be empty')
+      const codeProblem = textProblem(code, SHORT_TEXT)
+      if (codeProblem) throw new IntegrationConfigError(`statusMap: an external code ${codeProblem}`)
       if (!isShipmentStatus(status)) throw new IntegrationConfigError(`statusMap.${code}: "${status}" is not a shipment status`)
     }
     if (input.providerId == null) return
@@ -100,6 +108,10 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     } catch (error) {
       if (error instanceof MissingEnvironmentVariableError) throw new IntegrationConfigError(`settings: ${error.message}`)
       throw error
+    }
+    for (const [key, value] of Object.entries(input.settings ?? {})) {
+      const problem = typeof value === 'string' ? textProblem(value, SETTING_TEXT) : null
+      if (problem) throw new IntegrationConfigError(`settings.${key}: ${problem}`)
     }
     const firstError = Value.Errors(provider.settingsSchema, Value.Default(provider.settingsSchema, structuredClone(resolved))).First()
     if (firstError) {
@@ -221,6 +233,15 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     /** Records where a shipment lives at an integration (its id and page there). */
     async setExternalReference(shipmentId: number, handle: string, reference: { externalId?: string | null; externalUrl?: string | null }) {
       if (!(await deps.shipments.get(shipmentId))) throw new ShipmentsErrors.ShipmentNotFound(shipmentId)
+      const rules: Array<['externalId' | 'externalUrl', TextRule]> = [
+        ['externalId', SHORT_TEXT],
+        ['externalUrl', { maxLength: TEXT_LIMITS.url }],
+      ]
+      for (const [key, rule] of rules) {
+        const value = reference[key]
+        const problem = typeof value === 'string' ? textProblem(value, rule) : null
+        if (problem) throw new IntegrationConfigError(`${key}: ${problem}`)
+      }
       const integrationId = (await requireRow(handle)).id
       await data.setExternalReference(shipmentId, integrationId, reference.externalId ?? null, reference.externalUrl ?? null)
     },

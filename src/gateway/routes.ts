@@ -69,8 +69,14 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
           context,
         )
       } catch (error) {
+        if (error instanceof IntegrationError) {
+          // A request the provider refused (a bad signature, an unknown order) is the sender's fault: a
+          // warning without a stack, so an anonymous caller cannot fill the error log.
+          integrationLog().warn({ reason: error.message, retryable: error.retryable }, 'Integration request refused')
+          return sendError(reply, 400, error.message)
+        }
         integrationLog().error({ err: error }, 'Integration request failed')
-        return sendError(reply, 400, error instanceof IntegrationError ? error.message : GENERIC_GATEWAY_FAILURE)
+        return sendError(reply, 400, GENERIC_GATEWAY_FAILURE)
       }
       const passThrough = reply as FastifyReply
       passThrough.code(response.status ?? 200)

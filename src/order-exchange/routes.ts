@@ -28,31 +28,6 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected))
 }
 
-const CREDENTIAL_PARAMETERS = new Set(['ss-username', 'ss-password'])
-
-/**
- * The request URL with the values of SS-UserName / SS-Password masked, whatever the case or the
- * percent-encoding of their names (`SS%2DPassword` is decoded, and accepted, like `SS-Password`).
- */
-export function redactUrl(url: string): string {
-  const queryStart = url.indexOf('?')
-  if (queryStart === -1) return url
-  const pairs = url
-    .slice(queryStart + 1)
-    .split('&')
-    .map((pair) => {
-      const rawName = pair.split('=', 1)[0]
-      let name = rawName
-      try {
-        name = decodeURIComponent(rawName.replaceAll('+', ' '))
-      } catch {
-        // a malformed escape: compare the raw name
-      }
-      return CREDENTIAL_PARAMETERS.has(name.toLowerCase()) ? `${rawName}=********` : pair
-    })
-  return `${url.slice(0, queryStart + 1)}${pairs.join('&')}`
-}
-
 /** JSON when the client's first preference is JSON (as the platform decides), an HTML page otherwise. */
 function wantsJson(request: FastifyRequest): boolean {
   const first = (request.headers.accept ?? '').split(',')[0].split(';')[0].trim().toLowerCase()
@@ -140,10 +115,6 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
   app.route({
     method: ['GET', 'POST'],
     url: '/process',
-    // The request line may carry SS-Password: the request log shows it masked.
-    logSerializers: {
-      req: (request: FastifyRequest) => ({ method: request.method, url: redactUrl(request.url), host: request.host, remoteAddress: request.ip }),
-    },
     onRequest: authenticate,
     // A parameter sent twice counts once, with its first value (`page=2&page=3` is page 2).
     preValidation: async (request) => {

@@ -6,6 +6,7 @@ import type { OrderStore, OrderSummary, ShipNotificationChange } from '../orders
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { parsePlatformDate } from '../time.js'
+import { TEXT_LIMITS, textProblem } from '../text.js'
 import { renderExportDocument } from './export-document.js'
 import { blankShipNotifySettings, type OrderExchangeSettings } from './settings.js'
 import type { ShipNotifyParameters } from './ship-notice.js'
@@ -38,6 +39,14 @@ export function pageParameter(raw: string | undefined): number {
   const page = digits ? Number(digits[1]) : 1
   return page < 1 ? 1 : Math.min(page, Number.MAX_SAFE_INTEGER)
 }
+
+const SHIP_NOTIFY_PARAMETER_NAMES: ReadonlyArray<[keyof ShipNotifyParameters, string]> = [
+  ['orderNumber', 'order_number'],
+  ['carrier', 'carrier'],
+  ['service', 'service'],
+  ['trackingNumber', 'tracking_number'],
+  ['orderId', 'OrderID'],
+]
 
 export function createOrderExchangeService(deps: OrderExchangeDependencies) {
   const { settings, orderStore, shipments, events, logger, timeZone } = deps
@@ -117,8 +126,18 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
   }
 
   /** Applies a ship notification (spec 4.4); the same notification twice leaves the state of once. */
-  async function shipNotify(parameters: ShipNotifyParameters): Promise<void> {
+  async function shipNotify(given: ShipNotifyParameters): Promise<void> {
+    // Trimmed here too, so a host's direct call reads its values as the route does.
+    const parameters = Object.fromEntries(
+      Object.entries(given).map(([key, value]) => [key, typeof value === 'string' ? value.trim() : value]),
+    ) as unknown as ShipNotifyParameters
     if (!parameters.orderNumber) throw new OrderExchangeErrors.MissingOrderNumber()
+    // The values are stored on the order (and its shipments): the text rule of every stored text.
+    for (const [key, name] of SHIP_NOTIFY_PARAMETER_NAMES) {
+      const value = parameters[key]
+      const problem = value ? textProblem(value, { maxLength: TEXT_LIMITS.short }) : null
+      if (problem) throw new OrderExchangeErrors.InvalidParameter(name, problem)
+    }
     const blank = blankShipNotifySettings(settings)
     if (blank.length > 0) {
       logger.error({ settings: blank }, 'Ship notification refused: settings are blank')

@@ -88,7 +88,8 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
     const error = await unknownShipmentBeforeBody(caught, request)
     if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
     if (error instanceof ShipmentUpdateRejectedError) {
-      request.log.warn({ err: error }, 'Shipment update rejected')
+      // A lock wait is the caller's to retry; a failed save was already logged with its cause by the service.
+      request.log.warn({ reason: error.message }, 'Shipment update rejected')
       return reply.code(422).send({ success: false, error: error.message })
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500

@@ -69,11 +69,14 @@ export const UpdateBodySchema = Type.Object(
 
 export const IdParamsSchema = Type.Object({ id: Type.String({ description: 'Shipment id' }) })
 
+/** The largest id or page number a request may name: ids are 32-bit integers on PostgreSQL. */
+export const MAX_REQUEST_INTEGER = 2_147_483_647
+
 export const ListQuerySchema = Type.Object({
-  orderId: Type.Optional(Type.Integer({ minimum: 1 })),
+  orderId: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REQUEST_INTEGER })),
   status: Type.Optional(ShipmentStatusSchema),
   includeDeleted: Type.Optional(Type.Boolean({ default: false })),
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REQUEST_INTEGER, default: 1 })),
   perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
 })
 

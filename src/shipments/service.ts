@@ -252,7 +252,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   async function list(query: ListShipmentsQuery = {}): Promise<ShipmentPage> {
-    const page = Math.max(1, Math.floor(query.page ?? 1))
+    // Clamped like the API's bounds, so a host's call cannot reach the database with an offset it refuses.
+    const page = Math.min(2_147_483_647, Math.max(1, Math.floor(query.page ?? 1)))
     const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
     const { rows, total } = await data.listShipments({
       orderId: query.orderId,

@@ -3,6 +3,7 @@ import { ShipmentValidationError } from '../errors.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { isRealWallTime, instantOfWallTime, isValidTimeZone, parseIsoDateTime, startOfDay } from '../time.js'
 import { isShipmentStatus, type ShipmentStatus } from './shipment.js'
+import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 
 /** A date-time as an admin date picker posts it. */
 export interface DateTimeParts {
@@ -53,9 +54,14 @@ export interface UpdateRules {
   now: number
 }
 
-const MAX_LENGTH = 255
 const SHORT_TEXT_KEYS = ['trackingNumber', 'carrier', 'service'] as const
 const NOTE_KEYS = ['fulfillmentNotes', 'shippingNotes'] as const
+const SHORT: TextRule = { maxLength: TEXT_LIMITS.short }
+const NOTES: TextRule = { maxLength: TEXT_LIMITS.long, multiline: true }
+const STATUS_MESSAGE: TextRule = { maxLength: TEXT_LIMITS.statusMessage, multiline: true }
+/** Years a date may have: four digits, as ISO-8601 and both engines' timestamps write them. */
+const EARLIEST_DATE = Date.parse('0001-01-01T00:00:00Z')
+const LATEST_DATE = Date.parse('9999-12-31T23:59:59Z')
 
 /** `trackingUrl` -> `Tracking Url`, the way the original system labels attributes in messages. */
 export function attributeLabel(key: string): string {
@@ -88,19 +94,21 @@ export function parseShipmentUpdate(body: unknown, rules: UpdateRules): Shipment
     }
     return trim ? value.trim() : value
   }
-  const checkLength = (key: string, value: string) => {
-    if ([...value].length <= MAX_LENGTH) return true
-    addError(key, `${attributeLabel(key)} should contain at most ${MAX_LENGTH} characters.`)
+  /** True when the text may be stored (the text rule of src/text.ts); records the error otherwise. */
+  const checkText = (key: string, value: string, rule: TextRule) => {
+    const problem = textProblem(value, rule)
+    if (problem === null) return true
+    addError(key, `${attributeLabel(key)} ${problem}`)
     return false
   }
 
   for (const key of SHORT_TEXT_KEYS) {
     const value = readString(key, true)
-    if (value !== undefined && checkLength(key, value)) patch.columns[key] = value === '' ? null : value
+    if (value !== undefined && checkText(key, value, SHORT)) patch.columns[key] = value === '' ? null : value
   }
   for (const key of NOTE_KEYS) {
     const value = readString(key, false)
-    if (value !== undefined) patch.columns[key] = value === '' ? null : value
+    if (value !== undefined && checkText(key, value, NOTES)) patch.columns[key] = value === '' ? null : value
   }
 
   const trackingUrl = readString('trackingUrl', true)
@@ -108,7 +116,7 @@ export function parseShipmentUpdate(body: unknown, rules: UpdateRules): Shipment
   else if (trackingUrl !== undefined) {
     const normalized = normalizeTrackingUrl(trackingUrl)
     if (normalized === null) addError('trackingUrl', 'Tracking Url is not a valid URL.')
-    else if (checkLength('trackingUrl', normalized)) patch.columns.trackingUrl = normalized
+    else if (checkText('trackingUrl', normalized, SHORT)) patch.columns.trackingUrl = normalized
   }
 
   if (!isAbsent(input.dateScheduledShip)) {
@@ -123,10 +131,10 @@ export function parseShipmentUpdate(body: unknown, rules: UpdateRules): Shipment
   }
 
   const statusMessage = readString('statusMessage', false)
-  if (statusMessage) patch.statusMessage = statusMessage
+  if (statusMessage && checkText('statusMessage', statusMessage, STATUS_MESSAGE)) patch.statusMessage = statusMessage
   for (const key of ['integrationHandle', 'externalCode'] as const) {
     const value = readString(key, true)
-    if (value && checkLength(key, value)) patch[key] = value
+    if (value && checkText(key, value, SHORT)) patch[key] = value
   }
 
   if (!isAbsent(input.fields)) {
@@ -179,6 +187,12 @@ export function normalizeTrackingUrl(value: string): string | null {
  * `{date, time, timezone}` object, or an empty string (clears). Undefined when it cannot be parsed.
  */
 export function parseScheduledShipDate(value: unknown, rules: UpdateRules): Date | null | undefined {
+  const date = readDate(value, rules)
+  // Outside years 1-9999 a date has no ISO-8601 form of four-digit years (or no form at all).
+  return date && !(date.getTime() >= EARLIEST_DATE && date.getTime() <= LATEST_DATE) ? undefined : date
+}
+
+function readDate(value: unknown, rules: UpdateRules): Date | null | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? fromUnixSeconds(value) : undefined
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return parseDateTimeParts(value, rules)
   if (typeof value !== 'string') return undefined
@@ -194,8 +208,7 @@ export function parseScheduledShipDate(value: unknown, rules: UpdateRules): Date
 }
 
 function fromUnixSeconds(seconds: number): Date | undefined {
-  const date = new Date(seconds * 1000)
-  return Number.isNaN(date.getTime()) ? undefined : date
+  return new Date(seconds * 1000)
 }
 
 function parseDateTimeParts(value: object, rules: UpdateRules): Date | undefined {
@@ -221,12 +234,11 @@ type FieldCheck = { ok: true; value: unknown } | { ok: false; message: string }
 function checkFieldValue(definition: ShipmentFieldDefinition, value: unknown, rules: UpdateRules): FieldCheck {
   const label = definition.name ?? attributeLabel(definition.handle)
   switch (definition.type) {
-    case 'text':
+    case 'text': {
       if (typeof value !== 'string') return { ok: false, message: `${label} must be a string.` }
-      if (definition.maxLength !== undefined && [...value].length > definition.maxLength) {
-        return { ok: false, message: `${label} should contain at most ${definition.maxLength} characters.` }
-      }
-      return { ok: true, value }
+      const problem = textProblem(value, { maxLength: definition.maxLength ?? TEXT_LIMITS.long, multiline: true })
+      return problem === null ? { ok: true, value } : { ok: false, message: `${label} ${problem}` }
+    }
     case 'number':
       return typeof value === 'number' && Number.isFinite(value)
         ? { ok: true, value }
@@ -237,7 +249,16 @@ function checkFieldValue(definition: ShipmentFieldDefinition, value: unknown, ru
       const date = parseScheduledShipDate(value, rules)
       return date ? { ok: true, value: date.toISOString() } : { ok: false, message: `${label} is not a valid date.` }
     }
-    case 'json':
-      return { ok: true, value }
+    case 'json': {
+      // Every string inside is held to the text rule, and the whole value to the long-text limit.
+      let problem: string | null = null
+      const serialized = JSON.stringify(value, (key, inner: unknown) => {
+        if (problem === null && key !== '') problem = textProblem(key, SHORT)
+        if (problem === null && typeof inner === 'string') problem = textProblem(inner, NOTES)
+        return inner
+      })
+      if (problem === null) problem = textProblem(serialized, { maxLength: TEXT_LIMITS.long, multiline: true })
+      return problem === null ? { ok: true, value } : { ok: false, message: `${label} ${problem}` }
+    }
   }
 }

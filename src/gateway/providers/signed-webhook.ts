@@ -3,6 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { IntegrationError, ShipmentValidationError } from '../../errors.js'
 import { parseIsoDateTime } from '../../time.js'
+import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider, type ProviderContext } from '../providers.js'
 
 export const SIGNED_WEBHOOK_PROVIDER_ID = 'signed-webhook'
@@ -55,6 +56,9 @@ function verifyDelivery(headers: Record<string, unknown>, rawBody: Buffer, secre
   if (!deliveryId || !timestamp || !signatures) {
     throw new IntegrationError('Missing webhook-id, webhook-timestamp or webhook-signature header.')
   }
+  // The delivery id is stored (the dedupe ledger): the text rule of every stored text.
+  const idProblem = textProblem(deliveryId, { maxLength: TEXT_LIMITS.short })
+  if (idProblem) throw new IntegrationError(`The webhook-id header ${idProblem}`)
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) {
     throw new IntegrationError('Webhook timestamp is outside the allowed tolerance.')
   }
