@@ -74,7 +74,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     ])
     const db = owned ? openSqliteFile(database) : (database as SqliteDatabase)
     try {
-      if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE)
+      if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE, options.lockDirectory)
     } catch (error) {
       if (owned) db.$client.close()
       throw error

@@ -3,7 +3,7 @@
 // A lock is proven by looking at the directory while a transition is held open under its mutex, and
 // by another holder of the same file lock (the package's own mutex, as a second process would hold
 // it) making the transition time out.
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -68,6 +68,7 @@ t.test('a custom lockDirectory is where the transition lock is taken, not beside
   const lockDirectory = join(dir, 'elsewhere', 'shipment-locks')
   const app = await buildTestApp(t, { lockDirectory, lockTimeoutMs: 300 }, databaseFile)
   t.ok(existsSync(lockDirectory), 'the directory (and its parent) is created at registration')
+  t.notOk(existsSync(`${databaseFile}-locks`), 'the migration locked there too, not beside the file')
   const { shipmentIds: [id] } = await orderWithShipments(app)
 
   const held = await holdTransition(app, id, 'in_progress')
@@ -115,17 +116,11 @@ t.test('by default the transition lock lives in <database file>-locks', async (t
 
 t.test('lockDirectory null: no lock directory, no file lock, one history row per real transition', async (t: Test) => {
   const dir = t.testdir()
-  // The tables come from a file migrated elsewhere (as a deploy script would), since migrating takes a
-  // file lock of its own; this host only runs transitions.
-  const template = join(dir, 'template', 'template.sqlite')
-  mkdirSync(join(dir, 'template'))
-  const migrator = await buildTestApp(t, {}, template)
-  await migrator.close()
   mkdirSync(join(dir, 'host'))
   const databaseFile = join(dir, 'host', 'single.sqlite')
-  copyFileSync(template, databaseFile)
-
-  const app = await buildTestApp(t, { lockDirectory: null, migrate: false, lockTimeoutMs: 3000 }, databaseFile)
+  // Migrating at registration locks in-process too: no lock directory appears at any point.
+  const app = await buildTestApp(t, { lockDirectory: null, lockTimeoutMs: 3000 }, databaseFile)
+  t.notOk(existsSync(`${databaseFile}-locks`), 'registration (with its migration) made no lock directory')
   const { shipmentIds: [id, other] } = await orderWithShipments(app, 2)
 
   const held = await holdTransition(app, id, 'in_progress')

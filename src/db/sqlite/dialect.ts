@@ -80,10 +80,11 @@ export function createChangeStamp(db: SqliteDatabase, otherConnectionsCheckMs = 
 
 /**
  * Applies the package's committed migrations to `db`, using its own migrations table. Processes
- * sharing the file take turns (a file lock), since the migrator reads its progress outside its transaction.
+ * sharing the file take turns (a file lock in `lockDirectory`, by default beside the file), since the
+ * migrator reads its progress outside its transaction; `null` (one process per file) locks in-process.
  */
-export async function migrateSqlite(db: SqliteDatabase, migrationsTable: string): Promise<void> {
-  const mutex = createMutex({ directory: lockDirectoryFor(db) })
+export async function migrateSqlite(db: SqliteDatabase, migrationsTable: string, lockDirectory?: string | null): Promise<void> {
+  const mutex = createMutex({ directory: lockDirectory === undefined ? lockDirectoryFor(db) : lockDirectory })
   await mutex.withLock('shipments:migrate', 60_000, () =>
     runDrizzleMigrations(db, { migrationsFolder, migrationsTable }),
   )
