@@ -1,6 +1,8 @@
 // The demo host started by `npm start`: a Fastify app with cookie sessions and the shipments plugin.
-import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
+import rateLimit from '@fastify/rate-limit'
 import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
 import { DEMO_ORDER_FIELDS, seedDemoData } from './seed.js'
 import { acmeThreePlProvider } from './custom-provider.js'
@@ -20,6 +22,10 @@ const DEMO_USERS: readonly DemoUser[] = [
   { id: 3, username: 'viewer', permissions: [ShipmentsPermissions.viewShipments] },
 ]
 const SESSION_COOKIE = 'demo_session'
+/** Sessions end after this long (8 hours), or at logout, whatever the cookie says. */
+export const DEMO_SESSION_TTL_MS = 8 * 60 * 60 * 1000
+/** Login attempts allowed per client address and username per minute. */
+export const DEMO_LOGIN_ATTEMPTS_PER_MINUTE = 10
 /** DEMO ONLY: ShipStation credentials used when SHIPSTATION_USERNAME / SHIPSTATION_PASSWORD are not set. */
 export const DEMO_SHIPSTATION_USERNAME = 'shipstation'
 export const DEMO_SHIPSTATION_PASSWORD = 'demo-shipstation-password-change-me'
@@ -29,18 +35,45 @@ export interface DemoHostOptions {
   database: string
   cookieSecret?: string
   logger?: FastifyServerOptions['logger']
+  /** The clock of session expiry (milliseconds since the epoch). Default Date.now. */
+  clock?: () => number
 }
 
 export async function buildDemoHost(options: DemoHostOptions) {
-  const app = Fastify({ logger: options.logger ?? true })
+  const clock = options.clock ?? Date.now
+  // trustProxy: behind a TLS-terminating proxy, request.protocol is the client's (for Secure cookies).
+  const app = Fastify({ logger: options.logger ?? true, trustProxy: process.env.DEMO_TRUST_PROXY === 'true' })
   await app.register(cookie, { secret: options.cookieSecret ?? process.env.DEMO_COOKIE_SECRET ?? 'demo-cookie-secret-change-me' })
+  // Login throttling, the way a host should: per client address and username, on the login route only.
+  // preHandler: the key needs the parsed body (the username).
+  await app.register(rateLimit, { global: false, hook: 'preHandler' })
 
-  const resolveUser = (request: FastifyRequest): DemoUser | null => {
+  // Server-side sessions: the cookie carries a random id, so logout and expiry end a session even for
+  // someone who kept a copy of the cookie.
+  const sessions = new Map<string, { username: string; expiresAt: number }>()
+  const sessionOf = (request: FastifyRequest) => {
     const raw = request.cookies[SESSION_COOKIE]
-    if (!raw) return null
-    const unsigned = request.unsignCookie(raw)
-    return unsigned.valid ? (DEMO_USERS.find((user) => user.username === unsigned.value) ?? null) : null
+    const unsigned = raw ? request.unsignCookie(raw) : null
+    return unsigned?.valid && unsigned.value ? unsigned.value : null
   }
+  const resolveUser = (request: FastifyRequest): DemoUser | null => {
+    const id = sessionOf(request)
+    const session = id ? sessions.get(id) : undefined
+    if (!id || !session) return null
+    if (session.expiresAt <= clock()) {
+      sessions.delete(id)
+      return null
+    }
+    return DEMO_USERS.find((user) => user.username === session.username) ?? null
+  }
+  const cookieOptions = (request: FastifyRequest) => ({
+    signed: true,
+    httpOnly: true,
+    // Strict: no cross-site request carries the session, so no other site can act as the admin (CSRF).
+    sameSite: 'strict' as const,
+    secure: request.protocol === 'https',
+    path: '/',
+  })
 
   // DEMO ONLY: ShipStation's Custom Store credentials, from the environment with demo defaults.
   process.env.SHIPSTATION_USERNAME ??= DEMO_SHIPSTATION_USERNAME
@@ -70,18 +103,40 @@ export async function buildDemoHost(options: DemoHostOptions) {
     hasPermission: (user: DemoUser, permission: string) => user.permissions.includes(permission),
   })
 
-  app.post<{ Body: { username?: unknown; password?: unknown } }>('/login', async (request, reply) => {
-    const { username, password } = request.body ?? {}
-    const user = DEMO_USERS.find((candidate) => candidate.username === username)
-    if (!user || typeof password !== 'string' || password !== user.username) {
-      return reply.code(401).send({ success: false, error: 'Invalid username or password.' })
-    }
-    reply.setCookie(SESSION_COOKIE, user.username, { signed: true, httpOnly: true, sameSite: 'lax', path: '/' })
-    return { success: true, user: { id: user.id, username: user.username, permissions: user.permissions } }
-  })
+  const LoginBody = {
+    type: 'object',
+    properties: { username: { type: 'string', maxLength: 64 }, password: { type: 'string', maxLength: 256 } },
+    required: ['username', 'password'],
+  } as const
+  app.post<{ Body: { username: string; password: string } }>(
+    '/login',
+    {
+      schema: { body: LoginBody },
+      config: {
+        rateLimit: {
+          max: DEMO_LOGIN_ATTEMPTS_PER_MINUTE,
+          timeWindow: 60_000,
+          keyGenerator: (request: FastifyRequest) => `${request.ip}|${String((request.body as { username?: unknown } | undefined)?.username ?? '')}`,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { username, password } = request.body
+      const user = DEMO_USERS.find((candidate) => candidate.username === username)
+      if (!user || password !== user.username) {
+        return reply.code(401).send({ success: false, error: 'Invalid username or password.' })
+      }
+      const id = randomBytes(24).toString('base64url')
+      sessions.set(id, { username: user.username, expiresAt: clock() + DEMO_SESSION_TTL_MS })
+      reply.setCookie(SESSION_COOKIE, id, { ...cookieOptions(request), maxAge: DEMO_SESSION_TTL_MS / 1000 })
+      return { success: true, user: { id: user.id, username: user.username, permissions: user.permissions } }
+    },
+  )
 
-  app.post('/logout', async (_request, reply) => {
-    reply.clearCookie(SESSION_COOKIE, { path: '/' })
+  app.post('/logout', async (request, reply: FastifyReply) => {
+    const id = sessionOf(request)
+    if (id) sessions.delete(id)
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(request))
     return { success: true }
   })
 
