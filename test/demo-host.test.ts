@@ -1,13 +1,28 @@
+// The demo host (`npm start`): its seed, its login / logout routes and sessions, and the README's
+// walk-throughs against it, with the bodies the README shows.
 import t from 'tap'
 import { count, eq } from 'drizzle-orm'
-import { buildDemoHost } from '../examples/demo-host.js'
+import { buildDemoHost, DEMO_LOGIN_ATTEMPTS_PER_MINUTE, DEMO_SESSION_TTL_MS } from '../examples/demo-host.js'
+import { ShipmentsPermissions, type Shipment } from '../src/index.js'
 import { tables, testDatabase } from './fixtures/database.js'
 
-async function login(app: Awaited<ReturnType<typeof buildDemoHost>>, username: string, password = username) {
+type DemoHost = Awaited<ReturnType<typeof buildDemoHost>>
+
+async function login(app: DemoHost, username: string, password = username) {
   const response = await app.inject({ method: 'POST', url: '/login', payload: { username, password } })
   const cookie = response.cookies.find((candidate) => candidate.name === 'demo_session')
-  return { response, cookie: cookie ? `${cookie.name}=${cookie.value}` : '' }
+  return { response, setCookie: cookie, cookie: cookie ? `${cookie.name}=${cookie.value}` : '' }
 }
+
+const json = { 'content-type': 'application/json' }
+const INVALID_LOGIN = { success: false, error: 'Invalid username or password.' }
+const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401 }
+const forbidden = (permission: string) => ({ name: 'Forbidden', message: `User is not permitted to perform this action (${permission}).`, code: 0, status: 403 })
+
+/** A shipment as the update endpoint answers it (spec 2.1: the read without the admin dates). */
+const specFields = ({ dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, ...shipment }: Shipment) => shipment
+
+const SEEDED_REFERENCES = ['1001-s001', '1002-s001', '1002-s002', '1003-s001', '1004-s001']
 
 t.test('the demo host seeds once and keeps its data across restarts', async (t) => {
   const database = await testDatabase(t, 'demo')
@@ -21,46 +36,180 @@ t.test('the demo host seeds once and keeps its data across restarts', async (t) 
     const own = shipments.filter((shipment) => shipment.orderId === order.id)
     t.ok(own.length >= 1 && own.every((shipment) => shipment.status === 'new'), `order ${order.reference} has new shipments`)
   }
-  t.ok(shipments.some((shipment) => shipments.filter((other) => other.orderId === shipment.orderId).length === 2), 'one order has two shipments')
+  t.same(shipments.map((shipment) => shipment.reference).sort(), SEEDED_REFERENCES)
   t.ok(orders.some((order) => order.couponCode && order.totalDiscount !== '0'), 'one order has a discount')
   const addresses = await db.select().from(schema.orderAddresses)
   t.ok(addresses.some((address) => /[^\x00-\x7f]/.test(address.fullName ?? '') && /&/.test(address.company ?? '') && /<.*>/.test(address.company ?? '') && /"/.test(address.company ?? '')))
+  t.same((await app.shipments.integrations.list()).map((integration) => integration.handle).sort(), ['acme-3pl', 'demo-webhooks'])
 
   await app.close()
   app = await buildDemoHost({ database, logger: false })
   t.teardown(() => app.close())
   t.equal((await tables(app).db.select({ total: count() }).from(tables(app).schema.orders))[0].total, 5, 'not seeded twice')
+  t.equal((await tables(app).db.select({ total: count() }).from(tables(app).schema.shipments))[0].total, 5)
+  t.equal((await app.shipments.integrations.list()).length, 2, 'integrations not created twice')
 })
 
-t.test('demo login: a signed session cookie, three users with their permissions', async (t) => {
+t.test('demo login and logout: the bodies, a signed cookie naming a server-side session, three users with their permissions', async (t) => {
   const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
   t.teardown(() => app.close())
-  const wrong = await login(app, 'admin', 'nope')
-  t.equal(wrong.response.statusCode, 401)
-  t.equal(wrong.cookie, '')
+
+  for (const [username, password] of [['admin', 'nope'], ['root', 'root'], ['admin', 'Admin'], ['viewer', '']]) {
+    const refused = await login(app, username, password)
+    t.equal(refused.response.statusCode, 401, `${username} / ${JSON.stringify(password)}`)
+    t.same(refused.response.json(), INVALID_LOGIN)
+    t.equal(refused.cookie, '', 'no cookie')
+  }
+  const incomplete = await app.inject({ method: 'POST', url: '/login', payload: { username: 'admin' } })
+  t.equal(incomplete.statusCode, 400, 'a login without a password is malformed')
+  t.match(incomplete.json(), { error: 'Bad Request', message: /password/ })
 
   const editor = await login(app, 'editor')
   t.equal(editor.response.statusCode, 200)
-  const headers = { cookie: editor.cookie, 'content-type': 'application/json' }
+  t.same(editor.response.json(), {
+    success: true,
+    user: { id: 2, username: 'editor', permissions: [ShipmentsPermissions.viewShipments, ShipmentsPermissions.editShipments] },
+  })
+  t.match(editor.setCookie, { name: 'demo_session', httpOnly: true, sameSite: 'Strict', path: '/', maxAge: DEMO_SESSION_TTL_MS / 1000 })
+  t.notOk(editor.setCookie!.secure, 'not Secure over plain HTTP')
+  const unsigned = app.unsignCookie(editor.setCookie!.value)
+  t.ok(unsigned.valid, 'the cookie is signed')
+  t.notMatch(unsigned.value!, /editor/, 'it carries a session id, not the user name')
+
+  const headers = { cookie: editor.cookie, ...json }
   let response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers, payload: JSON.stringify({ carrier: 'UPS' }) })
   t.equal(response.statusCode, 200)
+  const afterCarrier = (await app.shipments.shipments.get(1))!
+  t.same(response.json(), { success: true, shipment: specFields(afterCarrier) })
+  t.match(afterCarrier, { id: 1, reference: '1001-s001', carrier: 'UPS', status: 'new' })
   response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers, payload: JSON.stringify({ status: 'shipped' }) })
   t.equal(response.statusCode, 403, 'the editor cannot transition')
+  t.same(response.json(), forbidden(ShipmentsPermissions.transitionShipments))
+  t.equal((await app.shipments.shipments.get(1))!.status, 'new')
 
-  const forged = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: 'demo_session=admin', 'content-type': 'application/json' }, payload: '{"status":"shipped"}' })
+  const forged = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: 'demo_session=admin', ...json }, payload: '{"status":"shipped"}' })
   t.equal(forged.statusCode, 401, 'an unsigned cookie is nobody')
+  t.same(forged.json(), UNAUTHORIZED)
+  const madeUp = await app.inject({ url: '/shipments/api/shipments', headers: { cookie: `demo_session=${app.signCookie('admin')}` } })
+  t.equal(madeUp.statusCode, 401, 'a signed cookie naming no session is nobody')
+  t.same(madeUp.json(), UNAUTHORIZED)
 
   const admin = await login(app, 'admin')
-  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: admin.cookie, 'content-type': 'application/json' }, payload: '{"status":"shipped"}' })
+  t.same(admin.response.json(), { success: true, user: { id: 1, username: 'admin', permissions: Object.values(ShipmentsPermissions) } })
+  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { cookie: admin.cookie, ...json }, payload: '{"status":"shipped"}' })
   t.equal(response.statusCode, 200)
-  const order = (await tables(app).db.select().from(tables(app).schema.orders).where(eq(tables(app).schema.orders.id, response.json().shipment.orderId)))[0]
+  const shipped = (await app.shipments.shipments.get(1))!
+  t.same(response.json(), { success: true, shipment: specFields(shipped) })
+  t.match(shipped, { status: 'shipped', carrier: 'UPS', dateShipped: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/ })
+  const order = (await tables(app).db.select().from(tables(app).schema.orders).where(eq(tables(app).schema.orders.id, shipped.orderId)))[0]
   t.equal(order.statusHandle, 'shipped', 'the single-shipment order advanced')
 
   const viewer = await login(app, 'viewer')
+  t.same(viewer.response.json(), { success: true, user: { id: 3, username: 'viewer', permissions: [ShipmentsPermissions.viewShipments] } })
   response = await app.inject({ url: '/shipments/api/shipments', headers: { cookie: viewer.cookie } })
   t.equal(response.statusCode, 200)
-  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/2', headers: { cookie: viewer.cookie, 'content-type': 'application/json' }, payload: '{}' })
+  const listed = response.json()
+  t.same(listed.pagination, { page: 1, perPage: 50, total: 5, pages: 1 })
+  t.same(listed.shipments.map((shipment: Shipment) => [shipment.reference, shipment.status]), SEEDED_REFERENCES.map((reference) => [reference, reference === '1001-s001' ? 'shipped' : 'new']))
+  t.same(listed.shipments[0], shipped, 'the list shows each shipment in full')
+  response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/2', headers: { cookie: viewer.cookie, ...json }, payload: '{}' })
   t.equal(response.statusCode, 403)
+  t.same(response.json(), forbidden(ShipmentsPermissions.editShipments))
+
+  // Logout clears the cookie and ends the session, also for anyone who kept a copy of the cookie.
+  const logout = await app.inject({ method: 'POST', url: '/logout', headers: { cookie: viewer.cookie } })
+  t.equal(logout.statusCode, 200)
+  t.same(logout.json(), { success: true })
+  const cleared = logout.cookies.find((candidate) => candidate.name === 'demo_session')
+  t.ok(cleared && cleared.value === '' && cleared.expires!.getTime() <= Date.now(), 'the cookie is cleared')
+  response = await app.inject({ url: '/shipments/api/shipments', headers: { cookie: viewer.cookie } })
+  t.equal(response.statusCode, 401, 'the kept cookie no longer names a session')
+  t.same(response.json(), UNAUTHORIZED)
+  response = await app.inject({ url: '/shipments/api/shipments/1', headers: { cookie: admin.cookie } })
+  t.equal(response.statusCode, 200, "another user's session goes on")
+  const again = await app.inject({ method: 'POST', url: '/logout' })
+  t.same([again.statusCode, again.json()], [200, { success: true }], 'logging out without a session is harmless')
+})
+
+t.test('demo sessions end after eight hours, whatever the cookie says', async (t) => {
+  let now = Date.UTC(2026, 10, 23, 8, 0, 0)
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false, clock: () => now })
+  t.teardown(() => app.close())
+  const { cookie } = await login(app, 'viewer')
+  const read = () => app.inject({ url: '/shipments/api/shipments/1', headers: { cookie } })
+  now += DEMO_SESSION_TTL_MS - 1
+  let response = await read()
+  t.equal(response.statusCode, 200, 'valid until the last millisecond')
+  t.equal(response.json().shipment.reference, '1001-s001')
+  now += 1
+  response = await read()
+  t.equal(response.statusCode, 401, 'ended at eight hours')
+  t.same(response.json(), UNAUTHORIZED)
+  now -= 1
+  t.equal((await read()).statusCode, 401, 'an ended session stays ended')
+})
+
+t.test(`demo login is throttled: ${DEMO_LOGIN_ATTEMPTS_PER_MINUTE} attempts a minute per client address and username, then 429`, async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
+  t.teardown(() => app.close())
+  for (let attempt = 1; attempt <= DEMO_LOGIN_ATTEMPTS_PER_MINUTE; attempt++) {
+    const { response } = await login(app, 'admin', `guess-${attempt}`)
+    t.same([response.statusCode, response.json()], [401, INVALID_LOGIN], `attempt ${attempt}`)
+  }
+  const throttled = await login(app, 'admin')
+  t.equal(throttled.response.statusCode, 429, 'the next attempt is refused, the right password included')
+  t.match(throttled.response.json(), { statusCode: 429, error: 'Too Many Requests' })
+  t.equal(throttled.cookie, '', 'and no session is given')
+  const other = await login(app, 'editor')
+  t.equal(other.response.statusCode, 200, 'another username from the same address is not throttled')
+  t.same(other.response.json().user.username, 'editor')
+})
+
+t.test('the README walk-through against the demo: log in, list new shipments, ship one, read its history', async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
+  t.teardown(() => app.close())
+  const { cookie } = await login(app, 'admin')
+
+  let response = await app.inject({ url: '/shipments/api/shipments?status=new', headers: { cookie } })
+  t.equal(response.statusCode, 200)
+  const expected = await app.shipments.shipments.list({ status: 'new' })
+  t.same(response.json(), { success: true, shipments: expected.shipments, pagination: { page: 1, perPage: 50, total: 5, pages: 1 } })
+  t.same(expected.shipments.map((shipment) => shipment.reference), SEEDED_REFERENCES)
+
+  response = await app.inject({
+    method: 'POST',
+    url: '/shipments/api/shipments/1',
+    headers: { cookie, ...json },
+    payload: JSON.stringify({ status: 'shipped', carrier: 'UPS', trackingNumber: '1Z999AA10123456784', trackingUrl: 'ups.com/track?num=1Z999AA10123456784' }),
+  })
+  t.equal(response.statusCode, 200)
+  const shipment = (await app.shipments.shipments.get(1))!
+  t.same(response.json(), { success: true, shipment: specFields(shipment) })
+  t.match(shipment, {
+    id: 1,
+    reference: '1001-s001',
+    status: 'shipped',
+    carrier: 'UPS',
+    trackingNumber: '1Z999AA10123456784',
+    trackingUrl: 'https://ups.com/track?num=1Z999AA10123456784',
+    dateShipped: /\+00:00$/,
+  })
+
+  response = await app.inject({ url: '/shipments/api/shipments/1/history', headers: { cookie } })
+  t.equal(response.statusCode, 200)
+  const { history } = response.json()
+  t.same(
+    history.map((entry: Record<string, unknown>) => [entry.shipmentId, entry.fromStatus, entry.toStatus, entry.userId, entry.sourceIntegration, entry.externalCode, entry.message]),
+    [
+      [1, 'new', 'shipped', '1', null, null, null],
+      [1, null, 'new', null, null, null, null],
+    ],
+    'newest first; the transition recorded with the demo user id',
+  )
+  t.same(response.json(), { success: true, history: await app.shipments.shipments.history(1) })
+
+  response = await app.inject({ url: '/shipments/api/shipments?status=new', headers: { cookie } })
+  t.same(response.json().pagination, { page: 1, perPage: 50, total: 4, pages: 1 }, 'one new shipment fewer')
 })
 
 t.test('the demo integrations answer signed webhooks and the custom provider', async (t) => {
@@ -70,36 +219,51 @@ t.test('the demo integrations answer signed webhooks and the custom provider', a
   t.teardown(() => app.close())
   const body = JSON.stringify({ orderNumber: '1003', status: 'in_transit', occurredAt: new Date().toISOString(), trackingNumber: 'JD0146' })
   const timestamp = Math.floor(Date.now() / 1000)
-  let response = await app.inject({
-    method: 'POST',
+  const signed = {
+    method: 'POST' as const,
     url: '/actions/shipments/gateway/handle?integration=demo-webhooks',
     headers: { 'webhook-id': 'msg_demo', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(DEMO_WEBHOOK_SECRET, 'msg_demo', timestamp, body) },
     payload: body,
-  })
+  }
+  let response = await app.inject(signed)
   t.equal(response.statusCode, 200)
-  t.match(response.json(), { applied: true, shipment: { reference: '1003-s001', status: 'shipped' } })
+  const delivered = (await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.reference, '1003-s001')))[0]
+  t.same(response.json(), { success: true, applied: true, deliveryId: 'msg_demo', shipment: { id: delivered.id, reference: '1003-s001', status: 'shipped' } })
+  t.match(delivered, { status: 'shipped', trackingNumber: 'JD0146' })
+  response = await app.inject(signed)
+  t.same([response.statusCode, response.json()], [200, { success: true, applied: false, reason: 'duplicate', deliveryId: 'msg_demo' }], 'the same delivery again changes nothing')
+  response = await app.inject({ ...signed, headers: { ...signed.headers, 'webhook-signature': 'v1,AAAA' } })
+  t.equal(response.statusCode, 400, 'a wrong signature is refused')
+  t.match(response.json(), { name: 'Bad Request', code: 0, status: 400, message: /signature/i })
 
-  response = await app.inject({
-    method: 'POST',
-    url: '/actions/shipments/gateway/handle?integration=acme-3pl',
-    headers: { authorization: `Bearer ${DEMO_ACME_TOKEN}`, 'content-type': 'application/json' },
-    payload: { shipmentReference: '1004-s001', state: 'PICKING' },
-  })
+  const acme = (payload: object, token = DEMO_ACME_TOKEN) =>
+    app.inject({
+      method: 'POST',
+      url: '/actions/shipments/gateway/handle?integration=acme-3pl',
+      headers: { authorization: `Bearer ${token}`, ...json },
+      payload,
+    })
+  response = await acme({ shipmentReference: '1004-s001', state: 'PICKING' })
   t.equal(response.statusCode, 200)
   t.same(response.json(), { accepted: true, applied: true, status: 'in_progress' })
-  response = await app.inject({
-    method: 'POST',
-    url: '/actions/shipments/gateway/handle?integration=acme-3pl',
-    headers: { authorization: 'Bearer wrong-token', 'content-type': 'application/json' },
-    payload: { shipmentReference: '1004-s001', state: 'DISPATCHED' },
-  })
+  response = await acme({ shipmentReference: '1004-s001', state: 'TELEPORTED' })
+  t.equal(response.statusCode, 202)
+  t.same(response.json(), { accepted: true, applied: false, reason: 'unmapped state TELEPORTED' })
+  response = await acme({ shipmentReference: '1004-s009', state: 'DISPATCHED' })
   t.equal(response.statusCode, 400)
-  t.equal(response.json().message, 'Invalid bearer token.')
+  t.same(response.json(), { name: 'Bad Request', message: 'Unknown shipment 1004-s009.', code: 0, status: 400 })
+  response = await acme({ shipmentReference: '1004-s001', state: 'DISPATCHED' }, 'wrong-token')
+  t.equal(response.statusCode, 400)
+  t.same(response.json(), { name: 'Bad Request', message: 'Invalid bearer token.', code: 0, status: 400 })
   const shipment = (await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.reference, '1004-s001')))[0]
-  t.equal(shipment.status, 'in_progress')
+  t.equal(shipment.status, 'in_progress', 'only the accepted, mapped state applied')
+  t.same((await app.shipments.shipments.history(shipment.id)).map((entry) => [entry.toStatus, entry.sourceIntegration, entry.externalCode]), [
+    ['in_progress', 'acme-3pl', 'PICKING'],
+    ['new', null, null],
+  ])
 })
 
-t.test('the demo host answers ShipStation: export of the four completed orders, a ship notification', async (t) => {
+t.test('the demo host answers ShipStation: export of the four completed orders, a ship notification, 401 and 404', async (t) => {
   const { DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } = await import('../examples/demo-host.js')
   const { exportedOrders, textOf } = await import('./fixtures/exchange.js')
   const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
@@ -109,12 +273,17 @@ t.test('the demo host answers ShipStation: export of the four completed orders, 
 
   const exported = await app.inject({ url: `${url}?action=export&page=1`, headers: { authorization } })
   t.equal(exported.statusCode, 200)
-  const { numbers, orders } = exportedOrders(exported.body)
+  t.equal(exported.headers['content-type'], 'text/xml; charset=utf-8')
+  const { numbers, orders, pages } = exportedOrders(exported.body)
   t.same([...numbers].sort(), ['1001', '1002', '1003', '1004'])
+  t.equal(pages, 1)
   const tricky = orders.find((order) => textOf(order, 'OrderNumber') === '1004')!
   t.equal(textOf(tricky, 'CustomerNotes'), 'Fragile: <glass> & "porcelain" ]]> handle with care — ありがとう 🙏')
-  const retail = exportedOrders((await app.inject({ url: `${url}?action=export&store=wholesale`, headers: { authorization } })).body)
-  t.same(retail.numbers, ['1002'])
+  const wholesale = await app.inject({ url: `${url}?action=export&store=wholesale&start_date=01%2f01%2f2020+00%3a00&end_date=12%2f31%2f2030+23%3a59`, headers: { authorization } })
+  t.same(exportedOrders(wholesale.body).numbers, ['1002'])
+  const viaQuery = await app.inject({ url: `${url}?action=export&SS-UserName=${DEMO_SHIPSTATION_USERNAME}&SS-Password=${DEMO_SHIPSTATION_PASSWORD}` })
+  t.equal(viaQuery.statusCode, 200, 'credentials in the query string (acceptQueryCredentials)')
+  t.equal(viaQuery.body, exported.body)
 
   const notified = await app.inject({
     method: 'POST',
@@ -123,9 +292,24 @@ t.test('the demo host answers ShipStation: export of the four completed orders, 
     payload: '<?xml version="1.0" encoding="utf-8"?><ShipNotice><OrderNumber>1003</OrderNumber><Carrier>DHL</Carrier></ShipNotice>',
   })
   t.equal(notified.statusCode, 200)
+  t.same(notified.json(), { success: true })
   const order = (await tables(app).db.select().from(tables(app).schema.orders).where(eq(tables(app).schema.orders.reference, '1003')))[0]
   t.equal(order.statusHandle, 'shipped')
   t.same(order.fields, { store: 'retail', shippingInfo: [{ carrier: 'DHL', service: 'Paket', trackingNumber: 'JD014600003828' }] })
-  const shipments = (await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.orderId, order.id)))
-  t.ok(shipments.every((shipment) => shipment.status === 'shipped' && shipment.trackingNumber === 'JD014600003828'), 'the demo moves open shipments too')
+  const shipments = await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.orderId, order.id))
+  t.same(shipments.map((shipment) => [shipment.status, shipment.carrier, shipment.service, shipment.trackingNumber]), [['shipped', 'DHL', 'Paket', 'JD014600003828']], 'the demo moves open shipments too')
+  t.same(
+    (await app.shipments.shipments.history(shipments[0].id)).map((entry) => [entry.fromStatus, entry.toStatus, entry.sourceIntegration, entry.externalCode]),
+    [['new', 'shipped', 'shipstation', 'shipnotify'], [null, 'new', null, null]],
+    'through the shipment service, tagged as the README says',
+  )
+
+  const challenge = await app.inject({ url: `${url}?action=export` })
+  t.equal(challenge.statusCode, 401, 'no credentials')
+  t.equal(challenge.headers['www-authenticate'], 'Basic realm="ShipStation", charset="UTF-8"')
+  t.match(challenge.headers['content-type'], /^text\/html/)
+  t.match(challenge.body, /<h1>Unauthorized<\/h1>/)
+  const unknown = await app.inject({ url: `${url}?action=shipnotify&order_number=nope`, headers: { authorization, accept: 'application/json' } })
+  t.equal(unknown.statusCode, 404)
+  t.same(unknown.json(), { name: 'Not Found', message: 'No order matches order_number nope.', code: 0, status: 404 })
 })

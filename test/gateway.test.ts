@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
-import { defineProvider, IntegrationError, schema } from '../src/index.js'
+import { defineProvider, IntegrationError, schema, type ShipmentsPluginOptions } from '../src/index.js'
 import { buildTestApp } from './fixtures/app.js'
+import { eq } from 'drizzle-orm'
 import { otherConnection, tables, TEST_ENGINE, testDatabase } from './fixtures/database.js'
 
 /** Answers with what it received, so tests can see the raw bytes and headers the gateway passed on. */
@@ -29,56 +30,108 @@ const echoProvider = defineProvider({
   },
 })
 
-async function gatewayApp(t: Test, logLines?: string[]) {
-  const app = await buildTestApp(t, { providers: [echoProvider], gatewayBodyLimit: 2048 }, await testDatabase(t, 'gw'), logLines)
+/** A provider that counts its calls (per handle), to show which requests never reach a provider. */
+function countingProvider() {
+  const calls: string[] = []
+  const provider = defineProvider({
+    id: 'counting',
+    settingsSchema: Type.Object({}),
+    async handleGatewayRequest(_request, context) {
+      calls.push(context.integration.handle)
+      return { status: 202, body: { counted: calls.length } }
+    },
+  })
+  return { provider, calls }
+}
+
+async function gatewayApp(t: Test, logLines?: string[], providers: NonNullable<ShipmentsPluginOptions['providers']> = [echoProvider]) {
+  const app = await buildTestApp(t, { providers, gatewayBodyLimit: 2048 }, await testDatabase(t, 'gw'), logLines)
   return app
 }
 
-const gateway = (handle?: string) => `/actions/shipments/gateway/handle${handle === undefined ? '' : `?integration=${encodeURIComponent(handle)}`}`
-
-t.test('400 without the integration parameter, 404 for an unknown handle', async (t) => {
-  const app = await gatewayApp(t)
-  let response = await app.inject({ method: 'POST', url: gateway(), payload: 'x' })
-  t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Integration must be set.', code: 0, status: 400 })
-  response = await app.inject({ method: 'POST', url: gateway('') })
-  t.equal(response.statusCode, 400)
-  response = await app.inject({ method: 'GET', url: gateway('nope') })
-  t.equal(response.statusCode, 404)
-  t.same(response.json(), { name: 'Not Found', message: 'Unknown integration: nope', code: 0, status: 404 })
+/** The gateway's own error envelope. */
+const envelope = (status: 400 | 404 | 413, message: string) => ({
+  name: { 400: 'Bad Request', 404: 'Not Found', 413: 'Payload Too Large' }[status],
+  message,
+  code: 0,
+  status,
 })
 
-t.test('400 when disabled (literally or through the environment) or without a provider', async (t) => {
-  const app = await gatewayApp(t)
+const gateway = (handle?: string) => `/actions/shipments/gateway/handle${handle === undefined ? '' : `?integration=${encodeURIComponent(handle)}`}`
+
+t.test('400 without the integration parameter, 404 for an unknown handle: the envelope, and no provider is called', async (t) => {
+  const counting = countingProvider()
+  const app = await gatewayApp(t, undefined, [echoProvider, counting.provider])
+  await app.shipments.integrations.create({ name: 'Counted', handle: 'counted', providerId: 'counting' })
+  const missing = envelope(400, 'Integration must be set.')
+  for (const [method, url, label] of [
+    ['POST', gateway(), 'no integration parameter'],
+    ['POST', gateway(''), 'an empty integration parameter'],
+    ['GET', gateway(), 'no integration parameter (GET)'],
+    ['POST', '/actions/shipments/gateway/handle?handle=counted', 'the handle under another name'],
+  ] as const) {
+    const response = await app.inject({ method, url, payload: method === 'POST' ? 'x' : undefined })
+    t.equal(response.statusCode, 400, label)
+    t.same(response.json(), missing, label)
+  }
+  for (const [method, handle] of [['GET', 'nope'], ['POST', 'counted-not'], ['PUT', 'COUNTED']] as const) {
+    const response = await app.inject({ method, url: gateway(handle), payload: method === 'GET' ? undefined : '{}' })
+    t.equal(response.statusCode, 404, handle)
+    t.same(response.json(), envelope(404, `Unknown integration: ${handle}`), handle)
+  }
+  t.same(counting.calls, [], 'the provider was never called')
+
+  // The counting provider does count: the same app reaches it for the integration that exists.
+  const reached = await app.inject({ method: 'POST', url: gateway('counted'), payload: 'x' })
+  t.equal(reached.statusCode, 202)
+  t.same(reached.json(), { counted: 1 })
+  t.same(counting.calls, ['counted'])
+})
+
+t.test('400 when disabled (literally or through the environment) or without a provider: the envelope, and no provider is called', async (t) => {
+  const counting = countingProvider()
+  const app = await gatewayApp(t, undefined, [echoProvider, counting.provider])
   const { integrations } = app.shipments
-  await integrations.create({ name: 'Off', handle: 'off', enabled: false, providerId: 'echo' })
-  await integrations.create({ name: 'Env', handle: 'env', enabled: '$GATEWAY_TEST_ENABLED', providerId: 'echo' })
+  await integrations.create({ name: 'Off', handle: 'off', enabled: false, providerId: 'counting' })
+  await integrations.create({ name: 'Env', handle: 'env', enabled: '$GATEWAY_TEST_ENABLED', providerId: 'counting' })
   await integrations.create({ name: 'Bare', handle: 'bare', providerId: null })
+  await integrations.create({ name: 'Gone', handle: 'gone', providerId: 'counting' })
+  t.teardown(() => void delete process.env.GATEWAY_TEST_ENABLED)
+  const post = (handle: string) => app.inject({ method: 'POST', url: gateway(handle), payload: '{"status":"shipped"}', headers: { 'content-type': 'application/json' } })
 
-  let response = await app.inject({ method: 'POST', url: gateway('off') })
+  let response = await post('off')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Integration off is disabled.', code: 0, status: 400 })
+  t.same(response.json(), envelope(400, 'Integration off is disabled.'))
 
   delete process.env.GATEWAY_TEST_ENABLED
-  response = await app.inject({ method: 'POST', url: gateway('env') })
+  response = await post('env')
   t.equal(response.statusCode, 400, 'an unset variable means disabled')
-  process.env.GATEWAY_TEST_ENABLED = 'true'
-  response = await app.inject({ method: 'POST', url: gateway('env') })
-  t.equal(response.statusCode, 200, 'read at request time')
+  t.same(response.json(), envelope(400, 'Integration env is disabled.'))
   process.env.GATEWAY_TEST_ENABLED = 'off'
-  response = await app.inject({ method: 'POST', url: gateway('env') })
-  t.equal(response.statusCode, 400)
-  delete process.env.GATEWAY_TEST_ENABLED
+  response = await post('env')
+  t.equal(response.statusCode, 400, 'a false value means disabled')
+  t.same(response.json(), envelope(400, 'Integration env is disabled.'))
 
-  response = await app.inject({ method: 'POST', url: gateway('bare') })
+  response = await post('bare')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Integration bare has no provider.', code: 0, status: 400 })
+  t.same(response.json(), envelope(400, 'Integration bare has no provider.'))
 
   // A provider that was registered when the integration was saved and is gone now.
-  await tables(app).db.update(tables(app).schema.integrations).set({ providerId: 'removed-provider' })
-  response = await app.inject({ method: 'POST', url: gateway('bare') })
+  await tables(app).db.update(tables(app).schema.integrations).set({ providerId: 'removed-provider' }).where(eq(tables(app).schema.integrations.handle, 'gone'))
+  response = await post('gone')
   t.equal(response.statusCode, 400)
-  t.equal(response.json().message, 'Integration bare has no provider.')
+  t.same(response.json(), envelope(400, 'Integration gone has no provider.'))
+  t.same(counting.calls, [], 'the provider was never called for a refused request')
+
+  // Read at request time: the same integration reaches the provider once the variable says so.
+  process.env.GATEWAY_TEST_ENABLED = 'true'
+  response = await post('env')
+  t.equal(response.statusCode, 202, 'enabled through the environment at request time')
+  t.same(response.json(), { counted: 1 })
+  process.env.GATEWAY_TEST_ENABLED = 'off'
+  response = await post('env')
+  t.same(response.json(), envelope(400, 'Integration env is disabled.'), 'and disabled again at the next request')
+  t.same(counting.calls, ['env'], 'called exactly once, while enabled')
 })
 
 t.test("the provider's response passes through unchanged", async (t) => {
@@ -132,11 +185,26 @@ t.test('the provider gets the raw bytes and headers, whatever the content type',
 })
 
 t.test('413 beyond the body limit, and the provider is never called', async (t) => {
-  const app = await gatewayApp(t)
-  await app.shipments.integrations.create({ name: 'Echo', handle: 'echo', providerId: 'echo' })
-  const response = await app.inject({ method: 'POST', url: gateway('echo'), headers: { 'content-type': 'text/plain' }, payload: 'x'.repeat(2049) })
-  t.equal(response.statusCode, 413)
-  t.match(response.json(), { name: 'Payload Too Large', code: 0, status: 413 })
+  const counting = countingProvider()
+  const app = await gatewayApp(t, undefined, [echoProvider, counting.provider])
+  await app.shipments.integrations.create({ name: 'Counted', handle: 'counted', providerId: 'counting' })
+  for (const contentType of ['text/plain', 'application/json', 'application/vnd.unknown+xml', undefined]) {
+    const response = await app.inject({
+      method: 'POST',
+      url: gateway('counted'),
+      headers: contentType ? { 'content-type': contentType } : {},
+      payload: 'x'.repeat(2049),
+    })
+    t.equal(response.statusCode, 413, `content type ${contentType}`)
+    t.same(response.json(), envelope(413, 'Request body is too large'), `content type ${contentType}`)
+  }
+  t.same(counting.calls, [], 'the provider was never called')
+
+  // At the limit it is.
+  const atLimit = await app.inject({ method: 'POST', url: gateway('counted'), headers: { 'content-type': 'text/plain' }, payload: 'x'.repeat(2048) })
+  t.equal(atLimit.statusCode, 202)
+  t.same(atLimit.json(), { counted: 1 })
+  t.same(counting.calls, ['counted'])
 })
 
 t.test('provider errors: an integration error shows its message, anything else a generic one; both logged', async (t) => {
@@ -153,9 +221,15 @@ t.test('provider errors: an integration error shows its message, anything else a
   t.same(response.json(), { name: 'Bad Request', message: 'Integration request processing failed.', code: 0, status: 400 })
   t.notMatch(response.body, /exploded|hunter2|at /, 'the original error stays in the log')
 
-  const errors = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 50)
-  t.ok(errors.some((entry) => entry.integration === 'e1' && entry.err?.message === 'Signature mismatch for echo.'))
-  t.ok(errors.some((entry) => entry.integration === 'e2' && /database exploded/.test(entry.err?.message)))
+  // A refused request (IntegrationError) is a warning with the reason and no stack; any other failure
+  // is logged at error level with the original error and its stack.
+  const entries = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.integration === 'e1' || entry.integration === 'e2')
+  const refused = entries.filter((entry) => entry.integration === 'e1')
+  t.same(refused.map((entry) => [entry.level, entry.reason, entry.provider, 'err' in entry]), [[40, 'Signature mismatch for echo.', 'echo', false]])
+  t.notMatch(JSON.stringify(refused), /\n\s+at /, 'no stack trace for a refused request')
+  const failed = entries.filter((entry) => entry.integration === 'e2')
+  t.same(failed.map((entry) => [entry.level, entry.provider, entry.err?.message]), [[50, 'echo', 'database exploded: secret=hunter2']])
+  t.match(failed[0].err.stack, /database exploded[^]*\n\s+at /, 'the original error with its stack')
 })
 
 t.test('integrations: validated when saved, secrets masked, external references kept', async (t) => {

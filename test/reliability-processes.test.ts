@@ -1,9 +1,28 @@
+// Several processes (instances) on one database: concurrent transitions, and a process killed with
+// SIGKILL in the middle of its work, on each engine. The kill tests synchronize on what the worker
+// reports and on state anyone can observe (the lock directory, pg_locks), never on a sleep.
 import { join } from 'node:path'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync, statSync, type Stats } from 'node:fs'
 import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { createMutex } from '../src/db/mutex.js'
+import { ADVISORY_LOCK_CLASS, transitionLockName } from '../src/index.js'
 import { buildTestApp, historyRows, orderWithShipments, shipmentRow } from './fixtures/app.js'
-import { firstLine, spawnWorker } from './fixtures/processes.js'
+import { exited, firstLine, lineMatching, spawnWorker } from './fixtures/processes.js'
 import { rawQuery, testDatabase, TEST_ENGINE } from './fixtures/database.js'
+
+/** The shipment's history as `from>to` steps, creation included. */
+const steps = async (app: FastifyInstance, id: number) => (await historyRows(app, id)).map((row) => `${row.fromStatus}>${row.toStatus}`)
+
+/** The package's transition locks currently held on this PostgreSQL database (granted or awaited). */
+const advisoryLocks = (app: FastifyInstance, shipmentId?: number) =>
+  rawQuery(
+    app,
+    `SELECT objid::int AS shipment, granted FROM pg_locks WHERE locktype = 'advisory' AND classid = ? AND objsubid = 2
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())${shipmentId === undefined ? '' : ' AND objid = ?'}
+     ORDER BY granted DESC`,
+    shipmentId === undefined ? [ADVISORY_LOCK_CLASS.shipmentTransition] : [ADVISORY_LOCK_CLASS.shipmentTransition, shipmentId],
+  )
 
 t.test('four processes on one database: no lost update, history equals the real transitions', async (t) => {
   const databaseFile = await testDatabase(t, 'shared')
@@ -38,7 +57,7 @@ t.test('four processes on one database: no lost update, history equals the real 
   t.equal(rows, changed, 'one history row per real transition, across all processes')
 })
 
-t.test('a process killed with SIGKILL mid-transition leaves no partial history and no stuck lock', async (t) => {
+t.test('a process killed with SIGKILL mid-transition leaves no partial history, and every shipment moves on', async (t) => {
   const databaseFile = await testDatabase(t, 'killed')
   let app = await buildTestApp(t, {}, databaseFile)
   const { shipmentIds } = await orderWithShipments(app, 3)
@@ -46,30 +65,118 @@ t.test('a process killed with SIGKILL mid-transition leaves no partial history a
 
   const worker = spawnWorker([databaseFile, 'loop', shipmentIds.join(',')])
   t.equal(await firstLine(worker), 'looping')
-  await new Promise((resolve) => setTimeout(resolve, 700))
+  // The worker reports each completed round and starts the next at once: kill it once it has
+  // completed a few, while the next round's transitions are under way.
+  await lineMatching(worker, (line) => /^round (\d+)$/.test(line) && Number(line.slice(6)) >= 3)
   worker.kill('SIGKILL')
-  await new Promise((resolve) => worker.on('exit', resolve))
+  t.same(await exited(worker), { code: null, signal: 'SIGKILL' })
 
   app = await buildTestApp(t, { lockTimeoutMs: 15_000 }, databaseFile)
   for (const id of shipmentIds) {
     const row = await shipmentRow(app, id)
     const history = await historyRows(app, id)
-    t.ok(history.length > 1, `shipment ${id} moved before the kill`)
+    t.ok(history.length >= 5, `shipment ${id} moved in every reported round before the kill`)
     history.forEach((entry, index) => {
       if (index > 0) t.equal(entry.fromStatus, history[index - 1].toStatus, `shipment ${id}: unbroken chain`)
     })
     t.equal(row.status, history.at(-1)!.toStatus, `shipment ${id}: status and history agree (no partial transaction)`)
     const response = await app.inject({ url: `/shipments/api/shipments/${id}`, headers: { 'x-test-user': 'viewer' } })
     t.equal(response.statusCode, 200, `shipment ${id} is readable`)
+    t.equal(response.json().shipment.status, row.status, `shipment ${id} reads as stored`)
   }
-  // Any lock the killed process held goes stale and is taken over; the update must not time out.
-  const target = (await shipmentRow(app, shipmentIds[0])).status === 'cancelled' ? 'on_hold' : 'cancelled'
-  const results = await Promise.all(shipmentIds.map((id) => app.shipments.shipments.update(id, { status: target })))
-  t.ok(results.every((result) => result.shipment.status === target), 'every shipment transitions after the restart')
+  // Whatever the killed process held is given up (taken over once stale on SQLite, released by the
+  // server on PostgreSQL): every shipment transitions again, with one more history row each.
+  for (const id of shipmentIds) {
+    const before = await historyRows(app, id)
+    const target = before.at(-1)!.toStatus === 'cancelled' ? 'on_hold' : 'cancelled'
+    const result = await app.shipments.shipments.update(id, { status: target })
+    t.same(result.transition && [result.transition.from, result.transition.to], [before.at(-1)!.toStatus, target], `shipment ${id} transitions after the kill`)
+    t.equal((await historyRows(app, id)).length, before.length + 1, `shipment ${id}: one history row for it`)
+  }
   if (TEST_ENGINE === 'sqlite') {
-    t.same(readdirSync(`${databaseFile}-locks`).filter((name) => name.endsWith('.lock')), [], 'no lock file left behind')
+    t.same(readdirSync(`${databaseFile}-locks`).filter((name) => name.endsWith('.lock')), [], 'no transition lock left behind')
   } else {
-    const held = await rawQuery(app, "SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
-    t.same(held, [{ held: 0 }], 'no advisory lock left behind: the server released the dead session\'s locks')
+    t.same(await advisoryLocks(app), [], 'no transition lock left behind')
   }
 })
+
+if (TEST_ENGINE === 'sqlite') {
+  t.test('SQLite: the lock file of a process killed while holding it goes stale and is taken over by the next transition', async (t) => {
+    const STALE_MS = 5_000 // the mutex's default staleMs
+    const databaseFile = await testDatabase(t, 'stale-lock')
+    const lockDirectory = `${databaseFile}-locks`
+    // proper-lockfile's lock is a directory; the mutex names it after the lock, as in src/db/mutex.ts.
+    const lockPath = (id: number) => join(lockDirectory, `${transitionLockName(id).replace(/[^A-Za-z0-9_-]+/g, '_')}.lock`)
+    let app = await buildTestApp(t, {}, databaseFile)
+    const { shipmentIds: [id] } = await orderWithShipments(app)
+    await app.close()
+    t.notOk(existsSync(lockPath(id)), 'no lock for the shipment before the worker starts')
+
+    // The worker enters a transition of the shipment and stays inside its mutex.
+    const worker = spawnWorker([databaseFile, 'hold-transition', String(id), 'shipped'])
+    t.equal(await firstLine(worker), 'holding')
+    t.ok(statSync(lockPath(id)).isDirectory(), "the worker holds the shipment's lock: its lock directory exists")
+    // A live holder keeps it: another process's attempt times out.
+    await t.rejects(
+      createMutex({ directory: lockDirectory }).withLock(transitionLockName(id), 200, () => 'acquired'),
+      { name: 'LockTimeoutError' },
+      'the lock is held while the worker lives',
+    )
+
+    worker.kill('SIGKILL')
+    t.same(await exited(worker), { code: null, signal: 'SIGKILL' })
+    // SIGKILL leaves no chance to clean up: the lock directory stays, and stops being refreshed.
+    const stale = statSync(lockPath(id))
+    t.ok(stale.isDirectory(), 'the killed holder left its lock directory behind')
+    app = await buildTestApp(t, { lockTimeoutMs: 30_000 }, databaseFile)
+    t.same(await steps(app, id), ['null>new'], 'the interrupted transition wrote nothing')
+    t.equal((await shipmentRow(app, id)).status, 'new')
+
+    // A new process's transition of the same shipment: it waits for the lock to go stale, takes it
+    // over (a fresh lock directory of its own) and applies.
+    let inside: { at: number; lock: Stats } | undefined
+    const result = await app.shipments.shipments.update(id, { status: 'on_hold' }, {
+      authorizeTransition: () => {
+        inside = { at: Date.now(), lock: statSync(lockPath(id)) }
+      },
+    })
+    t.same(result.transition && [result.transition.from, result.transition.to], ['new', 'on_hold'], 'the transition applied')
+    t.ok(inside, 'the transition ran under the lock')
+    t.ok(inside!.lock.isDirectory(), 'the shipment is locked while the new transition runs')
+    t.ok(inside!.lock.mtimeMs > stale.mtimeMs, "the killed holder's lock directory was replaced by a fresh one")
+    t.ok(
+      inside!.at - stale.mtime.getTime() > STALE_MS,
+      `taken over only once the dead holder's lock had not been refreshed for the stale period (${inside!.at - stale.mtime.getTime()} ms > ${STALE_MS} ms)`,
+    )
+    t.notOk(existsSync(lockPath(id)), 'released after the commit: nothing left behind')
+    t.same(await steps(app, id), ['null>new', 'new>on_hold'], 'one history row, for the transition that applied')
+    t.equal((await shipmentRow(app, id)).status, 'on_hold')
+  })
+} else {
+  t.test("PostgreSQL: an instance killed while holding a shipment's advisory lock: the server releases it and the waiting transition goes on", async (t) => {
+    const url = await testDatabase(t, 'killed-holder')
+    const app = await buildTestApp(t, { lockTimeoutMs: 30_000 }, url)
+    const { shipmentIds: [id, other] } = await orderWithShipments(app, 2)
+
+    const worker = spawnWorker([url, 'hold-lock', String(id)])
+    t.equal(await firstLine(worker), 'locked')
+    t.same(await advisoryLocks(app), [{ shipment: id, granted: true }], 'the worker holds the transition lock of the shipment')
+
+    let settled = false
+    const pending = app.shipments.shipments.update(id, { status: 'shipped' }).finally(() => (settled = true))
+    // Wait until the transition is seen waiting for the lock in pg_locks.
+    while (!settled && (await advisoryLocks(app, id)).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+    t.same(await advisoryLocks(app, id), [{ shipment: id, granted: true }, { shipment: id, granted: false }], 'the transition waits for the held lock')
+    // Other shipments are not held up by it.
+    t.same((await app.shipments.shipments.update(other, { status: 'fulfilled' })).transition?.to, 'fulfilled', 'another shipment transitions meanwhile')
+    t.notOk(settled, 'still waiting')
+    t.equal((await shipmentRow(app, id)).status, 'new')
+
+    worker.kill('SIGKILL')
+    t.same(await exited(worker), { code: null, signal: 'SIGKILL' })
+    const result = await pending
+    t.same(result.transition && [result.transition.from, result.transition.to], ['new', 'shipped'], 'the waiting transition applied once the server released the lock')
+    t.same(await steps(app, id), ['null>new', 'new>shipped'], 'one history row for it')
+    t.same(await advisoryLocks(app), [], "no advisory lock left behind: the server released the dead session's lock")
+  })
+}

@@ -1,77 +1,209 @@
-import t from 'tap'
-import { as, buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
+// The read endpoints (beyond the spec): one shipment, the list and the history, with the bodies the
+// README promises, and the 401 / 403 / 404 envelopes of each.
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { as, buildTestApp, historyRows, orderRow, orderWithShipments, postUpdate, shipmentRow, type TEST_USERS } from './fixtures/app.js'
 
-t.test('GET one shipment: 200 with admin fields, 401, 403, 404', async (t) => {
-  const app = await buildTestApp(t)
+/** A stored time as the API shows it in the default UTC site timezone: seconds, with the +00:00 offset. */
+const iso = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, '+00:00')
+
+const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401 }
+const FORBIDDEN = { name: 'Forbidden', message: 'User is not permitted to perform this action (shipments-viewShipments).', code: 0, status: 403 }
+const notFound = (id: string | number) => ({ name: 'Not Found', message: `Shipment ${id} not found.`, code: 0, status: 404 })
+
+const get = (app: FastifyInstance, url: string, user?: keyof typeof TEST_USERS) =>
+  app.inject({ url: `/shipments/api/shipments${url}`, headers: user ? as(user) : {} })
+
+/** The read body of a shipment, every field, from its stored row. */
+async function expectedShipment(app: FastifyInstance, id: number) {
+  const row = await shipmentRow(app, id)
+  return {
+    id,
+    reference: row.reference,
+    orderId: row.orderId,
+    status: row.status,
+    dateShipped: row.dateShipped && iso(row.dateShipped),
+    dateScheduledShip: row.dateScheduledShip && iso(row.dateScheduledShip),
+    trackingNumber: row.trackingNumber,
+    trackingUrl: row.trackingUrl,
+    carrier: row.carrier,
+    service: row.service,
+    fulfillmentNotes: row.fulfillmentNotes,
+    shippingNotes: row.shippingNotes,
+    enabled: row.enabled,
+    fields: row.fields,
+    dateCreated: iso(row.createdAt),
+    dateUpdated: iso(row.updatedAt),
+    dateDeleted: row.dateDeleted && iso(row.dateDeleted),
+  }
+}
+
+/** 401 without a user and 403 without shipments-viewShipments (the editor and admin may read). */
+async function refusesStrangers(t: Test, app: FastifyInstance, url: string) {
+  let response = await get(app, url)
+  t.equal(response.statusCode, 401, `${url} without a user`)
+  t.same(response.json(), UNAUTHORIZED)
+  response = await get(app, url, 'nobody')
+  t.equal(response.statusCode, 403, `${url} without the view permission`)
+  t.same(response.json(), FORBIDDEN)
+}
+
+t.test('GET one shipment: every field of a new and of a filled-in shipment; 401, 403, 404', async (t) => {
+  let now = Date.UTC(2026, 10, 23, 9, 15, 30, 250)
+  const app = await buildTestApp(t, { clock: () => now, shipmentFields: [{ handle: 'packageCount', type: 'number' }] })
   const { orderId, shipmentIds: [id] } = await orderWithShipments(app)
-  let response = await app.inject({ url: `/shipments/api/shipments/${id}`, headers: as('viewer') })
-  t.equal(response.statusCode, 200)
-  t.match(response.json(), { success: true, shipment: { id, orderId, status: 'new', dateDeleted: null } })
-  t.match(response.json().shipment.dateCreated, /\+00:00$/)
+  const order = await orderRow(app, orderId)
+  const created = (await shipmentRow(app, id)).createdAt
 
-  response = await app.inject({ url: `/shipments/api/shipments/${id}` })
-  t.equal(response.statusCode, 401)
-  t.same(response.json(), { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401 })
-  response = await app.inject({ url: `/shipments/api/shipments/${id}`, headers: as('nobody') })
-  t.equal(response.statusCode, 403)
-  t.equal(response.json().message, 'User is not permitted to perform this action (shipments-viewShipments).')
-  response = await app.inject({ url: '/shipments/api/shipments/4040', headers: as('viewer') })
-  t.equal(response.statusCode, 404)
-  t.same(response.json(), { name: 'Not Found', message: 'Shipment 4040 not found.', code: 0, status: 404 })
+  let response = await get(app, `/${id}`, 'viewer')
+  t.equal(response.statusCode, 200)
+  t.same(response.json(), {
+    success: true,
+    shipment: {
+      id,
+      reference: `${order.reference}-s001`,
+      orderId,
+      status: 'new',
+      dateShipped: null,
+      dateScheduledShip: null,
+      trackingNumber: null,
+      trackingUrl: null,
+      carrier: null,
+      service: null,
+      fulfillmentNotes: null,
+      shippingNotes: null,
+      enabled: true,
+      fields: {},
+      dateCreated: iso(created),
+      dateUpdated: iso(created),
+      dateDeleted: null,
+    },
+  })
+
+  now += 60_000
+  const update = await postUpdate(app, id, {
+    status: 'shipped',
+    carrier: 'UPS',
+    service: 'Ground',
+    trackingNumber: '1Z999AA10123456784',
+    trackingUrl: 'ups.com/track?num=1Z999AA10123456784',
+    dateScheduledShip: '2026-11-24',
+    fulfillmentNotes: 'Two boxes',
+    shippingNotes: 'Ring twice',
+    fields: { packageCount: 2 },
+  })
+  t.equal(update.statusCode, 200)
+  await app.shipments.shipments.softDelete(id)
+  const deleted = (await shipmentRow(app, id)).dateDeleted!
+  response = await get(app, `/${id}`, 'editor')
+  t.equal(response.statusCode, 200, 'a soft-deleted shipment is still readable')
+  const shipment = {
+    id,
+    reference: `${order.reference}-s001`,
+    orderId,
+    status: 'shipped',
+    dateShipped: '2026-11-23T09:16:30+00:00',
+    dateScheduledShip: '2026-11-24T00:00:00+00:00',
+    trackingNumber: '1Z999AA10123456784',
+    trackingUrl: 'https://ups.com/track?num=1Z999AA10123456784',
+    carrier: 'UPS',
+    service: 'Ground',
+    fulfillmentNotes: 'Two boxes',
+    shippingNotes: 'Ring twice',
+    enabled: true,
+    fields: { packageCount: 2 },
+    dateCreated: iso(created),
+    dateUpdated: iso((await shipmentRow(app, id)).updatedAt),
+    dateDeleted: iso(deleted),
+  }
+  t.same(response.json(), { success: true, shipment })
+  const { dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, ...specFields } = shipment
+  t.same(update.json(), { success: true, shipment: specFields }, 'the update answered the same shipment, without the admin dates')
+
+  await refusesStrangers(t, app, `/${id}`)
+  for (const unknown of ['4040', 'abc', '0', '-1', '1.5']) {
+    response = await get(app, `/${unknown}`, 'viewer')
+    t.equal(response.statusCode, 404, `GET /${unknown}`)
+    t.same(response.json(), notFound(unknown))
+  }
 })
 
-t.test('GET list: by order, by status, paged, soft-deleted left out unless asked for', async (t) => {
+t.test('GET list: by order, by status, paged, soft-deleted left out unless asked for; every shipment in full', async (t) => {
   const app = await buildTestApp(t)
   const first = await orderWithShipments(app, 3)
   const second = await orderWithShipments(app, 2)
-  await postUpdate(app, first.shipmentIds[0], { status: 'shipped' })
+  await postUpdate(app, first.shipmentIds[0], { status: 'shipped', carrier: 'DHL' })
   await app.shipments.shipments.softDelete(first.shipmentIds[2])
 
-  const list = async (query: string) => {
-    const response = await app.inject({ url: `/shipments/api/shipments?${query}`, headers: as('viewer') })
+  /** Asserts the whole body: these shipments, in full and in this order, and the pagination. */
+  const listed = async (query: string, ids: number[], pagination: { page: number; perPage: number; total: number; pages: number }) => {
+    const response = await get(app, `?${query}`, 'viewer')
     t.equal(response.statusCode, 200, query)
-    return response.json()
+    const shipments = await Promise.all(ids.map((id) => expectedShipment(app, id)))
+    t.same(response.json(), { success: true, shipments, pagination }, query)
   }
-  let body = await list(`orderId=${first.orderId}`)
-  t.same(body.shipments.map((shipment: { id: number }) => shipment.id), first.shipmentIds.slice(0, 2))
-  t.same(body.pagination, { page: 1, perPage: 50, total: 2, pages: 1 })
+  await listed(`orderId=${first.orderId}`, first.shipmentIds.slice(0, 2), { page: 1, perPage: 50, total: 2, pages: 1 })
+  await listed(`orderId=${first.orderId}&includeDeleted=true`, first.shipmentIds, { page: 1, perPage: 50, total: 3, pages: 1 })
+  await listed(`orderId=${first.orderId}&includeDeleted=false`, first.shipmentIds.slice(0, 2), { page: 1, perPage: 50, total: 2, pages: 1 })
+  await listed('', [first.shipmentIds[0], first.shipmentIds[1], ...second.shipmentIds], { page: 1, perPage: 50, total: 4, pages: 1 })
+  await listed('status=new', [first.shipmentIds[1], ...second.shipmentIds], { page: 1, perPage: 50, total: 3, pages: 1 })
+  await listed('status=shipped', [first.shipmentIds[0]], { page: 1, perPage: 50, total: 1, pages: 1 })
+  await listed(`status=new&orderId=${second.orderId}`, second.shipmentIds, { page: 1, perPage: 50, total: 2, pages: 1 })
+  await listed('perPage=2', first.shipmentIds.slice(0, 2), { page: 1, perPage: 2, total: 4, pages: 2 })
+  await listed('perPage=2&page=2', second.shipmentIds, { page: 2, perPage: 2, total: 4, pages: 2 })
+  await listed('perPage=3&page=2', [second.shipmentIds[1]], { page: 2, perPage: 3, total: 4, pages: 2 })
+  await listed('perPage=2&page=3', [], { page: 3, perPage: 2, total: 4, pages: 2 })
+  await listed('perPage=100', [first.shipmentIds[0], first.shipmentIds[1], ...second.shipmentIds], { page: 1, perPage: 100, total: 4, pages: 1 })
+  await listed('status=cancelled', [], { page: 1, perPage: 50, total: 0, pages: 0 })
+  const deletedRow = await expectedShipment(app, first.shipmentIds[2])
+  t.ok(deletedRow.dateDeleted, 'the soft-deleted shipment lists with its deletion date')
 
-  body = await list(`orderId=${first.orderId}&includeDeleted=true`)
-  t.equal(body.shipments.length, 3)
-  t.ok(body.shipments[2].dateDeleted)
-
-  body = await list('status=new')
-  t.same(body.shipments.map((shipment: { id: number }) => shipment.id), [first.shipmentIds[1], ...second.shipmentIds])
-  body = await list('status=shipped')
-  t.same(body.shipments.map((shipment: { id: number }) => shipment.id), [first.shipmentIds[0]])
-
-  body = await list('perPage=2&page=2')
-  t.same(body.pagination, { page: 2, perPage: 2, total: 4, pages: 2 })
-  t.same(body.shipments.map((shipment: { id: number }) => shipment.id), second.shipmentIds)
-
-  const bad = await app.inject({ url: '/shipments/api/shipments?status=lost', headers: as('viewer') })
-  t.equal(bad.statusCode, 400)
-  t.match(bad.json(), { name: 'Bad Request', code: 0, status: 400 })
+  for (const [query, parameter] of [['status=lost', 'status'], ['perPage=101', 'perPage'], ['perPage=0', 'perPage'], ['page=0', 'page'], ['orderId=abc', 'orderId']]) {
+    const bad = await get(app, `?${query}`, 'viewer')
+    t.equal(bad.statusCode, 400, query)
+    t.match(bad.json(), { name: 'Bad Request', message: new RegExp(`^querystring/${parameter} `), code: 0, status: 400 }, query)
+    t.same(Object.keys(bad.json()).sort(), ['code', 'message', 'name', 'status'], `${query}: the framework envelope, nothing else`)
+  }
+  await refusesStrangers(t, app, '')
+  await refusesStrangers(t, app, `?orderId=${first.orderId}`)
 })
 
-t.test('GET history: newest first, with the change source', async (t) => {
-  const app = await buildTestApp(t)
-  const { shipmentIds: [id] } = await orderWithShipments(app)
+t.test('GET history: newest first, every field, with the change source; 401, 403, 404', async (t) => {
+  let now = Date.UTC(2026, 10, 23, 9, 0, 0)
+  const app = await buildTestApp(t, { clock: () => now })
+  const { shipmentIds: [id, other] } = await orderWithShipments(app, 2)
+  const created = (await shipmentRow(app, id)).createdAt
+  now += 60_000
   await postUpdate(app, id, { status: 'in_progress', statusMessage: 'Picking' })
-  await postUpdate(app, id, { status: 'shipped', integrationHandle: 'acme', externalCode: 'SHIPPED' })
-  const response = await app.inject({ url: `/shipments/api/shipments/${id}/history`, headers: as('viewer') })
+  now += 60_000
+  await postUpdate(app, id, { status: 'shipped', integrationHandle: 'acme', externalCode: 'SHIPPED' }, 'admin')
+  now += 60_000
+  await postUpdate(app, id, { carrier: 'UPS' }) // no status change: no history row
+  await postUpdate(app, other, { status: 'cancelled' }) // another shipment's history stays its own
+  const rowIds = (await historyRows(app, id)).map((row) => row.id)
+
+  const response = await get(app, `/${id}/history`, 'viewer')
   t.equal(response.statusCode, 200)
-  const { history } = response.json()
-  t.same(
-    history.map((entry: Record<string, unknown>) => [entry.fromStatus, entry.toStatus, entry.message, entry.userId, entry.sourceIntegration, entry.externalCode]),
-    [
-      ['in_progress', 'shipped', null, 'admin', 'acme', 'SHIPPED'],
-      ['new', 'in_progress', 'Picking', 'admin', null, null],
-      [null, 'new', null, null, null, null],
+  t.same(response.json(), {
+    success: true,
+    history: [
+      { id: rowIds[2], shipmentId: id, fromStatus: 'in_progress', toStatus: 'shipped', message: null, userId: 'admin', sourceIntegration: 'acme', externalCode: 'SHIPPED', dateCreated: '2026-11-23T09:02:00+00:00' },
+      { id: rowIds[1], shipmentId: id, fromStatus: 'new', toStatus: 'in_progress', message: 'Picking', userId: 'admin', sourceIntegration: null, externalCode: null, dateCreated: '2026-11-23T09:01:00+00:00' },
+      { id: rowIds[0], shipmentId: id, fromStatus: null, toStatus: 'new', message: null, userId: null, sourceIntegration: null, externalCode: null, dateCreated: iso(created) },
     ],
-  )
-  const missing = await app.inject({ url: '/shipments/api/shipments/777/history', headers: as('viewer') })
-  t.equal(missing.statusCode, 404)
+  })
+
+  await app.shipments.shipments.softDelete(id)
+  const afterDelete = await get(app, `/${id}/history`, 'editor')
+  t.equal(afterDelete.statusCode, 200, 'the history of a soft-deleted shipment is still readable')
+  t.same(afterDelete.json(), response.json(), 'and unchanged by the deletion')
+
+  await refusesStrangers(t, app, `/${id}/history`)
+  for (const unknown of ['777', 'abc', '0']) {
+    const missing = await get(app, `/${unknown}/history`, 'viewer')
+    t.equal(missing.statusCode, 404, `history of ${unknown}`)
+    t.same(missing.json(), notFound(unknown))
+  }
 })
 
 t.test('ids beyond what a database integer holds name no shipment: 404 on every engine, never a 500', async (t) => {
@@ -86,10 +218,15 @@ t.test('ids beyond what a database integer holds name no shipment: 404 on every 
     const update = await postUpdate(app, huge, { status: 'shipped' })
     t.equal(update.statusCode, 404, `POST ${huge}`)
     t.equal(update.json().message, `Shipment ${huge} not found.`)
+    const historyBody = history.json()
+    t.same(historyBody, { name: 'Not Found', message: `Shipment ${huge} not found.`, code: 0, status: 404 })
+    // A list filter beyond the 32-bit range is refused by the query schema (a 400 naming it), never a 500.
     const list = await app.inject({ url: `/shipments/api/shipments?orderId=${huge}`, headers: as('viewer') })
-    t.equal(list.statusCode, 200, `list by order ${huge}`)
-    t.same(list.json().shipments, [])
+    t.equal(list.statusCode, 400, `list by order ${huge}`)
+    t.same(list.json(), { name: 'Bad Request', message: 'querystring/orderId must be <= 2147483647', code: 0, status: 400 })
   }
+  const largest = await app.inject({ url: '/shipments/api/shipments?orderId=2147483647', headers: as('viewer') })
+  t.same(largest.json(), { success: true, shipments: [], pagination: { page: 1, perPage: 50, total: 0, pages: 0 } }, 'the largest order id names no order: an empty list')
   const untouched = await app.inject({ url: `/shipments/api/shipments/${id}`, headers: as('viewer') })
   t.equal(untouched.json().shipment.status, 'new')
 })

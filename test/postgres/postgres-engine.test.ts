@@ -5,7 +5,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { drizzle } from 'drizzle-orm/node-postgres'
-import { fastifyShipments, migrate, MIGRATIONS_TABLE, type PostgresDatabase } from '../../src/index.js'
+import { ADVISORY_LOCK_CLASS, fastifyShipments, migrate, MIGRATIONS_TABLE, type PostgresDatabase } from '../../src/index.js'
 import { buildTestApp, orderWithShipments, postUpdate, shipmentRow } from '../fixtures/app.js'
 import { rawQuery, testDatabase } from '../fixtures/database.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_URL, exportedOrders, insertExportOrder, VALID_ADDRESS } from '../fixtures/exchange.js'
@@ -65,19 +65,45 @@ t.test('instances migrating a fresh database at once take turns: every one succe
   t.same(rows, [{ applied: 2 }])
 })
 
-t.test("the transition lock cannot collide with a host's advisory locks", async (t) => {
-  const app = await buildTestApp(t, { lockTimeoutMs: 2_000 })
-  const { shipmentIds: [id] } = await orderWithShipments(app)
+t.test("the transition lock cannot collide with a host's advisory locks, and is the package's two-key lock on the shipment", async (t) => {
+  const app = await buildTestApp(t, { lockTimeoutMs: 10_000 })
+  const { shipmentIds: [id, other] } = await orderWithShipments(app, 2)
+  const connectionString = (app.shipments.database.db as PostgresDatabase).$client.options.connectionString
+  const transitionLocks = () =>
+    rawQuery(
+      app,
+      `SELECT objid::int AS shipment, granted FROM pg_locks WHERE locktype = 'advisory' AND classid = ? AND objsubid = 2
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY granted DESC`,
+      [ADVISORY_LOCK_CLASS.shipmentTransition],
+    )
   // A host holding the one-key advisory lock with the shipment's id as its key blocks nothing.
-  const host = new pg.Client({ connectionString: (app.shipments.database.db as PostgresDatabase).$client.options.connectionString })
+  const host = new pg.Client({ connectionString })
   await host.connect()
   t.teardown(() => host.end())
   await host.query('SELECT pg_advisory_lock($1)', [id])
   const response = await postUpdate(app, id, { status: 'shipped' })
   t.equal(response.statusCode, 200)
   t.equal((await shipmentRow(app, id)).status, 'shipped')
-  // During a transition the lock is visible in pg_locks under the package's class, and gone after.
-  t.same(await rawQuery(app, "SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory' AND classid = ?", [0x53484950]), [{ held: 0 }])
+  t.same(await transitionLocks(), [], 'nothing of the package held after the commit')
+
+  // Whoever holds the package's class with the shipment's id (as another instance's transition
+  // would) holds the transition: it is seen waiting for exactly that lock, and goes on when it is let go.
+  const holder = new pg.Client({ connectionString })
+  await holder.connect()
+  t.teardown(() => holder.end())
+  await holder.query('BEGIN')
+  await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ADVISORY_LOCK_CLASS.shipmentTransition, id])
+  let settled = false
+  const pending = postUpdate(app, id, { status: 'on_hold' }).finally(() => (settled = true))
+  while (!settled && (await transitionLocks()).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(await transitionLocks(), [{ shipment: id, granted: true }, { shipment: id, granted: false }], 'the transition waits on (SHIP, shipment id)')
+  t.equal((await postUpdate(app, other, { status: 'on_hold' })).statusCode, 200, 'another shipment is not held up')
+  t.equal((await shipmentRow(app, id)).status, 'shipped', 'nothing applied while waiting')
+  await holder.query('COMMIT')
+  const released = await pending
+  t.equal(released.statusCode, 200)
+  t.equal(released.json().shipment.status, 'on_hold')
+  t.same(await transitionLocks(), [], 'and gone after')
 })
 
 t.test('an export page takes the same number of queries whatever its size', async (t) => {

@@ -32,11 +32,13 @@ t.test("a host's own Drizzle database: migrated into the package's table, left o
   client.close()
 })
 
-t.test('the embedded default runs SQLite in WAL mode with a busy timeout', async (t) => {
+t.test('the embedded default runs SQLite in WAL mode with a busy timeout, synchronous NORMAL and foreign keys', async (t) => {
   const app = await buildTestApp(t)
   const client = tables(app).db.$client
   t.equal(client.pragma('journal_mode', { simple: true }), 'wal')
   t.equal(client.pragma('busy_timeout', { simple: true }), 10000)
+  t.equal(client.pragma('synchronous', { simple: true }), 1, 'synchronous = NORMAL')
+  t.equal(client.pragma('foreign_keys', { simple: true }), 1, 'foreign keys enforced')
   await app.close()
   t.notOk(client.open, 'the database the package opened is closed with the app')
 })
