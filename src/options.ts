@@ -173,8 +173,9 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     try {
       orderExchangeSettings = resolveOrderExchangeSettings(orderExchange)
     } catch (error) {
-      if (error instanceof OrderExchangeSettingError) fail(error.option, error.reason)
-      throw error
+      // The settings are checked by one function, which throws one kind of error, naming the setting.
+      const { option, reason } = error as OrderExchangeSettingError
+      fail(option, reason)
     }
     if (orderStore !== undefined) requireMethods(orderStore, ['exportOrders', 'recordShipNotification'], ' for orderExchange')
   }

@@ -106,8 +106,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     try {
       resolved = resolveEnvironmentValues(input.settings ?? {})
     } catch (error) {
-      if (error instanceof MissingEnvironmentVariableError) throw new IntegrationConfigError(`settings: ${error.message}`)
-      throw error
+      // resolveEnvironmentValues throws one kind of error: an unset variable.
+      throw new IntegrationConfigError(`settings: ${(error as MissingEnvironmentVariableError).message}`)
     }
     for (const [key, value] of Object.entries(input.settings ?? {})) {
       const problem = typeof value === 'string' ? textProblem(value, SETTING_TEXT) : null

@@ -86,8 +86,8 @@ export function resolveOrderExchangeSettings(raw: unknown, env: NodeJS.ProcessEn
     try {
       return resolveEnvironmentValue(value, env)
     } catch (error) {
-      if (error instanceof MissingEnvironmentVariableError) throw new OrderExchangeSettingError(`orderExchange.${path}`, error.message)
-      throw error
+      // resolveEnvironmentValue throws one kind of error: an unset variable.
+      throw new OrderExchangeSettingError(`orderExchange.${path}`, (error as MissingEnvironmentVariableError).message)
     }
   }
   const text = (path: string, value: string | null | undefined, fallback: string) => String(resolve(path, value ?? fallback)).trim()

@@ -75,7 +75,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
   async function unknownShipmentBeforeBody(error: FastifyError, request: FastifyRequest): Promise<FastifyError> {
     const bodyRefused = error.validationContext === 'body' || error.code?.startsWith('FST_ERR_CTP_')
     if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser) return error
-    const rawId = (request.params as { id?: string }).id ?? ''
+    const rawId = (request.params as { id: string }).id
     try {
       if (!(await service.get(parseShipmentId(rawId)))) return new ShipmentsErrors.ShipmentNotFound(rawId)
     } catch (lookupError) {

@@ -89,3 +89,15 @@ t.test('boundaries computed inside a host transaction that rolls back are not ke
   const after = await app.shipments.orders.exportOrders!(query)
   t.same([after.total, after.orders.map((order) => order.reference)], [1, ['KEPT']])
 })
+
+t.test('a migration that fails at registration fails ready() and closes the file the package opened', async (t) => {
+  const file = join(t.testdir(), 'conflict.sqlite')
+  const raw = new Database(file)
+  raw.exec('CREATE TABLE shipments_shipments (unrelated TEXT)')
+  raw.close()
+  await t.rejects(buildTestApp(t, {}, file), /Failed to run the query '\s*CREATE TABLE `shipments_shipments`/)
+  // The package's connection is closed: the file can be opened exclusively and removed of its WAL.
+  const again = new Database(file)
+  t.equal(again.pragma('journal_mode', { simple: true }), 'wal')
+  again.close()
+})
