@@ -232,3 +232,66 @@ t.test('a refused gateway request is a warning without a stack; the package’s 
   t.equal(entries.filter((entry) => entry.level === 40 && entry.msg === 'Integration request refused').length, 20)
   t.notOk(logLines.some((line) => line.includes('"stack"')), 'and no stack trace')
 })
+
+t.test('JSON nesting is bounded before parsing: a deep body is a 400, a deep value from a host a 422', async (t) => {
+  const app = await buildTestApp(t, { shipmentFields: [{ handle: 'data', type: 'json' }] })
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const before = await shipmentRow(app, id)
+  for (const depth of [33, 5_000, 200_000]) {
+    const payload = `{"fields":{"data":${'['.repeat(depth)}${']'.repeat(depth)}}}`
+    const response = await app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: { ...as('admin'), 'content-type': 'application/json' }, payload })
+    t.equal(response.statusCode, 400, `depth ${depth}`)
+    t.same(response.json(), { name: 'Bad Request', message: 'The JSON body nests deeper than 32 levels.', code: 0, status: 400 })
+  }
+  // Brackets inside strings are text, not nesting.
+  const text = await postUpdate(app, id, { shippingNotes: '['.repeat(100), fields: { data: { a: { b: [1, '{{{{'] } } } })
+  t.equal(text.statusCode, 200)
+  t.equal((await shipmentRow(app, id)).shippingNotes, '['.repeat(100))
+
+  let deep: unknown = 1
+  for (let level = 0; level < 40; level++) deep = [deep]
+  const tooDeep = await app.shipments.shipments.update(id, { fields: { data: deep } }).catch((error: { errors?: unknown }) => error)
+  t.same((tooDeep as { errors?: unknown }).errors, { 'fields.data': ['Data nests deeper than 32 levels.'] })
+  const circular: Record<string, unknown> = {}
+  circular.self = circular
+  const notJson = await app.shipments.shipments.update(id, { fields: { data: circular } }).catch((error: { errors?: unknown }) => error)
+  t.same((notJson as { errors?: unknown }).errors, { 'fields.data': ['Data must be a JSON value.'] })
+  t.match(await shipmentRow(app, id), { fields: before.fields }, 'no refused value was stored')
+})
+
+t.test('property: a ShipNotice of any shape is read or refused with a 400, never a 500', async (t) => {
+  const app = await buildExchangeApp(t)
+  await insertExportOrder(app, { reference: 'PX-1' })
+  const element: fc.Memo<string> = fc.memo((depth) =>
+    depth <= 1
+      ? fc.oneof(fc.constantFrom('<a/>', '<OrderNumber>PX-1</OrderNumber>', 'text', '<![CDATA[x]]>', '&amp;', '<b c="1" d="2"/>', '<!-- c -->', '<', '&bogus;'), fc.string({ maxLength: 5 }))
+      : fc.array(element(depth - 1), { maxLength: 4 }).chain((children) => fc.constantFrom('a', 'Items', 'Item').map((name) => `<${name}>${children.join('')}</${name}>`)),
+  )
+  await fc.assert(
+    fc.asyncProperty(fc.array(element(5), { maxLength: 5 }), fc.nat(40), fc.constantFrom('ShipNotice', 'Order'), async (children, nesting, root) => {
+      const body = `<${root}>${'<x>'.repeat(nesting)}${children.join('')}${'</x>'.repeat(nesting)}</${root}>`
+      const response = await app.inject({
+        method: 'POST',
+        url: `${EXCHANGE_URL}?action=shipnotify&order_number=PX-1`,
+        headers: { ...basicAuth(), 'content-type': 'text/xml', accept: 'application/json' },
+        payload: body,
+      })
+      if (response.statusCode === 200) return true
+      return response.statusCode === 400 && response.json().message.startsWith('The ShipNotice XML body cannot be read: ')
+    }),
+    { numRuns: RUNS },
+  )
+})
+
+t.test('property: a credential parameter is masked however its name is spelled', async (t) => {
+  const { redactUrl } = await import('../src/http/redact.js')
+  const separator = fc.constantFrom('-', '_', '.', ' ', '', '%2D', '%252D', '+', '%5F')
+  const casing = (word: string) => fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length }).map((upper) => [...word].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''))
+  const suffix = fc.constantFrom('', '[]', '[0]', '%5B%5D', '.value')
+  await fc.assert(
+    fc.property(casing('ss'), separator, fc.constantFrom('password', 'username', 'passwd', 'token', 'secret').chain(casing), suffix, (prefix, sep, word, end) =>
+      !redactUrl(`/p?${prefix}${sep}${word}${end}=hunter2&page=1`).includes('hunter2'),
+    ),
+    { numRuns: RUNS },
+  )
+})

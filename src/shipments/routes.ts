@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
+import { boundJsonDepth } from '../http/json-body.js'
 import type { ShipmentService } from './service.js'
 import {
   FrameworkErrorSchema,
@@ -54,6 +55,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
   app.decorateRequest('shipmentsUser', null)
   // The API speaks JSON only: a text body is a 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain')
+  boundJsonDepth(scope)
   // A POST without a body is an update that changes nothing, not a malformed request.
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && request.body === undefined) request.body = {}

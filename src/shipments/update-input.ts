@@ -4,6 +4,7 @@ import type { ShipmentFieldDefinition } from './field-layout.js'
 import { isRealWallTime, instantOfWallTime, isValidTimeZone, parseIsoDateTime, startOfDay } from '../time.js'
 import { isShipmentStatus, type ShipmentStatus } from './shipment.js'
 import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-body.js'
 
 /** A date-time as an admin date picker posts it. */
 export interface DateTimeParts {
@@ -250,7 +251,16 @@ function checkFieldValue(definition: ShipmentFieldDefinition, value: unknown, ru
       return date ? { ok: true, value: date.toISOString() } : { ok: false, message: `${label} is not a valid date.` }
     }
     case 'json': {
-      // Every string inside is held to the text rule, and the whole value to the long-text limit.
+      // Every string inside is held to the text rule, and the whole value to the long-text limit; the
+      // nesting is bounded first, so a host's deep value cannot exhaust the stack of the checks.
+      let plain: string | undefined
+      try {
+        plain = JSON.stringify(value)
+      } catch {
+        // circular, a BigInt, or nested beyond the engine's stack: a host's value, not JSON
+      }
+      if (plain === undefined) return { ok: false, message: `${label} must be a JSON value.` }
+      if (jsonDepthExceeds(plain, MAX_JSON_DEPTH)) return { ok: false, message: `${label} nests deeper than ${MAX_JSON_DEPTH} levels.` }
       let problem: string | null = null
       const serialized = JSON.stringify(value, (key, inner: unknown) => {
         if (problem === null && key !== '') problem = textProblem(key, SHORT)
