@@ -176,6 +176,9 @@ export interface DataLayer {
   findOrderByReference(reference: string): Promise<OrderSummary | undefined>
   /** False when no order status has this handle (nothing is written then). */
   setOrderStatus(orderId: number, statusHandle: string): Promise<boolean>
+  orderStatusExists(statusHandle: string): Promise<boolean>
+  /** Forgets the order's advance claim (its follow-up failed), so the next shipped shipment claims it again. */
+  releaseOrderAdvance(orderId: number): Promise<void>
   /**
    * Reads the order under a write lock, lets `plan` decide its new fields, and saves status and fields
    * when anything changed. 'no-status' when the status does not exist, 'no-order' when the order does not.

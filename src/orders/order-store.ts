@@ -127,6 +127,12 @@ export interface OrderStore {
   findOrderByReference(reference: string): Promise<OrderSummary | null>
   /** Moves the order to the status with this handle; throws when the status does not exist. */
   setOrderStatus(orderId: number, statusHandle: string): Promise<void>
+  /**
+   * Whether an order status with this handle exists. Optional: when present, a shipment is refused
+   * its move to `shipped` (a 422) while the status `shippedOrderStatus` names does not exist, rather
+   * than shipped with an order advance bound to fail.
+   */
+  orderStatusExists?(statusHandle: string): Promise<boolean>
   /** One page of completed orders for ShipStation's export. Needed only with `orderExchange`. */
   exportOrders?(query: ExportOrdersQuery): Promise<ExportOrdersPage>
   /**

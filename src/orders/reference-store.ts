@@ -57,6 +57,8 @@ export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrd
       return (await data.findOrderByReference(reference)) ?? null
     },
 
+    orderStatusExists: (statusHandle) => data.orderStatusExists(statusHandle),
+
     async setOrderStatus(orderId, statusHandle) {
       if (!(await data.setOrderStatus(orderId, statusHandle))) throw new UnknownOrderStatusError(statusHandle)
     },

@@ -130,10 +130,25 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   async function applyOrderAdvance(orderId: number, status: string, shipmentId: number) {
     try {
       await orderStore.setOrderStatus(orderId, status)
-      events.emitCommitted('orderAdvanced', { orderId, status, shipmentId })
     } catch (error) {
+      // Not done, so not recorded as done: the next shipment shipped (or this one, shipped again) retries.
       logger.error({ err: error, orderId, status }, 'Could not advance the order of a shipped shipment')
+      await data.releaseOrderAdvance(orderId).catch((releaseError: unknown) => {
+        logger.error({ err: releaseError, orderId }, 'Could not release the order advance claim')
+      })
+      return
     }
+    events.emitCommitted('orderAdvanced', { orderId, status, shipmentId })
+  }
+
+  /** A move to shipped is refused while the order status it would advance the order to does not exist. */
+  async function requireShippedOrderStatus(id: number) {
+    const status = deps.shippedOrderStatus
+    if (status === null || !orderStore.orderStatusExists || (await orderStore.orderStatusExists(status))) return
+    logger.error({ shipmentId: id, shippedOrderStatus: status }, 'A shipment cannot be shipped: the order status shippedOrderStatus names does not exist')
+    throw new ShipmentUpdateRejectedError(
+      `Couldn't update shipment ${id}: the order status "${status}" (shippedOrderStatus) does not exist. Create it first.`,
+    )
   }
 
   async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
@@ -170,11 +185,12 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
           data.commitShipmentChange(id, {
             lockTimeoutMs: underMutex ? deps.lockTimeoutMs : undefined,
             authorize:
-              target !== undefined && authorizeTransition
+              target !== undefined && (authorizeTransition || target === 'shipped')
                 ? async (current) => {
                     if (current.status === target) return
                     try {
-                      await authorizeTransition(current.status as ShipmentStatus, target)
+                      if (target === 'shipped') await requireShippedOrderStatus(id)
+                      await authorizeTransition?.(current.status as ShipmentStatus, target)
                     } catch (error) {
                       refusal = error
                       throw error

@@ -300,6 +300,14 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       return order
     },
 
+    async orderStatusExists(statusHandle) {
+      return (await db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, statusHandle))).length > 0
+    },
+
+    async releaseOrderAdvance(orderId) {
+      wrote(await db.delete(orderAdvances).where(eq(orderAdvances.orderId, orderId)))
+    },
+
     async setOrderStatus(orderId, statusHandle) {
       const applied = await db.transaction(async (tx) => {
         if (!(await statusExists(tx, statusHandle))) return false

@@ -290,6 +290,14 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       return db.select(summaryColumns).from(orders).where(eq(orders.reference, reference)).get()
     },
 
+    async orderStatusExists(statusHandle) {
+      return statusExists(statusHandle)
+    },
+
+    async releaseOrderAdvance(orderId) {
+      db.delete(orderAdvances).where(eq(orderAdvances.orderId, orderId)).run()
+    },
+
     async setOrderStatus(orderId, statusHandle) {
       return writeTransaction(db, () => {
         if (!statusExists(statusHandle)) return false

@@ -1,0 +1,58 @@
+// The order advance when the last shipment is shipped: refused while its order status is missing,
+// and never recorded as done when it failed.
+import t from 'tap'
+import { eq } from 'drizzle-orm'
+import type { OrderStore } from '../src/index.js'
+import { buildTestApp, historyRows, orderRow, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
+import { tables } from './fixtures/database.js'
+
+t.test('shippedOrderStatus naming no status: the move to shipped is a 422 naming it, and changes nothing', async (t) => {
+  const logLines: string[] = []
+  const app = await buildTestApp(t, { shippedOrderStatus: 'delivered' }, undefined, logLines)
+  const { orderId, shipmentIds: [id] } = await orderWithShipments(app)
+  const refused = await postUpdate(app, id, { status: 'shipped', carrier: 'UPS' })
+  t.equal(refused.statusCode, 422)
+  t.same(refused.json(), { success: false, error: `Couldn't update shipment ${id}: the order status "delivered" (shippedOrderStatus) does not exist. Create it first.` })
+  t.match(await shipmentRow(app, id), { status: 'new', carrier: null })
+  t.equal((await historyRows(app, id)).length, 1)
+  t.ok(logLines.some((line) => line.includes('"level":50') && line.includes('"shippedOrderStatus":"delivered"')), 'the misconfiguration is logged as an error')
+
+  t.equal((await postUpdate(app, id, { status: 'in_progress' })).statusCode, 200, 'other moves are not affected')
+
+  const { db, schema } = tables(app)
+  await db.insert(schema.orderStatuses).values({ handle: 'delivered', name: 'Delivered' })
+  const shipped = await postUpdate(app, id, { status: 'shipped' })
+  t.equal(shipped.statusCode, 200)
+  t.equal((await orderRow(app, orderId)).statusHandle, 'delivered', 'once the status exists, the order advances')
+})
+
+t.test('an advance that fails is not recorded as done: the next shipped shipment advances the order', async (t) => {
+  let failing = true
+  const statuses: string[] = []
+  const order = { id: 7, reference: 'ADV-7', statusHandle: 'processing', isCompleted: true }
+  const store: OrderStore = {
+    findOrder: async (id) => (id === 7 ? { ...order } : null),
+    findOrderByReference: async (reference) => (reference === 'ADV-7' ? { ...order } : null),
+    async setOrderStatus(_id, status) {
+      if (failing) throw new Error('the order service is down')
+      statuses.push(status)
+    },
+  }
+  const app = await buildTestApp(t, { orderStore: store })
+  const [shipment] = await app.shipments.shipments.create(7)
+  const advanced: unknown[] = []
+  app.shipments.events.on('orderAdvanced', (event) => advanced.push(event))
+
+  t.equal((await postUpdate(app, shipment.id, { status: 'shipped' })).statusCode, 200, 'the shipment is shipped')
+  t.same(statuses, [])
+  t.same(advanced, [])
+  const { db, schema } = tables(app)
+  t.same(await db.select().from(schema.orderAdvances).where(eq(schema.orderAdvances.orderId, 7)), [], 'the claim was released')
+
+  failing = false
+  await postUpdate(app, shipment.id, { status: 'fulfilled' })
+  t.equal((await postUpdate(app, shipment.id, { status: 'shipped' })).statusCode, 200)
+  t.same(statuses, ['shipped'], 'shipped again, the order advances')
+  t.match(advanced, [{ orderId: 7, status: 'shipped', shipmentId: shipment.id }])
+  t.equal((await db.select().from(schema.orderAdvances).where(eq(schema.orderAdvances.orderId, 7))).length, 1, 'and now it is recorded, once')
+})
