@@ -51,6 +51,14 @@ export {
   type OrderFieldDefinition,
   type ReferenceOrderStoreOptions,
 } from './orders/reference-store.js'
+export {
+  ReferenceOrderError,
+  type ReferenceOrders,
+  type ReferenceOrderInput,
+  type ReferenceOrderChanges,
+  type ReferenceAddress,
+  type ReferenceLineItem,
+} from './orders/reference-orders.js'
 export type { OrderExchangeOptions, OrderExchangeSettings } from './order-exchange/settings.js'
 export type { OrderExchangeService, ExportRequest } from './order-exchange/service.js'
 export type { ShipNotifyParameters } from './order-exchange/ship-notice.js'

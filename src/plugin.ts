@@ -6,6 +6,7 @@ import { ShipmentsEvents } from './events.js'
 import { resolveOptions, type ShipmentsPluginOptions } from './options.js'
 import type { OrderStore } from './orders/order-store.js'
 import { createReferenceOrderStore } from './orders/reference-store.js'
+import { createReferenceOrders, type ReferenceOrders } from './orders/reference-orders.js'
 import { shipmentRoutes } from './shipments/routes.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
 import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
@@ -23,6 +24,11 @@ export interface ShipmentsDecorator {
   shipments: ShipmentService
   /** The order store in use: the host's, or the reference store. */
   orders: OrderStore
+  /**
+   * Typed creation and change of the reference store's orders and order statuses; null when the host
+   * brings its own `orderStore`.
+   */
+  referenceOrders: ReferenceOrders | null
   /** Typed events, emitted after commit. */
   events: ShipmentsEvents
   /**
@@ -83,7 +89,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
   if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
 
-  app.decorate('shipments', { shipments, orders: orderStore, events, database: handle, integrations, providers, orderExchange })
+  const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock)
+  app.decorate('shipments', { shipments, orders: orderStore, referenceOrders, events, database: handle, integrations, providers, orderExchange })
 
   // Every surface logs its request line with credential-like query parameters masked (SS-Password,
   // a provider's token, however spelled).

@@ -122,6 +122,65 @@ export interface NotifiedOrder {
   fields: Record<string, unknown>
 }
 
+/** An order status of the reference store. */
+export interface OrderStatusRow {
+  handle: string
+  name: string
+  isDefault: boolean
+}
+
+/** A reference-store order as written; decimals are text, so no binary rounding reaches money. */
+export interface OrderValues {
+  number: string
+  reference: string
+  email: string | null
+  customerId: number | null
+  statusHandle: string | null
+  isCompleted: boolean
+  totalPrice: string
+  totalTax: string
+  totalShipping: string
+  totalDiscount: string
+  couponCode: string | null
+  paymentMethod: string | null
+  shippingMethod: string | null
+  customerNotes: string | null
+  internalNotes: string | null
+  isGift: boolean
+  giftMessage: string | null
+  customField1: string | null
+  customField2: string | null
+  customField3: string | null
+  fields: Record<string, unknown>
+  dateOrdered: Date | null
+  dateUpdated: Date
+}
+
+export interface AddressValues {
+  kind: 'shipping' | 'billing'
+  fullName: string | null
+  company: string | null
+  address1: string | null
+  address2: string | null
+  city: string | null
+  state: string | null
+  postalCode: string | null
+  countryCode: string | null
+  phone: string | null
+  email: string | null
+}
+
+export interface LineItemValues {
+  sku: string | null
+  name: string
+  weight: number | null
+  weightUnit: string | null
+  quantity: number
+  price: string
+  imageUrl: string | null
+  options: Record<string, string>
+}
+
 export type Engine = 'sqlite' | 'postgres'
 
 /** Thrown when a named lock could not be had in time. */
@@ -177,6 +236,13 @@ export interface DataLayer {
   /** False when no order status has this handle (nothing is written then). */
   setOrderStatus(orderId: number, statusHandle: string): Promise<boolean>
   orderStatusExists(statusHandle: string): Promise<boolean>
+  /** Creates or renames the status with this handle; a default one makes every other status not default. */
+  saveOrderStatus(status: OrderStatusRow): Promise<void>
+  listOrderStatuses(): Promise<OrderStatusRow[]>
+  /** Inserts an order with its addresses and line items in one transaction; 'duplicate' when its reference or number is taken. */
+  insertOrder(order: OrderValues, addresses: AddressValues[], items: LineItemValues[]): Promise<number | 'duplicate'>
+  /** Writes order columns; false when there is no such order, 'duplicate' when a new reference or number is taken. */
+  updateOrder(orderId: number, columns: Partial<OrderValues>): Promise<boolean | 'duplicate'>
   /** Forgets the order's advance claim (its follow-up failed), so the next shipped shipment claims it again. */
   releaseOrderAdvance(orderId: number): Promise<void>
   /**

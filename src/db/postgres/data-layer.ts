@@ -1,7 +1,7 @@
 // The data layer on PostgreSQL (node-postgres): every write a transaction from the pool; the transition
 // mutex is an in-process queue (so waiting requests do not hold connections) in front of a
 // transaction-scoped advisory lock, held until commit and released by the server if the process dies.
-import { and, count, desc, eq, isNull, ne, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, ne, or, sql } from 'drizzle-orm'
 import {
   LockTimeoutError,
   ShipmentMissingError,
@@ -16,7 +16,9 @@ import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
 import {
   integrations,
+  orderAddresses,
   orderAdvances,
+  orderLineItems,
   orders,
   orderStatuses,
   shipmentExternalReferences,
@@ -302,6 +304,42 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     async orderStatusExists(statusHandle) {
       return (await db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, statusHandle))).length > 0
+    },
+
+    async saveOrderStatus(status) {
+      await db.transaction(async (tx) => {
+        if (status.isDefault) await tx.update(orderStatuses).set({ isDefault: false })
+        await tx.insert(orderStatuses).values(status).onConflictDoUpdate({ target: orderStatuses.handle, set: { name: status.name, isDefault: status.isDefault } })
+      })
+      wrote(null)
+    },
+
+    async listOrderStatuses() {
+      return db.select({ handle: orderStatuses.handle, name: orderStatuses.name, isDefault: orderStatuses.isDefault }).from(orderStatuses).orderBy(orderStatuses.id)
+    },
+
+    async insertOrder(order, addresses, items) {
+      const inserted = await db.transaction(async (tx) => {
+        // Orders are numbered by the host; the per-order lock is not needed, the unique keys decide a race.
+        const [taken] = await tx.select({ id: orders.id }).from(orders).where(or(eq(orders.reference, order.reference), eq(orders.number, order.number)))
+        if (taken) return 'duplicate' as const
+        const [{ id }] = await tx.insert(orders).values(order).returning({ id: orders.id })
+        if (addresses.length > 0) await tx.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id })))
+        if (items.length > 0) await tx.insert(orderLineItems).values(items.map((item) => ({ ...item, orderId: id })))
+        return id
+      })
+      return wrote(inserted)
+    },
+
+    async updateOrder(orderId, columns) {
+      if (!isInt4(orderId)) return false
+      const result = await db.transaction(async (tx) => {
+        const clash = async (column: typeof orders.reference | typeof orders.number, value: string | undefined) =>
+          value !== undefined && (await tx.select({ id: orders.id }).from(orders).where(and(eq(column, value), ne(orders.id, orderId)))).length > 0
+        if ((await clash(orders.reference, columns.reference)) || (await clash(orders.number, columns.number))) return 'duplicate' as const
+        return (await tx.update(orders).set(columns).where(eq(orders.id, orderId)).returning({ id: orders.id })).length > 0
+      })
+      return wrote(result)
     },
 
     async releaseOrderAdvance(orderId) {

@@ -3,7 +3,7 @@
 // transaction; a write of one statement (plain columns, an integration, a delivery claim) is a single
 // autocommit statement, atomic on its own. The transition mutex is an in-process queue plus a file lock
 // per shipment.
-import { and, count, desc, eq, isNull, ne, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, ne, or, sql } from 'drizzle-orm'
 import {
   ShipmentMissingError,
   transitionLockName,
@@ -19,7 +19,9 @@ import { createChangeStamp, lockDirectoryFor, writeTransaction, type SqliteDatab
 import { createOrderExportQueries } from './order-export.js'
 import {
   integrations,
+  orderAddresses,
   orderAdvances,
+  orderLineItems,
   orders,
   orderStatuses,
   shipmentExternalReferences,
@@ -292,6 +294,37 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async orderStatusExists(statusHandle) {
       return statusExists(statusHandle)
+    },
+
+    async saveOrderStatus(status) {
+      writeTransaction(db, () => {
+        if (status.isDefault) db.update(orderStatuses).set({ isDefault: false }).run()
+        db.insert(orderStatuses).values(status).onConflictDoUpdate({ target: orderStatuses.handle, set: { name: status.name, isDefault: status.isDefault } }).run()
+      })
+    },
+
+    async listOrderStatuses() {
+      return db.select({ handle: orderStatuses.handle, name: orderStatuses.name, isDefault: orderStatuses.isDefault }).from(orderStatuses).orderBy(orderStatuses.id).all()
+    },
+
+    async insertOrder(order, addresses, items) {
+      return writeTransaction(db, () => {
+        const taken = db.select({ id: orders.id }).from(orders).where(or(eq(orders.reference, order.reference), eq(orders.number, order.number))).get()
+        if (taken) return 'duplicate' as const
+        const { id } = db.insert(orders).values(order).returning({ id: orders.id }).get()
+        if (addresses.length > 0) db.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id }))).run()
+        if (items.length > 0) db.insert(orderLineItems).values(items.map((item) => ({ ...item, orderId: id }))).run()
+        return id
+      })
+    },
+
+    async updateOrder(orderId, columns) {
+      return writeTransaction(db, () => {
+        const clash = (column: typeof orders.reference | typeof orders.number, value: string | undefined) =>
+          value !== undefined && db.select({ id: orders.id }).from(orders).where(and(eq(column, value), ne(orders.id, orderId))).get() !== undefined
+        if (clash(orders.reference, columns.reference) || clash(orders.number, columns.number)) return 'duplicate' as const
+        return db.update(orders).set(columns).where(eq(orders.id, orderId)).run().changes > 0
+      })
     },
 
     async releaseOrderAdvance(orderId) {

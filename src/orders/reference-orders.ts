@@ -1,0 +1,225 @@
+// Creating and changing the reference store's orders and order statuses through typed calls, with
+// the same text rule as every other stored text, instead of raw inserts into the package's tables.
+import type { AddressValues, DataLayer, LineItemValues, OrderValues } from '../db/data-layer.js'
+import { TEXT_LIMITS, textProblem } from '../text.js'
+
+/** A postal address of a reference order. `country` is ISO 3166-1 alpha-2 (the export needs it). */
+export interface ReferenceAddress {
+  name?: string | null
+  company?: string | null
+  address1?: string | null
+  address2?: string | null
+  city?: string | null
+  state?: string | null
+  postalCode?: string | null
+  country?: string | null
+  phone?: string | null
+  email?: string | null
+}
+
+export interface ReferenceLineItem {
+  name: string
+  sku?: string | null
+  /** A number of `weightUnit` per unit. */
+  weight?: number | null
+  weightUnit?: 'g' | 'kg' | 'lb' | 'oz' | null
+  /** A positive integer. Default 1. */
+  quantity?: number
+  /** The unit price, a decimal (a string keeps it exact). Default 0. */
+  price?: string | number
+  imageUrl?: string | null
+  /** Chosen options shown on the item (size, colour...). */
+  options?: Record<string, string>
+}
+
+export interface ReferenceOrderInput {
+  /** The human-readable order reference: ShipStation's OrderNumber, the prefix of shipment references. Unique. */
+  reference: string
+  /** The shop's internal order number. Unique. Default: the reference. */
+  number?: string
+  /** An existing order status handle. Default: the default status, if there is one. */
+  statusHandle?: string | null
+  /** Completed (placed and paid) orders are the ones ShipStation exports. Default false. */
+  isCompleted?: boolean
+  email?: string | null
+  customerId?: number | null
+  /** Decimals as strings or numbers. Default 0. */
+  totalPrice?: string | number
+  totalTax?: string | number
+  totalShipping?: string | number
+  totalDiscount?: string | number
+  couponCode?: string | null
+  paymentMethod?: string | null
+  shippingMethod?: string | null
+  customerNotes?: string | null
+  internalNotes?: string | null
+  isGift?: boolean
+  giftMessage?: string | null
+  customField1?: string | null
+  customField2?: string | null
+  customField3?: string | null
+  /** Custom field values by handle (see the `orderFields` option). */
+  fields?: Record<string, unknown>
+  dateOrdered?: Date | null
+  shippingAddress?: ReferenceAddress | null
+  /** Default: the shipping address stands in for it in the export. */
+  billingAddress?: ReferenceAddress | null
+  items?: ReferenceLineItem[]
+}
+
+/** Order columns that may change after creation (addresses and items stay as placed). */
+export type ReferenceOrderChanges = Partial<Omit<ReferenceOrderInput, 'shippingAddress' | 'billingAddress' | 'items'>>
+
+/** A reference order or status was refused: the message names the field. */
+export class ReferenceOrderError extends Error {
+  readonly code = 'SHIPMENTS_REFERENCE_ORDER_INVALID'
+  constructor(readonly field: string, reason: string) {
+    super(`${field}: ${reason}`)
+    this.name = 'ReferenceOrderError'
+  }
+}
+
+const WEIGHT_UNITS = new Set(['g', 'kg', 'lb', 'oz'])
+const HANDLE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+
+function text(field: string, value: string | null | undefined, maxLength: number = TEXT_LIMITS.short): string | null {
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'string') throw new ReferenceOrderError(field, 'must be a string')
+  const problem = textProblem(value, { maxLength, multiline: maxLength > TEXT_LIMITS.short })
+  if (problem) throw new ReferenceOrderError(field, problem)
+  return value
+}
+
+function decimal(field: string, value: string | number | undefined): string {
+  if (value === undefined) return '0'
+  const written = typeof value === 'number' ? String(value) : value
+  if (!/^-?\d{1,15}(\.\d{1,6})?$/.test(written)) throw new ReferenceOrderError(field, 'must be a decimal such as "12.50"')
+  return written
+}
+
+function address(kind: AddressValues['kind'], input: ReferenceAddress): AddressValues {
+  const field = `${kind}Address`
+  const country = text(`${field}.country`, input.country)
+  if (country !== null && !/^[A-Z]{2}$/.test(country)) throw new ReferenceOrderError(`${field}.country`, 'must be an ISO 3166-1 alpha-2 code such as "DE"')
+  return {
+    kind,
+    fullName: text(`${field}.name`, input.name),
+    company: text(`${field}.company`, input.company),
+    address1: text(`${field}.address1`, input.address1),
+    address2: text(`${field}.address2`, input.address2),
+    city: text(`${field}.city`, input.city),
+    state: text(`${field}.state`, input.state),
+    postalCode: text(`${field}.postalCode`, input.postalCode),
+    countryCode: country,
+    phone: text(`${field}.phone`, input.phone),
+    email: text(`${field}.email`, input.email),
+  }
+}
+
+function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
+  const field = `items.${index}`
+  const name = text(`${field}.name`, input.name)
+  if (!name) throw new ReferenceOrderError(`${field}.name`, 'is required')
+  const quantity = input.quantity ?? 1
+  if (!Number.isSafeInteger(quantity) || quantity < 1) throw new ReferenceOrderError(`${field}.quantity`, 'must be a positive integer')
+  if (input.weight != null && !(Number.isFinite(input.weight) && input.weight >= 0)) throw new ReferenceOrderError(`${field}.weight`, 'must be a number of at least 0')
+  if (input.weightUnit != null && !WEIGHT_UNITS.has(input.weightUnit)) throw new ReferenceOrderError(`${field}.weightUnit`, 'must be g, kg, lb or oz')
+  const options = input.options ?? {}
+  for (const [key, value] of Object.entries(options)) text(`${field}.options.${key}`, value)
+  return {
+    sku: text(`${field}.sku`, input.sku),
+    name,
+    weight: input.weight ?? null,
+    weightUnit: input.weightUnit ?? null,
+    quantity,
+    price: decimal(`${field}.price`, input.price),
+    imageUrl: text(`${field}.imageUrl`, input.imageUrl, TEXT_LIMITS.url),
+    options,
+  }
+}
+
+/** The typed service over the reference store's tables: `app.shipments.referenceOrders`. */
+export function createReferenceOrders(data: DataLayer, clock: () => number) {
+  async function checkStatus(statusHandle: string | null | undefined): Promise<string | null> {
+    if (statusHandle === undefined || statusHandle === null) return null
+    if (!(await data.orderStatusExists(statusHandle))) throw new ReferenceOrderError('statusHandle', `no order status "${statusHandle}" exists; create it with saveStatus()`)
+    return statusHandle
+  }
+
+  /** The columns of an order input, checked; only the keys present in `input` when `partial`. */
+  function columns(input: ReferenceOrderChanges, partial: boolean): Partial<OrderValues> {
+    const out: Partial<OrderValues> = {}
+    const has = (key: keyof ReferenceOrderChanges) => !partial || input[key] !== undefined
+    if (has('reference')) {
+      const reference = text('reference', input.reference)
+      if (!reference) throw new ReferenceOrderError('reference', 'is required')
+      out.reference = reference
+    }
+    if (has('number') && input.number !== undefined) out.number = text('number', input.number) ?? undefined
+    for (const key of ['email', 'couponCode', 'paymentMethod', 'shippingMethod', 'giftMessage', 'customField1', 'customField2', 'customField3'] as const) {
+      if (has(key)) out[key] = text(key, input[key])
+    }
+    for (const key of ['customerNotes', 'internalNotes'] as const) if (has(key)) out[key] = text(key, input[key], TEXT_LIMITS.long)
+    for (const key of ['totalPrice', 'totalTax', 'totalShipping', 'totalDiscount'] as const) if (has(key)) out[key] = decimal(key, input[key])
+    if (has('isCompleted')) out.isCompleted = input.isCompleted ?? false
+    if (has('isGift')) out.isGift = input.isGift ?? false
+    if (has('customerId')) {
+      const customerId = input.customerId ?? null
+      if (customerId !== null && !(Number.isSafeInteger(customerId) && customerId > 0 && customerId <= 2_147_483_647)) {
+        throw new ReferenceOrderError('customerId', 'must be a positive 32-bit integer')
+      }
+      out.customerId = customerId
+    }
+    if (has('fields')) {
+      const fields = input.fields ?? {}
+      if (typeof fields !== 'object' || Array.isArray(fields)) throw new ReferenceOrderError('fields', 'must be an object of field handles and values')
+      out.fields = fields
+    }
+    if (has('dateOrdered')) {
+      const date = input.dateOrdered ?? null
+      if (date !== null && !(date instanceof Date && !Number.isNaN(date.getTime()))) throw new ReferenceOrderError('dateOrdered', 'must be a valid Date')
+      out.dateOrdered = date
+    }
+    return out
+  }
+
+  return {
+    /** Creates the status, or renames it when the handle exists. `isDefault` makes it the status new orders get. */
+    async saveStatus(status: { handle: string; name: string; isDefault?: boolean }): Promise<void> {
+      if (typeof status?.handle !== 'string' || !HANDLE.test(status.handle)) {
+        throw new ReferenceOrderError('handle', 'letters, digits, "-" and "_", starting with a letter or digit, at most 64')
+      }
+      const name = text('name', status.name)
+      if (!name) throw new ReferenceOrderError('name', 'is required')
+      await data.saveOrderStatus({ handle: status.handle, name, isDefault: status.isDefault ?? false })
+    },
+
+    listStatuses: () => data.listOrderStatuses(),
+
+    /** Creates an order with its addresses and line items in one transaction; returns its id. */
+    async createOrder(input: ReferenceOrderInput): Promise<number> {
+      const values = columns(input, false)
+      const statuses = await data.listOrderStatuses()
+      const statusHandle = input.statusHandle === undefined ? (statuses.find((status) => status.isDefault)?.handle ?? null) : await checkStatus(input.statusHandle)
+      const addresses: AddressValues[] = []
+      if (input.shippingAddress) addresses.push(address('shipping', input.shippingAddress))
+      if (input.billingAddress) addresses.push(address('billing', input.billingAddress))
+      const items = (input.items ?? []).map((item, index) => lineItem(index, item))
+      const order = { ...values, number: values.number ?? values.reference!, statusHandle, dateUpdated: new Date(clock()) } as OrderValues
+      const id = await data.insertOrder(order, addresses, items)
+      if (id === 'duplicate') throw new ReferenceOrderError('reference', `an order with the reference "${order.reference}" or the number "${order.number}" exists`)
+      return id
+    },
+
+    /** Changes order columns (status, completion, custom fields...) and its dateUpdated, which the export orders by. */
+    async updateOrder(orderId: number, changes: ReferenceOrderChanges): Promise<void> {
+      const values = columns(changes, true)
+      if (changes.statusHandle !== undefined) values.statusHandle = await checkStatus(changes.statusHandle)
+      const result = await data.updateOrder(orderId, { ...values, dateUpdated: new Date(clock()) })
+      if (result === 'duplicate') throw new ReferenceOrderError('reference', 'another order has this reference or number')
+      if (!result) throw new ReferenceOrderError('orderId', `no order ${orderId} exists`)
+    },
+  }
+}
+
+export type ReferenceOrders = ReturnType<typeof createReferenceOrders>
