@@ -1,15 +1,12 @@
 // Demo data for the reference order store: statuses, five orders, and shipments for the completed ones.
 import type { FastifyInstance } from 'fastify'
-import type { DatabaseHandle, OrderFieldDefinition, schema } from '../src/index.js'
-
-type NewOrder = typeof schema.orders.$inferInsert
-type NewLineItem = Omit<typeof schema.orderLineItems.$inferInsert, 'orderId'>
-type NewAddress = Omit<typeof schema.orderAddresses.$inferInsert, 'orderId' | 'kind'>
+import type { OrderFieldDefinition, ReferenceAddress, ReferenceLineItem, ReferenceOrderInput } from '../src/index.js'
 
 interface DemoOrder {
-  order: NewOrder
-  items: NewLineItem[]
-  address: NewAddress
+  order: ReferenceOrderInput
+  items: ReferenceLineItem[]
+  /** Used as the shipping and the billing address. */
+  address: ReferenceAddress
   shipments: number
 }
 
@@ -32,13 +29,12 @@ const DEMO_ORDERS: DemoOrder[] = [
       customerNotes: 'Please leave at the back door.',
       fields: { store: 'retail' },
       dateOrdered: minutesAgo(300),
-      dateUpdated: minutesAgo(240),
     },
     items: [
       { sku: 'TEE-BLK-M', name: 'Organic T-shirt', weight: 180, weightUnit: 'g', quantity: 2, price: '19.95', imageUrl: '/images/tee.jpg', options: { Size: 'M', Colour: 'Black' } },
       { sku: 'MUG-01', name: 'Enamel mug', weight: 0.35, weightUnit: 'kg', quantity: 1, price: '14.10', imageUrl: 'https://cdn.example.com/mug.jpg' },
     ],
-    address: { fullName: 'Jane Doe', address1: '12 Harbour Street', city: 'Portland', state: 'OR', postalCode: '97201', countryCode: 'US', phone: '+1 503 555 0101', email: 'jane.doe@example.com' },
+    address: { name: 'Jane Doe', address1: '12 Harbour Street', city: 'Portland', state: 'OR', postalCode: '97201', country: 'US', phone: '+1 503 555 0101', email: 'jane.doe@example.com' },
     shipments: 1,
   },
   {
@@ -59,13 +55,12 @@ const DEMO_ORDERS: DemoOrder[] = [
       isGift: true,
       giftMessage: 'Happy birthday, Alex!',
       dateOrdered: minutesAgo(200),
-      dateUpdated: minutesAgo(180),
     },
     items: [
       { sku: 'DESK-LAMP', name: 'Desk lamp', weight: 2.2, weightUnit: 'lb', quantity: 1, price: '89.00' },
       { sku: 'CHAIR-OAK', name: 'Oak chair', weight: 12, weightUnit: 'lb', quantity: 1, price: '160.00' },
     ],
-    address: { fullName: 'Sam Lee', company: 'Lee Studio', address1: '400 Market St', address2: 'Suite 9', city: 'San Francisco', state: 'CA', postalCode: '94105', countryCode: 'US', phone: '+1 415 555 0199', email: 'sam.lee@example.com' },
+    address: { name: 'Sam Lee', company: 'Lee Studio', address1: '400 Market St', address2: 'Suite 9', city: 'San Francisco', state: 'CA', postalCode: '94105', country: 'US', phone: '+1 415 555 0199', email: 'sam.lee@example.com' },
     shipments: 2,
   },
   {
@@ -85,10 +80,9 @@ const DEMO_ORDERS: DemoOrder[] = [
       paymentMethod: 'Credit card',
       shippingMethod: 'DHL Paket',
       dateOrdered: minutesAgo(150),
-      dateUpdated: minutesAgo(120),
     },
     items: [{ sku: 'BOOK-42', name: 'Field guide', weight: 8, weightUnit: 'oz', quantity: 2, price: '25.00' }],
-    address: { fullName: 'Max Mustermann', address1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', countryCode: 'DE', phone: '+49 30 555 0123', email: 'max.mustermann@example.de' },
+    address: { name: 'Max Mustermann', address1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE', phone: '+49 30 555 0123', email: 'max.mustermann@example.de' },
     shipments: 1,
   },
   {
@@ -108,19 +102,18 @@ const DEMO_ORDERS: DemoOrder[] = [
       customField1: 'Zoë & <Co>',
       fields: { store: 'retail' },
       dateOrdered: minutesAgo(100),
-      dateUpdated: minutesAgo(60),
     },
     items: [
       { sku: 'TEA-SET-"JP"', name: 'Tea set <Kyūsu> & cups "Sakura" 🍵', weight: 1200, weightUnit: 'g', quantity: 1, price: '2400.00', options: { Glaze: 'Ōbori & <blue>' } },
     ],
     address: {
-      fullName: 'Zoë Ångström-Müller',
+      name: 'Zoë Ångström-Müller',
       company: 'Smith & Sons <Ltd> "Quoted"',
       address1: '東京都千代田区 1-2-3 & <Annex>',
       city: 'Tōkyō',
       state: '東京都',
       postalCode: '100-0001',
-      countryCode: 'JP',
+      country: 'JP',
       phone: '+81 3 5555 0100',
       email: 'zoe@example.jp',
     },
@@ -134,10 +127,9 @@ const DEMO_ORDERS: DemoOrder[] = [
       statusHandle: 'new',
       isCompleted: false,
       totalPrice: '19.95',
-      dateUpdated: minutesAgo(30),
     },
     items: [{ sku: 'TEE-WHT-S', name: 'Organic T-shirt', weight: 180, weightUnit: 'g', quantity: 1, price: '19.95' }],
-    address: { fullName: 'Pat Example', address1: '1 Cart Lane', city: 'Leeds', postalCode: 'LS1 1AA', countryCode: 'GB' },
+    address: { name: 'Pat Example', address1: '1 Cart Lane', city: 'Leeds', postalCode: 'LS1 1AA', country: 'GB' },
     shipments: 0,
   },
 ]
@@ -154,20 +146,14 @@ export const DEMO_ORDER_STATUSES = [
   { handle: 'shipped', name: 'Shipped' },
 ]
 
-/** Seeds the demo data once; returns false when the database already holds orders. */
+/** Seeds the demo data once, through the reference store's service; false when the orders exist. */
 export async function seedDemoData(app: FastifyInstance): Promise<boolean> {
-  // The same Drizzle calls work on both engines when awaited; the SQLite types stand for both here.
-  const { db, schema } = app.shipments.database as Extract<DatabaseHandle, { engine: 'sqlite' }>
-  if ((await db.select({ id: schema.orders.id }).from(schema.orders).limit(1)).length > 0) return false
+  const orders = app.shipments.referenceOrders!
+  if (await app.shipments.orders.findOrderByReference(DEMO_ORDERS[0].order.reference)) return false
 
-  await db.insert(schema.orderStatuses).values(DEMO_ORDER_STATUSES).onConflictDoNothing()
+  for (const status of DEMO_ORDER_STATUSES) await orders.saveStatus(status)
   for (const demo of DEMO_ORDERS) {
-    const [{ id: orderId }] = await db.insert(schema.orders).values(demo.order).returning({ id: schema.orders.id })
-    await db.insert(schema.orderLineItems).values(demo.items.map((item) => ({ ...item, orderId })))
-    await db.insert(schema.orderAddresses).values([
-      { ...demo.address, orderId, kind: 'billing' as const },
-      { ...demo.address, orderId, kind: 'shipping' as const },
-    ])
+    const orderId = await orders.createOrder({ ...demo.order, items: demo.items, shippingAddress: demo.address, billingAddress: demo.address })
     if (demo.shipments > 0) await app.shipments.shipments.create(orderId, { count: demo.shipments })
   }
   return true
