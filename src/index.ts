@@ -11,6 +11,7 @@ export * as postgresSchema from './db/postgres/schema.js'
 export { ADVISORY_LOCK_CLASS } from './db/postgres/locks.js'
 export { ShipmentsErrors, OrderExchangeErrors, ShipmentValidationError, ShipmentUpdateRejectedError, IntegrationError, IntegrationConfigError } from './errors.js'
 export { TEXT_LIMITS } from './text.js'
+export { shipmentsOpenApiDocument, type OpenApiDocumentOptions } from './openapi.js'
 export type {
   ShipmentsEventMap,
   ShipmentsEvents,

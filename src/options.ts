@@ -57,9 +57,10 @@ const DataOptionsSchema = Type.Object({
   gatewayBodyLimit: Type.Integer({ minimum: 1, default: 1_048_576 }),
   lockDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
   orderFields: Type.Array(OrderFieldSchema, { default: [] }),
+  openapi: Type.Optional(Type.Object({ path: Type.String({ pattern: '^(/[^/?#]+)+$' }) }, { additionalProperties: false })),
 })
 
-const DEFAULT_PREFIXES = {
+export const DEFAULT_PREFIXES = {
   shipmentApi: '/shipments/api',
   gateway: '/actions/shipments/gateway',
   orderExchange: '/actions/shippingplatformconnect/orders',
@@ -103,6 +104,8 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   orderFields?: OrderFieldDefinition[]
   /** ShipStation's Custom Store endpoint (interface B); not mounted when absent. */
   orderExchange?: OrderExchangeOptions
+  /** Serve the OpenAPI 3.1 document of the package's routes at `path` (a GET). Default: not served. */
+  openapi?: { path: string }
   /**
    * The time, in milliseconds since the epoch, for what depends on "now": relative dates (`now`,
    * `today`, `tomorrow`, `yesterday`), the times an update writes (`dateUpdated`, `dateShipped`, the

@@ -17,6 +17,7 @@ import { createOrderExchangeService, type OrderExchangeService } from './order-e
 import { orderExchangeRoutes } from './order-exchange/routes.js'
 import { blankShipNotifySettings } from './order-exchange/settings.js'
 import { redactedRequest } from './http/redact.js'
+import { shipmentsOpenApiDocument } from './openapi.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -110,6 +111,10 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     registry: providers,
     bodyLimit: options.gatewayBodyLimit,
   })
+  if (options.openapi) {
+    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null })
+    app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
+  }
   if (orderExchange && exchangeSettings) {
     await app.register(orderExchangeRoutes, {
       prefix: options.prefixes.orderExchange,

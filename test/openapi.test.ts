@@ -1,0 +1,88 @@
+// The OpenAPI document: served where the host asks, generated from the route schemas, and true: real
+// responses of every route, successes and errors, validate against it.
+import t from 'tap'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { LightMyRequestResponse } from 'fastify'
+import { shipmentsOpenApiDocument } from '../src/index.js'
+import { as, buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
+import { basicAuth, buildExchangeApp, EXCHANGE_URL, insertExportOrder } from './fixtures/exchange.js'
+
+type Responses = Record<string, { content?: Record<string, { schema?: object }> }>
+type Document = { openapi: string; paths: Record<string, Record<string, { responses: Responses }>> }
+
+t.test('real responses of every route validate against the served document', async (t) => {
+  const app = await buildExchangeApp(t, { bodyLimit: 64 }, { openapi: { path: '/docs/shipments.json' }, gatewayBodyLimit: 64 })
+  const served = await app.inject({ url: '/docs/shipments.json' })
+  t.equal(served.statusCode, 200)
+  const document = served.json() as Document
+  t.equal(document.openapi, '3.1.0')
+  t.same(document, await shipmentsOpenApiDocument(), 'the same document the function gives')
+
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  const checked = new Set<string>()
+  /** Finds the documented response for the status (else `default`) and validates a JSON body against it. */
+  const check = (response: LightMyRequestResponse, path: string, method: string) => {
+    const operation = document.paths[path]?.[method]
+    t.ok(operation, `${method.toUpperCase()} ${path} is documented`)
+    const documented = operation?.responses[String(response.statusCode)] ?? operation?.responses.default
+    t.ok(documented, `${method.toUpperCase()} ${path} documents ${response.statusCode}`)
+    checked.add(`${method} ${path} ${response.statusCode}`)
+    const type = String(response.headers['content-type'] ?? '').split(';')[0]
+    if (!documented?.content) return
+    t.ok(type in documented.content, `${method.toUpperCase()} ${path} ${response.statusCode} documents ${type}`)
+    const schema = documented.content[type]?.schema
+    if (type === 'application/json' && schema) {
+      const valid = ajv.validate(schema, response.json())
+      t.ok(valid, `${method.toUpperCase()} ${path} ${response.statusCode}: ${ajv.errorsText()}`)
+    }
+  }
+
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const update = '/shipments/api/shipments/{id}'
+  check(await postUpdate(app, id, { carrier: 'UPS' }), update, 'post')
+  check(await postUpdate(app, id, { status: 'bogus' }), update, 'post')
+  check(await postUpdate(app, 999_999, {}), update, 'post')
+  check(await postUpdate(app, id, { status: 'shipped' }, 'editor'), update, 'post')
+  check(await postUpdate(app, id, {}, 'viewer'), update, 'post')
+  check(await app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, payload: {} }), update, 'post')
+  check(await app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: { ...as('admin'), 'content-type': 'application/json' }, payload: '{"a":' }), update, 'post')
+  check(await app.inject({ url: `/shipments/api/shipments/${id}`, headers: as('viewer') }), update, 'get')
+  check(await app.inject({ url: '/shipments/api/shipments/424242', headers: as('viewer') }), update, 'get')
+  check(await app.inject({ url: '/shipments/api/shipments?perPage=5', headers: as('viewer') }), '/shipments/api/shipments', 'get')
+  check(await app.inject({ url: '/shipments/api/shipments?perPage=500', headers: as('viewer') }), '/shipments/api/shipments', 'get')
+  check(await app.inject({ url: `/shipments/api/shipments/${id}/history`, headers: as('viewer') }), '/shipments/api/shipments/{id}/history', 'get')
+  check(await app.inject({ url: `/shipments/api/shipments/${id}/history` }), '/shipments/api/shipments/{id}/history', 'get')
+
+  const gateway = '/actions/shipments/gateway/handle'
+  await app.shipments.integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64') } })
+  check(await app.inject({ method: 'POST', url: gateway }), gateway, 'post')
+  check(await app.inject({ method: 'POST', url: `${gateway}?integration=nope` }), gateway, 'post')
+  check(await app.inject({ method: 'POST', url: `${gateway}?integration=hooks`, payload: 'x'.repeat(65) }), gateway, 'post')
+  check(await app.inject({ method: 'PUT', url: `${gateway}?integration=hooks`, payload: '{}' }), gateway, 'put')
+
+  const exchange = `${EXCHANGE_URL.replace(/\/process$/, '')}/process`
+  await insertExportOrder(app, { reference: 'OA-1' })
+  const json = { accept: 'application/json' }
+  check(await app.inject({ url: `${EXCHANGE_URL}?action=export`, headers: basicAuth() }), exchange, 'get')
+  check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'post')
+  check(await app.inject({ url: `${EXCHANGE_URL}?action=nope`, headers: { ...basicAuth(), ...json } }), exchange, 'get')
+  check(await app.inject({ url: `${EXCHANGE_URL}?action=export`, headers: json }), exchange, 'get')
+  check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=none`, headers: { ...basicAuth(), ...json } }), exchange, 'get')
+  check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json } }), exchange, 'get')
+  check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json }, payload: 'x'.repeat(65) }), exchange, 'post')
+  check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'get')
+
+  t.equal(checked.size, 23, 'route and status pairs checked')
+})
+
+t.test('the document follows the prefixes and leaves out an order exchange that is not mounted', async (t) => {
+  const document = (await shipmentsOpenApiDocument({ prefixes: { shipmentApi: '/api/v2/shipments' }, orderExchange: false })) as unknown as Document
+  t.same(Object.keys(document.paths).sort(), [
+    '/actions/shipments/gateway/handle',
+    '/api/v2/shipments/shipments',
+    '/api/v2/shipments/shipments/{id}',
+    '/api/v2/shipments/shipments/{id}/history',
+  ])
+  const app = await buildTestApp(t)
+  t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404, 'not served unless asked')
+})
