@@ -195,6 +195,8 @@ async function compare(name: string, target: { min?: number; max?: number }, mea
     const againstResult = await runLoad(against)
     for (const [label, result] of [['measured', measuredResult], ['ceiling', againstResult]] as const) {
       if (result.errors > 0 || result.non2xx > 0) throw new Error(`${name} (${label}): ${result.errors} errors, ${result.non2xx} non-2xx answers`)
+      // A round in which no request completed has no latency or throughput: it is a fault, never a 0.
+      if (result.requests === 0) throw new Error(`${name} (${label}): no request completed within ${measured.durationSeconds} s`)
     }
     rounds.push({ measured: measuredResult, against: againstResult })
   }
