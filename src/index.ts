@@ -2,8 +2,7 @@
 export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator } from './plugin.js'
 export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission } from './options.js'
 export type { ShipmentFieldDefinition } from './shipments/field-layout.js'
-export { migrate, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
-export { openSqliteFile } from './db/sqlite/dialect.js'
+export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
 /** The package's tables on SQLite (Drizzle). */
 export * as schema from './db/sqlite/schema.js'
 /** The package's tables on PostgreSQL (Drizzle): the same names and columns. */

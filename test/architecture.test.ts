@@ -46,6 +46,29 @@ t.test('no import cycles in src/ (type-only imports count)', async (t) => {
   t.same(cycles, [])
 })
 
+t.test('the public entry reaches no driver statically: a host installs only its own engine', async (t) => {
+  const drivers = /^(better-sqlite3|pg|drizzle-orm\/(better-sqlite3|node-postgres))$/
+  const reached = new Set<string>()
+  const visit = (file: string) => {
+    if (reached.has(file)) return
+    reached.add(file)
+    // Static imports and re-exports that are not type-only; `import()` is dynamic and loads on use.
+    const text = readFileSync(file, 'utf8')
+    for (const [, specifier] of text.matchAll(/(?:^|\n)\s*(?:import|export)\s+(?!type\s)[^'"]*?from\s+'([^']+)'/g)) {
+      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier.replace(/\.js$/, '.ts')))
+    }
+  }
+  visit(join(sourceRoot, 'index.ts'))
+  const offenders = [...reached].flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\s+(?!type\s)[^'"]*?from\s+'([^']+)'/g)]
+      .map((match) => match[1])
+      .filter((specifier) => drivers.test(specifier))
+      .map((specifier) => `${relative(sourceRoot, file)} imports ${specifier}`),
+  )
+  t.same(offenders, [])
+  t.ok(reached.size > 20, 'the walk followed the entry through the package')
+})
+
 t.test('services, routes and providers import no driver and no dialect: only src/db/ does', async (t) => {
   const engineSpecific = /^(better-sqlite3|pg|drizzle-orm\/(better-sqlite3|node-postgres|sqlite-core|pg-core)(\/.*)?)$/
   const offenders = files

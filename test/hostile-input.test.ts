@@ -295,3 +295,25 @@ t.test('property: a credential parameter is masked however its name is spelled',
     { numRuns: RUNS },
   )
 })
+
+t.test('review fixes: a too-deep body on an unknown id is a 404; key, sig and hmac parameters are masked; a UTF-8 byte order mark wins', async (t) => {
+  const app = await buildExchangeApp(t)
+  const deep = `{"fields":${'['.repeat(40)}${']'.repeat(40)}}`
+  const response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/999999', headers: { ...as('admin'), 'content-type': 'application/json' }, payload: deep })
+  t.equal(response.statusCode, 404)
+  t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })
+
+  const { redactUrl } = await import('../src/http/redact.js')
+  for (const name of ['key', 'api_key', 'access_key', 'sig', 'x-hmac', 'HMAC-SHA256']) {
+    t.equal(redactUrl(`/p?${name}=hunter2`), `/p?${name}=********`, name)
+  }
+
+  const orderId = await insertExportOrder(app, { reference: 'BOM-1' })
+  const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><ShipNotice><OrderNumber>BOM-1</OrderNumber><Service>Bücherpost</Service></ShipNotice>')])
+  const notified = await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), 'content-type': 'text/xml' }, payload: body })
+  t.equal(notified.statusCode, 200, 'the byte order mark says UTF-8, whatever the declaration says')
+  const { db, schema } = (await import('./fixtures/database.js')).tables(app)
+  const { eq } = await import('drizzle-orm')
+  const [row] = await db.select().from(schema.orders).where(eq(schema.orders.id, orderId))
+  t.match(row, { statusHandle: 'shipped', fields: { shippingInfo: [{ service: 'Bücherpost' }] } })
+})

@@ -17,6 +17,8 @@ t.test('shippedOrderStatus naming no status: the move to shipped is a 422 naming
   t.equal((await historyRows(app, id)).length, 1)
   t.ok(logLines.some((line) => line.includes('"level":50') && line.includes('"shippedOrderStatus":"delivered"')), 'the misconfiguration is logged as an error')
 
+  const editor = await postUpdate(app, id, { status: 'shipped' }, 'editor')
+  t.equal(editor.statusCode, 403, 'a user who may not ship gets the 403 and learns nothing of the configuration')
   t.equal((await postUpdate(app, id, { status: 'in_progress' })).statusCode, 200, 'other moves are not affected')
 
   const { db, schema } = tables(app)

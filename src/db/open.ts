@@ -43,6 +43,16 @@ function isDrizzlePostgresPool(value: unknown): value is PostgresDatabase {
   )
 }
 
+/**
+ * Opens a SQLite file as the package does for a file name (WAL, busy timeout, foreign keys) and
+ * returns its Drizzle database; close it with `db.$client.close()`. The driver is loaded only here,
+ * so a host on PostgreSQL never needs better-sqlite3 installed.
+ */
+export async function openSqliteFile(filename: string): Promise<SqliteDatabase> {
+  const dialect = await import('./sqlite/dialect.js')
+  return dialect.openSqliteFile(filename)
+}
+
 /** The engine `database` names, or why it names none. */
 export function engineOf(database: unknown): { engine: Engine } | { problem: string } {
   if (typeof database === 'string') {

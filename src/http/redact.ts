@@ -5,7 +5,7 @@
 export const MASK = '********'
 
 /** Names that, reduced to lowercase letters and digits, say they carry a credential. */
-const CREDENTIAL_NAME = /pass|pwd|secret|token|apikey|auth|credential|username|signature|session|cookie/
+const CREDENTIAL_NAME = /pass|pwd|secret|token|apikey|accesskey|auth|credential|username|signature|session|cookie|hmac|^key$|key$|^sig$|sig$/
 
 /** A parameter name decoded (percent escapes, up to three layers, and `+`), folded and reduced to [a-z0-9]. */
 export function normalizedParameterName(rawName: string): string {

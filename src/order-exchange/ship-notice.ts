@@ -43,6 +43,7 @@ export function decodeXmlBody(raw: Buffer): string {
   let encoding = 'utf-8'
   if (raw[0] === 0xfe && raw[1] === 0xff) encoding = 'utf-16be'
   else if (raw[0] === 0xff && raw[1] === 0xfe) encoding = 'utf-16le'
+  else if (raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) encoding = 'utf-8'
   else {
     // The declaration is ASCII in every encoding a declaration can name without a byte order mark.
     const declared = /^(?:\xEF\xBB\xBF)?\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']/.exec(raw.subarray(0, 200).toString('latin1'))

@@ -82,10 +82,10 @@ export class ReferenceOrderError extends Error {
 const WEIGHT_UNITS = new Set(['g', 'kg', 'lb', 'oz'])
 const HANDLE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 
-function text(field: string, value: string | null | undefined, maxLength: number = TEXT_LIMITS.short): string | null {
+function text(field: string, value: string | null | undefined, maxLength: number = TEXT_LIMITS.short, multiline = false): string | null {
   if (value === undefined || value === null) return null
   if (typeof value !== 'string') throw new ReferenceOrderError(field, 'must be a string')
-  const problem = textProblem(value, { maxLength, multiline: maxLength > TEXT_LIMITS.short })
+  const problem = textProblem(value, { maxLength, multiline })
   if (problem) throw new ReferenceOrderError(field, problem)
   return value
 }
@@ -121,11 +121,14 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
   const name = text(`${field}.name`, input.name)
   if (!name) throw new ReferenceOrderError(`${field}.name`, 'is required')
   const quantity = input.quantity ?? 1
-  if (!Number.isSafeInteger(quantity) || quantity < 1) throw new ReferenceOrderError(`${field}.quantity`, 'must be a positive integer')
+  if (!Number.isSafeInteger(quantity) || quantity < 1 || quantity > 2_147_483_647) throw new ReferenceOrderError(`${field}.quantity`, 'must be a positive integer')
   if (input.weight != null && !(Number.isFinite(input.weight) && input.weight >= 0)) throw new ReferenceOrderError(`${field}.weight`, 'must be a number of at least 0')
   if (input.weightUnit != null && !WEIGHT_UNITS.has(input.weightUnit)) throw new ReferenceOrderError(`${field}.weightUnit`, 'must be g, kg, lb or oz')
   const options = input.options ?? {}
-  for (const [key, value] of Object.entries(options)) text(`${field}.options.${key}`, value)
+  for (const [key, value] of Object.entries(options)) {
+    text(`${field}.options`, key)
+    text(`${field}.options.${key}`, value)
+  }
   return {
     sku: text(`${field}.sku`, input.sku),
     name,
@@ -159,10 +162,14 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
     for (const key of ['email', 'couponCode', 'paymentMethod', 'shippingMethod', 'giftMessage', 'customField1', 'customField2', 'customField3'] as const) {
       if (has(key)) out[key] = text(key, input[key])
     }
-    for (const key of ['customerNotes', 'internalNotes'] as const) if (has(key)) out[key] = text(key, input[key], TEXT_LIMITS.long)
+    for (const key of ['customerNotes', 'internalNotes'] as const) if (has(key)) out[key] = text(key, input[key], TEXT_LIMITS.long, true)
     for (const key of ['totalPrice', 'totalTax', 'totalShipping', 'totalDiscount'] as const) if (has(key)) out[key] = decimal(key, input[key])
-    if (has('isCompleted')) out.isCompleted = input.isCompleted ?? false
-    if (has('isGift')) out.isGift = input.isGift ?? false
+    for (const key of ['isCompleted', 'isGift'] as const) {
+      if (!has(key)) continue
+      const value = input[key] ?? false
+      if (typeof value !== 'boolean') throw new ReferenceOrderError(key, 'must be a boolean')
+      out[key] = value
+    }
     if (has('customerId')) {
       const customerId = input.customerId ?? null
       if (customerId !== null && !(Number.isSafeInteger(customerId) && customerId > 0 && customerId <= 2_147_483_647)) {

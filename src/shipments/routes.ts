@@ -75,7 +75,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
    * the update, which answers the 404 itself.
    */
   async function unknownShipmentBeforeBody(error: FastifyError, request: FastifyRequest): Promise<FastifyError> {
-    const bodyRefused = error.validationContext === 'body' || error.code?.startsWith('FST_ERR_CTP_')
+    const bodyRefused = error.validationContext === 'body' || error.code?.startsWith('FST_ERR_CTP_') || error.code === 'SHIPMENTS_JSON_TOO_DEEP'
     if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser) return error
     const rawId = (request.params as { id: string }).id
     try {
@@ -115,6 +115,8 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
         response: {
           200: UpdateResponseSchema,
           422: Type.Union([ValidationErrorSchema, ServiceErrorSchema]),
+          413: FrameworkErrorSchema,
+          415: FrameworkErrorSchema,
           ...frameworkErrors,
         },
       },

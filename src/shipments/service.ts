@@ -189,8 +189,9 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                 ? async (current) => {
                     if (current.status === target) return
                     try {
-                      if (target === 'shipped') await requireShippedOrderStatus(id)
+                      // The caller's permission first: a user who may not ship learns nothing of the configuration.
                       await authorizeTransition?.(current.status as ShipmentStatus, target)
+                      if (target === 'shipped') await requireShippedOrderStatus(id)
                     } catch (error) {
                       refusal = error
                       throw error
