@@ -100,7 +100,7 @@ export function parseShipNotice(xml: string): Record<string, string> {
   parser.on('text', collect)
   parser.on('cdata', collect)
   parser.on('closetag', () => {
-    if (depth === 2 && child !== null && !(child in values)) values[child] = text.trim()
+    if (depth === 2 && child !== null && !(child in values)) values[child] = text
     depth--
   })
   parser.on('error', (error) => {
@@ -154,7 +154,8 @@ export function readShipNotifyParameters(
     const fromQuery = source.query ? query[source.query] : undefined
     const fromBody = source.query ? bodyParameters[source.query] : undefined
     const value = typeof fromQuery === 'string' ? fromQuery : (fromBody ?? notice?.[source.notice])
-    parameters[key] = typeof value === 'string' ? value.trim() : null
+    // Trimmed by the service, the one place every caller's values pass through.
+    parameters[key] = typeof value === 'string' ? value : null
   }
   return parameters
 }
