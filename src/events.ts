@@ -1,4 +1,4 @@
-// Typed events, emitted after the database commit, never inside it.
+// Typed events: written to the outbox with the change that causes them, delivered after the commit.
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
@@ -10,11 +10,16 @@ export interface ChangeSource {
   externalCode: string | null
 }
 
-export interface ShipmentCreatedEvent extends ChangeSource {
+/** Every event carries the id of its outbox message: a listener called twice for one event (at least once) sees the same id. */
+export interface EventIdentity {
+  eventId: string
+}
+
+export interface ShipmentCreatedEvent extends ChangeSource, EventIdentity {
   shipment: Shipment
 }
 
-export interface ShipmentStatusChangedEvent extends ChangeSource {
+export interface ShipmentStatusChangedEvent extends ChangeSource, EventIdentity {
   shipment: Shipment
   from: ShipmentStatus
   to: ShipmentStatus
@@ -22,7 +27,7 @@ export interface ShipmentStatusChangedEvent extends ChangeSource {
   historyId: number
 }
 
-export interface OrderAdvancedEvent {
+export interface OrderAdvancedEvent extends EventIdentity {
   orderId: number
   /** The order status applied. */
   status: string
@@ -30,7 +35,7 @@ export interface OrderAdvancedEvent {
   shipmentId: number
 }
 
-export interface ShipNotificationRecordedEvent {
+export interface ShipNotificationRecordedEvent extends EventIdentity {
   orderId: number
   orderReference: string
   /** The order status applied (the Status Handle setting). */
@@ -41,7 +46,7 @@ export interface ShipNotificationRecordedEvent {
   shipmentIds: number[]
 }
 
-export interface ShipmentDeletedEvent {
+export interface ShipmentDeletedEvent extends EventIdentity {
   shipment: Shipment
 }
 
@@ -62,20 +67,24 @@ export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {
   }
 
   /**
-   * Emits after a commit. Every listener is called, in registration order, each on its own: one that
-   * throws, or an async one whose promise rejects, is logged with the event's name and never stops the
-   * others, undoes the committed change, fails the caller or takes the host down.
+   * Delivers a committed event. Every listener is called at once, in registration order, each on its
+   * own: one that throws, or an async one whose promise rejects, is logged with the event's name and
+   * never stops the others, undoes the committed change, fails the caller or takes the host down.
+   * The promise settles (never rejects) when every async listener has settled: only then is the event
+   * marked delivered, so one interrupted by a crash is delivered again.
    */
-  emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): void {
+  emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): Promise<void> {
     const logFailure = (error: unknown) => this.logger.error({ err: error, event: name }, `A shipments event listener failed (${name})`)
+    const pending: Promise<unknown>[] = []
     // rawListeners keeps `once` wrappers, so a one-time listener still removes itself when called.
     for (const listener of this.rawListeners(name) as Array<(...args: ShipmentsEventMap[Name]) => unknown>) {
       try {
         const result = listener.apply(this, payload)
-        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') Promise.resolve(result).catch(logFailure)
+        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') pending.push(Promise.resolve(result).catch(logFailure))
       } catch (error) {
         logFailure(error)
       }
     }
+    return pending.length === 0 ? Promise.resolve() : Promise.all(pending).then(() => undefined)
   }
 }

@@ -19,6 +19,8 @@ export interface ShipmentRow {
   enabled: boolean
   fields: Record<string, unknown>
   dateDeleted: Date | null
+  /** Set while the shipment is cancelled with its order: the status to restore with the order. */
+  statusBeforeOrderCancel: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -48,8 +50,12 @@ export interface IntegrationRow {
   enabled: string
   providerId: string | null
   settings: Record<string, unknown>
-  /** External status code to internal shipment status. */
+  /** External status code to internal shipment status (inbound). */
   statusMap: Record<string, string>
+  /** Internal shipment status to the integration's own code (outbound, sent by a push). */
+  outboundStatusMap: Record<string, string>
+  /** Shipment statuses whose reaching pushes the shipment to the integration. */
+  pushOn: string[]
   createdAt: Date
   updatedAt: Date
 }
@@ -60,6 +66,126 @@ export interface ExternalReferenceRow {
   integrationHandle: string
   externalId: string | null
   externalUrl: string | null
+  /** The outbound direction: the last push or cancel attempted, its error (null when it succeeded), the attempts made. */
+  lastPushAt: Date | null
+  lastPushError: string | null
+  pushAttempts: number
+}
+
+/** A message for the outbox: an event for listeners and subscriptions, or a follow-up job. */
+export interface NewOutboxMessage {
+  kind: 'event' | 'job'
+  name: string
+  /** Messages with one key are handled in commit order (a shipment's events: `shipment:<id>`). */
+  orderingKey: string
+  payload: Record<string, unknown>
+  /** Unique; a message written again with the same id is ignored (idempotent follow-ups). Default: a random UUID. */
+  messageId?: string
+  /** Not before this time. Default: now. */
+  availableAt?: Date
+}
+
+export type OutboxState = 'pending' | 'done' | 'failed'
+
+export interface OutboxRow {
+  id: number
+  messageId: string
+  kind: 'event' | 'job'
+  name: string
+  orderingKey: string
+  payload: Record<string, unknown>
+  state: OutboxState
+  attempts: number
+  availableAt: Date
+  claimedUntil: Date | null
+  claimedBy: string | null
+  lastError: string | null
+  createdAt: Date
+  doneAt: Date | null
+}
+
+export interface OutboxAttemptRow {
+  id: number
+  outboxId: number
+  attemptedAt: Date
+  statusCode: number | null
+  durationMs: number
+  error: string | null
+}
+
+/** What one attempt of a job came to. */
+export interface OutboxAttemptRecord {
+  attempt: Omit<OutboxAttemptRow, 'id' | 'outboxId'>
+  /** done: finished; retry: try again at `retryAt`; failed: given up. */
+  outcome: { state: 'done' } | { state: 'retry'; retryAt: Date } | { state: 'failed' }
+  /** Messages written in the same transaction (events a job's success causes). */
+  followUps?: NewOutboxMessage[]
+}
+
+export interface OutboxListQuery {
+  state?: OutboxState
+  kind?: 'event' | 'job'
+  name?: string
+  /** Only messages with an id greater than this (paging forward). */
+  afterId?: number
+  limit: number
+}
+
+export interface WebhookSubscriptionRow {
+  id: number
+  url: string
+  events: string[]
+  secret: string
+  description: string | null
+  enabled: boolean
+  failureCount: number
+  disabledReason: string | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export type WebhookSubscriptionValues = Omit<WebhookSubscriptionRow, 'id' | 'createdAt'>
+
+/** The outbox and the outbound webhook subscriptions, on the engine's tables. */
+export interface OutboxStore {
+  /**
+   * Writes messages in a transaction of their own (a change's messages are written with the change).
+   * `claimFor`: claimed at once by this instance for that long, so it handles them itself right away.
+   */
+  enqueue(messages: NewOutboxMessage[], claimFor: { instanceId: string; leaseMs: number } | null): Promise<OutboxRow[]>
+  /**
+   * Claims up to `limit` due messages for `instanceId` for `leaseMs`: pending, available, not claimed
+   * (or their claim expired), and with no earlier pending message of the same key, oldest first.
+   */
+  claimDue(instanceId: string, leaseMs: number, limit: number): Promise<OutboxRow[]>
+  /**
+   * Marks messages done and writes `followUps` in the same transaction (a follow-up whose id was
+   * written before is skipped), claimed by `claimFor`; returns the follow-ups written.
+   */
+  complete(ids: number[], followUps: NewOutboxMessage[], claimFor: OutboxClaim | null): Promise<OutboxRow[]>
+  /** Logs one attempt of a job and moves it on (done, retried later, failed), with its follow-ups, as `complete`. */
+  recordAttempt(id: number, record: OutboxAttemptRecord, claimFor: OutboxClaim | null): Promise<OutboxRow[]>
+  /** Sets a finished or failed job pending again, available now, with its attempts counted from zero. */
+  requeue(messageId: string): Promise<OutboxRow | undefined>
+  find(messageId: string): Promise<OutboxRow | undefined>
+  list(query: OutboxListQuery): Promise<OutboxRow[]>
+  attempts(outboxId: number): Promise<OutboxAttemptRow[]>
+  /** Deletes done and failed messages finished before `before`; returns how many. */
+  prune(before: Date): Promise<number>
+
+  listSubscriptions(): Promise<WebhookSubscriptionRow[]>
+  findSubscription(id: number): Promise<WebhookSubscriptionRow | undefined>
+  insertSubscription(values: WebhookSubscriptionValues): Promise<WebhookSubscriptionRow>
+  updateSubscription(id: number, values: Partial<WebhookSubscriptionValues>): Promise<WebhookSubscriptionRow | undefined>
+  deleteSubscription(id: number): Promise<boolean>
+  /**
+   * Counts a failed attempt against the subscription (or, with `succeeded`, clears the count); when the
+   * count reaches `disableAt` the subscription is disabled with `reason`. Returns the row after.
+   */
+  recordSubscriptionResult(id: number, succeeded: boolean, disableAt: number, reason: string): Promise<WebhookSubscriptionRow | undefined>
+
+  /** Records a push or cancel attempt on the shipment's external reference at the integration. */
+  recordPushAttempt(shipmentId: number, integrationId: number, at: Date, error: string | null, reference: { externalId?: string | null; externalUrl?: string | null }): Promise<void>
 }
 
 /** An integration's event applied to a shipment: its time orders events, its ids name the remote copy. */
@@ -94,6 +220,18 @@ export interface ShipmentChangeRequest {
   externalEvent?: ExternalEventMark
   /** Synchronous and pure: what to write, given the row read inside the write transaction. */
   plan: (current: ShipmentRow) => ShipmentChangePlan
+  /**
+   * Synchronous: the outbox messages the change causes, given what it wrote; they are written in the
+   * same transaction, claimed by `claimFor`'s instance so it delivers them right after the commit.
+   */
+  messages?: (outcome: Omit<ShipmentChangeOutcome, 'messages'>) => NewOutboxMessage[]
+  claimFor?: OutboxClaim
+}
+
+/** Messages written with a change are claimed by the writing instance for a lease. */
+export interface OutboxClaim {
+  instanceId: string
+  leaseMs: number
 }
 
 export interface ShipmentChangeOutcome {
@@ -106,6 +244,8 @@ export interface ShipmentChangeOutcome {
   orderAdvanceClaimed: boolean
   /** True when the external event was older than the last one applied, so nothing was written. */
   stale: boolean
+  /** The outbox messages written with the change. */
+  messages: OutboxRow[]
 }
 
 export interface ShipmentListQuery {
@@ -191,6 +331,9 @@ export class LockTimeoutError extends Error {
   }
 }
 
+/** Locks held across asynchronous work: `shipmentPush` keeps one shipment's pushes and cancels one at a time. */
+export type NamedLock = 'shipmentPush'
+
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
 
@@ -206,13 +349,30 @@ export interface DataLayer {
    * Throws LockTimeoutError when the mutex was not had in time, and ShipmentMissing for no shipment.
    */
   commitShipmentChange(id: number, request: ShipmentChangeRequest): Promise<ShipmentChangeOutcome>
-  /** Creates `count` shipments of an order numbered after its existing ones, each with its creation history row. */
-  createShipments(orderId: number, orderReference: string, count: number, userId: string | null): Promise<ShipmentRow[]>
+  /**
+   * Creates `count` shipments of an order numbered after its existing ones, each with its creation
+   * history row, and the outbox messages `messages` makes of them, in one transaction.
+   */
+  createShipments(
+    orderId: number,
+    orderReference: string,
+    count: number,
+    userId: string | null,
+    messages?: { of: (rows: ShipmentRow[]) => NewOutboxMessage[]; claimFor: OutboxClaim },
+  ): Promise<{ rows: ShipmentRow[]; messages: OutboxRow[] }>
   listShipments(query: ShipmentListQuery): Promise<{ rows: ShipmentRow[]; total: number }>
   /** Newest first. */
   shipmentHistory(shipmentId: number): Promise<HistoryRow[]>
-  /** Sets or clears the deletion date (a second delete keeps the first date); undefined for no shipment. */
-  setShipmentDeleted(id: number, deleted: boolean): Promise<ShipmentRow | undefined>
+  /**
+   * Sets or clears the deletion date (a second delete keeps the first date), with the outbox messages
+   * `messages` makes of the row, in one transaction; undefined for no shipment.
+   */
+  setShipmentDeleted(
+    id: number,
+    deleted: boolean,
+    now: Date,
+    messages?: { of: (row: ShipmentRow) => NewOutboxMessage[]; claimFor: OutboxClaim },
+  ): Promise<{ row: ShipmentRow; messages: OutboxRow[] } | undefined>
 
   findIntegration(handle: string): Promise<IntegrationRow | undefined>
   listIntegrations(): Promise<IntegrationRow[]>
@@ -243,8 +403,6 @@ export interface DataLayer {
   insertOrder(order: OrderValues, addresses: AddressValues[], items: LineItemValues[]): Promise<number | 'duplicate'>
   /** Writes order columns; false when there is no such order, 'duplicate' when a new reference or number is taken. */
   updateOrder(orderId: number, columns: Partial<OrderValues>): Promise<boolean | 'duplicate'>
-  /** Forgets the order's advance claim (its follow-up failed), so the next shipped shipment claims it again. */
-  releaseOrderAdvance(orderId: number): Promise<void>
   /**
    * Reads the order under a write lock, lets `plan` decide its new fields, and saves status and fields
    * when anything changed. 'no-status' when the status does not exist, 'no-order' when the order does not.
@@ -255,6 +413,14 @@ export interface DataLayer {
     plan: (order: NotifiedOrder) => T,
   ): Promise<{ outcome: T; changed: boolean } | 'no-status' | 'no-order'>
   exportOrders(query: ExportOrdersQuery): Promise<ExportOrdersPage>
+
+  /** The transactional outbox and the webhook subscriptions. */
+  readonly outbox: OutboxStore
+  /**
+   * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
+   * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.
+   */
+  withNamedLock<T>(name: NamedLock, key: number, timeoutMs: number, task: () => Promise<T>): Promise<T>
 
   /** Closes what the data layer opened; a host's database stays open. */
   close(): Promise<void>

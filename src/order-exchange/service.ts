@@ -1,7 +1,7 @@
 // The order exchange with ShipStation (spec 4.3, 4.4): one export page, one ship notification.
 import type { FastifyBaseLogger } from 'fastify'
 import { OrderExchangeErrors } from '../errors.js'
-import type { ShipmentsEvents } from '../events.js'
+import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderStore, OrderSummary, ShipNotificationChange } from '../orders/order-store.js'
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
@@ -24,7 +24,7 @@ export interface OrderExchangeDependencies {
   settings: OrderExchangeSettings
   orderStore: OrderStore
   shipments: ShipmentService
-  events: ShipmentsEvents
+  dispatcher: Pick<OutboxDispatcher, 'publish'>
   logger: FastifyBaseLogger
   timeZone: string
 }
@@ -49,7 +49,7 @@ const SHIP_NOTIFY_PARAMETER_NAMES: ReadonlyArray<[keyof ShipNotifyParameters, st
 ]
 
 export function createOrderExchangeService(deps: OrderExchangeDependencies) {
-  const { settings, orderStore, shipments, events, logger, timeZone } = deps
+  const { settings, orderStore, shipments, dispatcher, logger, timeZone } = deps
 
   /**
    * The date window of spec 4.3 rules 2 to 4: both dates or none, parsed in the site timezone, the
@@ -174,13 +174,16 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
       logger.warn({ orderId: order.id, reason: result.trackingSkipped }, 'Ship notification: tracking entry skipped')
     }
     if (result.changed || shipmentIds.length > 0) {
-      events.emitCommitted('shipNotificationRecorded', {
-        orderId: order.id,
-        orderReference: order.reference,
-        status: settings.shippedStatus,
-        tracking: hasTracking ? values : null,
-        shipmentIds,
-      })
+      // The order store may be the host's, whose transaction the package does not share: the event is
+      // written to the outbox right after the store's commit (the one event not written with its change).
+      await dispatcher.publish([
+        {
+          kind: 'event',
+          name: 'shipNotificationRecorded',
+          orderingKey: `order:${order.id}`,
+          payload: { orderId: order.id, orderReference: order.reference, status: settings.shippedStatus, tracking: hasTracking ? values : null, shipmentIds },
+        },
+      ])
     }
   }
 

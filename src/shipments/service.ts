@@ -5,12 +5,13 @@ import {
   ShipmentMissingError,
 
   type DataLayer,
+  type NewOutboxMessage,
   type ShipmentChangePlan,
   type ShipmentColumns,
   type ShipmentRow,
 } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentUpdateRejectedError } from '../errors.js'
-import type { ShipmentsEvents } from '../events.js'
+import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
@@ -48,6 +49,13 @@ export interface UpdateResult {
   stale: boolean
 }
 
+export interface OrderSyncResult {
+  /** What the order's new status asked for. */
+  action: 'cancelled' | 'restored'
+  /** The shipments moved, as they are now. */
+  shipments: Shipment[]
+}
+
 export interface ListShipmentsQuery {
   orderId?: number
   status?: ShipmentStatus
@@ -71,7 +79,8 @@ export interface CreateShipmentsOptions {
 
 export interface ShipmentServiceDependencies {
   data: DataLayer
-  events: ShipmentsEvents
+  /** Delivers the events and jobs a change wrote to the outbox, right after its commit. */
+  dispatcher: Pick<OutboxDispatcher, 'claim' | 'deliver'>
   orderStore: OrderStore
   logger: FastifyBaseLogger
   timeZone: string
@@ -80,13 +89,24 @@ export interface ShipmentServiceDependencies {
   lockTimeoutMs: number
   /** Milliseconds since the epoch: relative dates and the times an update writes. */
   clock: () => number
+  /** Order statuses that cancel an order's open shipments (see `orderStatusChanged`). */
+  cancelWithOrderStatuses: readonly string[]
 }
+
+/** The messages that cancel and restore shipments with their order write on the history. */
+export const CANCELLED_WITH_ORDER = 'Cancelled with the order.'
+export const RESTORED_WITH_ORDER = 'Restored with the order.'
+
+/** The outbox job that applies the order advance; retried until the order store takes it. */
+export const ORDER_ADVANCE_JOB = 'orderAdvance'
+
+const shipmentKey = (id: number) => `shipment:${id}`
 
 export type ShipmentService = ReturnType<typeof createShipmentService>
 
 
 export function createShipmentService(deps: ShipmentServiceDependencies) {
-  const { data, events, orderStore, logger, timeZone } = deps
+  const { data, dispatcher, orderStore, logger, timeZone } = deps
   const fieldsByHandle = new Map(deps.shipmentFields.map((field) => [field.handle, field]))
   const present = (shipment: ShipmentRow) => toShipment(shipment, timeZone)
 
@@ -97,7 +117,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   /** What the patch writes to the shipment as it is now (read inside the write transaction). */
-  function planChange(before: ShipmentRow, patch: ShipmentPatch, userId: string | null): ShipmentChangePlan {
+  function planChange(before: ShipmentRow, patch: ShipmentPatch, userId: string | null, statusBeforeOrderCancel: string | null = null): ShipmentChangePlan {
     const now = new Date(deps.clock())
     const columns: ShipmentColumns = { ...patch.columns, updatedAt: now }
     if (Object.keys(patch.fields).length > 0) {
@@ -111,6 +131,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     const target = patch.status
     if (target === undefined || target === before.status) return { columns, history: null, claimOrderAdvance: null }
     columns.status = target
+    // Only a cancellation with the order remembers what to restore; any other move forgets it.
+    columns.statusBeforeOrderCancel = statusBeforeOrderCancel
     if (target === 'shipped' && !before.dateShipped) columns.dateShipped = now
     return {
       columns,
@@ -127,18 +149,43 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     }
   }
 
-  async function applyOrderAdvance(orderId: number, status: string, shipmentId: number) {
-    try {
-      await orderStore.setOrderStatus(orderId, status)
-    } catch (error) {
-      // Not done, so not recorded as done: the next shipment shipped (or this one, shipped again) retries.
-      logger.error({ err: error, orderId, status }, 'Could not advance the order of a shipped shipment')
-      await data.releaseOrderAdvance(orderId).catch((releaseError: unknown) => {
-        logger.error({ err: releaseError, orderId }, 'Could not release the order advance claim')
+  /** A plan that writes nothing new (the row moved on since the order sync read it). */
+  const unchanged = (before: ShipmentRow): ShipmentChangePlan => ({ columns: { updatedAt: before.updatedAt }, history: null, claimOrderAdvance: null })
+
+  /** The events (and the order advance) a committed change causes, written in its transaction. */
+  function changeMessages(
+    outcome: { row: ShipmentRow; previousStatus: string; historyId: number | null; orderAdvanceClaimed: boolean },
+    patch: ShipmentPatch,
+    userId: string | null,
+  ): NewOutboxMessage[] {
+    const messages: NewOutboxMessage[] = []
+    if (outcome.historyId !== null) {
+      messages.push({
+        kind: 'event',
+        name: 'shipmentStatusChanged',
+        orderingKey: shipmentKey(outcome.row.id),
+        payload: {
+          shipment: present(outcome.row),
+          from: outcome.previousStatus,
+          to: outcome.row.status,
+          message: patch.statusMessage,
+          historyId: outcome.historyId,
+          userId,
+          sourceIntegration: patch.integrationHandle,
+          externalCode: patch.externalCode,
+        },
       })
-      return
     }
-    events.emitCommitted('orderAdvanced', { orderId, status, shipmentId })
+    if (outcome.orderAdvanceClaimed && deps.shippedOrderStatus !== null) {
+      const { orderId } = outcome.row
+      messages.push({
+        kind: 'job',
+        name: ORDER_ADVANCE_JOB,
+        orderingKey: `order:${orderId}`,
+        payload: { orderId, status: deps.shippedOrderStatus, shipmentId: outcome.row.id },
+      })
+    }
+    return messages
   }
 
   /** A move to shipped is refused while the order status it would advance the order to does not exist. */
@@ -152,6 +199,19 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
+    return applyUpdate(id, input, context, null)
+  }
+
+  /**
+   * `orderCancellation`: the change cancels the shipment with its order (remembering the status to
+   * restore) or restores it; it applies only while the shipment is as the order sync found it.
+   */
+  async function applyUpdate(
+    id: number,
+    input: ShipmentUpdateInput | unknown,
+    context: UpdateContext,
+    orderCancellation: 'cancel' | 'restore' | null,
+  ): Promise<UpdateResult> {
     let patch: ShipmentPatch
     try {
       patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: deps.clock() })
@@ -199,7 +259,19 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                   }
                 : undefined,
             externalEvent: context.externalEvent,
-            plan: (before) => planChange(before, patch, userId),
+            plan: (before) => {
+              if (orderCancellation === 'cancel') {
+                if (!isOpen(before)) return unchanged(before)
+                return planChange(before, patch, userId, before.status)
+              }
+              if (orderCancellation === 'restore') {
+                if (before.status !== 'cancelled' || before.statusBeforeOrderCancel === null) return unchanged(before)
+                return planChange(before, { ...patch, status: before.statusBeforeOrderCancel as ShipmentStatus }, userId)
+              }
+              return planChange(before, patch, userId)
+            },
+            messages: (outcome) => changeMessages(outcome, patch, userId),
+            claimFor: dispatcher.claim,
           }),
         (error) => error === refusal,
       )
@@ -213,20 +285,11 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
 
     const shipment = present(committed.row)
     const transition =
-      committed.historyId !== null ? { from: committed.previousStatus as ShipmentStatus, to: target!, historyId: committed.historyId } : null
-    if (transition) {
-      events.emitCommitted('shipmentStatusChanged', {
-        shipment,
-        from: transition.from,
-        to: transition.to,
-        message: patch.statusMessage,
-        historyId: transition.historyId,
-        userId,
-        sourceIntegration: patch.integrationHandle,
-        externalCode: patch.externalCode,
-      })
-    }
-    if (committed.orderAdvanceClaimed && deps.shippedOrderStatus) await applyOrderAdvance(shipment.orderId, deps.shippedOrderStatus, id)
+      committed.historyId !== null
+        ? { from: committed.previousStatus as ShipmentStatus, to: committed.row.status as ShipmentStatus, historyId: committed.historyId }
+        : null
+    // Listeners are called before this returns; the order advance has been tried once when it does.
+    await dispatcher.deliver(committed.messages)
     return { shipment, transition, stale: committed.stale }
   }
 
@@ -255,12 +318,18 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     const order = await orderStore.findOrder(orderId)
     if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
     const userId = options.userId ?? null
-    const rows = await data.createShipments(orderId, order.reference, howMany, userId)
-    const result = rows.map(present)
-    for (const shipment of result) {
-      events.emitCommitted('shipmentCreated', { shipment, userId, sourceIntegration: null, externalCode: null })
-    }
-    return result
+    const { rows, messages } = await data.createShipments(orderId, order.reference, howMany, userId, {
+      of: (created) =>
+        created.map((row) => ({
+          kind: 'event' as const,
+          name: 'shipmentCreated',
+          orderingKey: shipmentKey(row.id),
+          payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
+        })),
+      claimFor: dispatcher.claim,
+    })
+    await dispatcher.deliver(messages)
+    return rows.map(present)
   }
 
   async function get(id: number): Promise<Shipment | null> {
@@ -288,11 +357,48 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   async function setDeleted(id: number, deleted: boolean): Promise<Shipment> {
-    const row = Number.isSafeInteger(id) ? await data.setShipmentDeleted(id, deleted) : undefined
-    if (!row) throw new ShipmentsErrors.ShipmentNotFound(id)
-    const shipment = present(row)
-    events.emitCommitted(deleted ? 'shipmentDeleted' : 'shipmentRestored', { shipment })
-    return shipment
+    const changed = Number.isSafeInteger(id)
+      ? await data.setShipmentDeleted(id, deleted, new Date(deps.clock()), {
+          of: (row) => [{ kind: 'event', name: deleted ? 'shipmentDeleted' : 'shipmentRestored', orderingKey: shipmentKey(row.id), payload: { shipment: present(row) } }],
+          claimFor: dispatcher.claim,
+        })
+      : undefined
+    if (!changed) throw new ShipmentsErrors.ShipmentNotFound(id)
+    await dispatcher.deliver(changed.messages)
+    return present(changed.row)
+  }
+
+  /** Neither shipped nor cancelled: what cancelling with the order may cancel. */
+  const isOpen = (row: Pick<ShipmentRow, 'status'>) => row.status !== 'shipped' && row.status !== 'cancelled'
+
+  /**
+   * The host reports an order's new status. When it is one of `cancelWithOrderStatuses`, the order's
+   * open shipments move to cancelled ("Cancelled with the order."); when it is not, shipments cancelled
+   * that way move back to the status they had ("Restored with the order."). Deleted and disabled
+   * shipments are left alone. Each move goes through the update path (mutex, history, events).
+   */
+  async function orderStatusChanged(orderId: number, statusHandle: string): Promise<OrderSyncResult> {
+    if (!Number.isSafeInteger(orderId)) throw new ShipmentsErrors.OrderNotFound(orderId)
+    const cancelling = deps.cancelWithOrderStatuses.includes(statusHandle)
+    const changed: Shipment[] = []
+    for (let page = 1; ; page++) {
+      const { rows } = await data.listShipments({ orderId, includeDeleted: false, limit: 100, offset: (page - 1) * 100 })
+      for (const row of rows) {
+        if (!row.enabled) continue
+        const candidate = cancelling ? isOpen(row) : row.status === 'cancelled' && row.statusBeforeOrderCancel !== null
+        if (!candidate) continue
+        // The target is re-decided under the lock; 'cancelled' here only names a status change to make.
+        const result = await applyUpdate(
+          row.id,
+          { status: 'cancelled', statusMessage: cancelling ? CANCELLED_WITH_ORDER : RESTORED_WITH_ORDER },
+          {},
+          cancelling ? 'cancel' : 'restore',
+        )
+        if (result.transition) changed.push(result.shipment)
+      }
+      if (rows.length < 100) break
+    }
+    return { action: cancelling ? 'cancelled' : 'restored', shipments: changed }
   }
 
   return {
@@ -304,5 +410,6 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     /** Soft-deletes: the shipment stays readable and updatable (spec 4.1), but leaves default lists. */
     softDelete: (id: number) => setDeleted(id, true),
     restore: (id: number) => setDeleted(id, false),
+    orderStatusChanged,
   }
 }

@@ -14,6 +14,7 @@ import { createMutex } from '../mutex.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
+import { createPostgresOutboxStore, writeOutboxMessages } from './outbox.js'
 import {
   integrations,
   orderAddresses,
@@ -110,7 +111,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           if (authorized !== null && before.status !== authorized) return 'status-moved'
           const now = new Date()
           if (request.externalEvent && !(await recordExternalEvent(tx, id, request.externalEvent, now))) {
-            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true }
+            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true, messages: [] }
           }
           const plan = request.plan(before)
           const [history] = plan.history
@@ -137,7 +138,9 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
               orderAdvanceClaimed = claimed.length > 0
             }
           }
-          return { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+          const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
+          return { ...outcome, messages }
         })
 
       /** Authorizes against the row as it is now, then commits; again if the status moved in between. */
@@ -168,7 +171,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       })
     },
 
-    async createShipments(orderId, orderReference, howMany, userId) {
+    async createShipments(orderId, orderReference, howMany, userId, messages) {
       return db.transaction(async (tx) => {
         // Numbering reads the count and then inserts: one creator per order at a time.
         await lockOrder(tx, orderId)
@@ -190,7 +193,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         await tx
           .insert(shipmentStatusHistory)
           .values(created.map((row) => ({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now })))
-        return created
+        return { rows: created, messages: messages ? await writeOutboxMessages(tx, messages.of(created), messages.claimFor, now) : [] }
       })
     },
 
@@ -213,15 +216,17 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       return db.select().from(shipmentStatusHistory).where(eq(shipmentStatusHistory.shipmentId, shipmentId)).orderBy(desc(shipmentStatusHistory.id))
     },
 
-    async setShipmentDeleted(id, deleted) {
+    async setShipmentDeleted(id, deleted, now, messages) {
       if (!isInt4(id)) return undefined
-      const now = new Date()
-      const [row] = await db
-        .update(shipments)
-        .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now})` : null, updatedAt: now })
-        .where(eq(shipments.id, id))
-        .returning()
-      return row
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(shipments)
+          .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now})` : null, updatedAt: now })
+          .where(eq(shipments.id, id))
+          .returning()
+        if (!row) return undefined
+        return { row, messages: messages ? await writeOutboxMessages(tx, messages.of(row), messages.claimFor, now) : [] }
+      })
     },
 
     async findIntegration(handle) {
@@ -279,6 +284,9 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           integrationHandle: integrations.handle,
           externalId: shipmentExternalReferences.externalId,
           externalUrl: shipmentExternalReferences.externalUrl,
+          lastPushAt: shipmentExternalReferences.lastPushAt,
+          lastPushError: shipmentExternalReferences.lastPushError,
+          pushAttempts: shipmentExternalReferences.pushAttempts,
         })
         .from(shipmentExternalReferences)
         .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
@@ -342,10 +350,6 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       return wrote(result)
     },
 
-    async releaseOrderAdvance(orderId) {
-      wrote(await db.delete(orderAdvances).where(eq(orderAdvances.orderId, orderId)))
-    },
-
     async setOrderStatus(orderId, statusHandle) {
       const applied = await db.transaction(async (tx) => {
         if (!(await statusExists(tx, statusHandle))) return false
@@ -370,6 +374,35 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     exportOrders,
+
+    outbox: createPostgresOutboxStore(db),
+
+    async withNamedLock(name, key, timeoutMs, task) {
+      // In-process first, so waiting callers do not each hold a connection; then a session advisory
+      // lock on a connection of its own, released by the server if this process dies.
+      return queue.withLock(`${name}:${key}`, timeoutMs, async () => {
+        const client = await db.$client.connect()
+        const lost = (error: Error) => void error
+        client.on('error', lost)
+        let locked = false
+        try {
+          await client.query(`SELECT set_config('lock_timeout', $1, false)`, [`${Math.max(1, timeoutMs)}ms`])
+          try {
+            await client.query('SELECT pg_advisory_lock($1, $2)', [ADVISORY_LOCK_CLASS[name], key])
+          } catch (error) {
+            if (sqlState(error) === LOCK_NOT_AVAILABLE) throw new LockTimeoutError(`${name}:${key}`)
+            throw error
+          }
+          locked = true
+          await client.query(`SELECT set_config('lock_timeout', '0', false)`)
+          return await task()
+        } finally {
+          if (locked) await client.query('SELECT pg_advisory_unlock($1, $2)', [ADVISORY_LOCK_CLASS[name], key]).catch(lost)
+          client.off('error', lost)
+          client.release()
+        }
+      })
+    },
 
     async close() {
       if (options.owned) await db.$client.end()

@@ -12,4 +12,6 @@ export const ADVISORY_LOCK_CLASS = {
   orderShipments: 0x53484951,
   /** Migrations; the second key is 0. */
   migrate: 0x53484952,
+  /** Pushes and cancels of one shipment to integrations; the second key is the shipment id. */
+  shipmentPush: 0x53484953,
 } as const

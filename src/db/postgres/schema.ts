@@ -30,6 +30,8 @@ export const shipments = pgTable(
     enabled: boolean('enabled').notNull().default(true),
     fields: jsonObject('fields'),
     dateDeleted: timestampMs('date_deleted'),
+    /** The status a shipment had when it was cancelled with its order, so it can be restored with it. */
+    statusBeforeOrderCancel: text('status_before_order_cancel'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -77,6 +79,10 @@ export const integrations = pgTable(
     settings: jsonObject('settings'),
     /** External status code to internal shipment status. */
     statusMap: json('status_map').$type<Record<string, string>>().notNull().default(sql`'{}'::json`),
+    /** Internal shipment status to the integration's own code, sent by a push. */
+    outboundStatusMap: json('outbound_status_map').$type<Record<string, string>>().notNull().default(sql`'{}'::json`),
+    /** Shipment statuses whose reaching pushes the shipment to the integration. */
+    pushOn: json('push_on').$type<string[]>().notNull().default(sql`'[]'::json`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -96,6 +102,10 @@ export const shipmentExternalReferences = pgTable(
     externalUrl: text('external_url'),
     /** When the last applied external event happened; older events never move the status back. */
     lastEventAt: timestampMs('last_event_at'),
+    /** The outbound direction: when the last push or cancel was attempted, its error, how many attempts. */
+    lastPushAt: timestampMs('last_push_at'),
+    lastPushError: text('last_push_error'),
+    pushAttempts: integer('push_attempts').notNull().default(0),
     updatedAt: updatedAt(),
   },
   (table) => [primaryKey({ columns: [table.shipmentId, table.integrationId] })],
@@ -114,6 +124,69 @@ export const webhookDeliveries = pgTable(
   },
   (table) => [primaryKey({ columns: [table.integrationId, table.deliveryId] })],
 )
+
+/**
+ * The transactional outbox: events and follow-up jobs, written in the transaction of the change that
+ * causes them, then handled by one instance at a time (a claim with a lease) until done or failed.
+ */
+export const outbox = pgTable(
+  'shipments_outbox',
+  {
+    id: id(),
+    messageId: text('message_id').notNull(),
+    kind: text('kind', { enum: ['event', 'job'] }).notNull(),
+    name: text('name').notNull(),
+    /** Messages of one key are handled in id (commit) order: one shipment's events stay in order. */
+    orderingKey: text('ordering_key').notNull(),
+    payload: jsonObject('payload'),
+    state: text('state', { enum: ['pending', 'done', 'failed'] }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    availableAt: timestampMs('available_at').notNull(),
+    claimedUntil: timestampMs('claimed_until'),
+    claimedBy: text('claimed_by'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    doneAt: timestampMs('done_at'),
+  },
+  (table) => [
+    uniqueIndex('shipments_outbox_message_unique').on(table.messageId),
+    index('shipments_outbox_pending_idx').on(table.availableAt, table.id).where(sql`state = 'pending'`),
+    index('shipments_outbox_pending_key_idx').on(table.orderingKey, table.id).where(sql`state = 'pending'`),
+    index('shipments_outbox_done_idx').on(table.doneAt),
+  ],
+)
+
+/** Every attempt of an outbox job: time, HTTP status, duration, short error. */
+export const outboxAttempts = pgTable(
+  'shipments_outbox_attempts',
+  {
+    id: id(),
+    outboxId: integer('outbox_id')
+      .notNull()
+      .references(() => outbox.id, { onDelete: 'cascade' }),
+    attemptedAt: timestampMs('attempted_at').notNull(),
+    statusCode: integer('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+  },
+  (table) => [index('shipments_outbox_attempts_outbox_idx').on(table.outboxId, table.id)],
+)
+
+/** Outbound webhook subscriptions: where to send which events, signed with the secret. */
+export const webhookSubscriptions = pgTable('shipments_webhook_subscriptions', {
+  id: id(),
+  url: text('url').notNull(),
+  /** Event names, or ["*"] for every event. */
+  events: json('events').$type<string[]>().notNull().default(sql`'[]'::json`),
+  secret: text('secret').notNull(),
+  description: text('description'),
+  enabled: boolean('enabled').notNull().default(true),
+  /** Failed attempts since the last success; the subscription is disabled when it reaches the limit. */
+  failureCount: integer('failure_count').notNull().default(0),
+  disabledReason: text('disabled_reason'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+})
 
 // The reference order store: the package's own order tables, used when the host brings no order store.
 

@@ -17,6 +17,7 @@ import {
 import { createMutex } from '../mutex.js'
 import { createChangeStamp, lockDirectoryFor, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createOrderExportQueries } from './order-export.js'
+import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
 import {
   integrations,
   orderAddresses,
@@ -134,6 +135,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle)).get() !== undefined
   const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted }
   const exportOrders = createOrderExportQueries(db)
+  const writeMessages = createSqliteOutboxWriter(db)
 
   return {
     engine: 'sqlite',
@@ -156,7 +158,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
           if (!before) throw new ShipmentMissingError(id)
           const now = new Date()
           if (request.externalEvent && !recordExternalEvent(id, request.externalEvent, now)) {
-            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true }
+            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true, messages: [] }
           }
           const plan = request.plan(before)
           const history = plan.history ? (insertHistory.get({ ...plan.history, shipmentId: id }) as { id: number }) : null
@@ -165,7 +167,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
           if (plan.claimOrderAdvance !== null && (countUnshipped.get({ orderId: row.orderId }) as { total: number }).total === 0) {
             orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
           }
-          return { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+          const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
+          return { ...outcome, messages }
         })
       if (request.lockTimeoutMs === undefined) return commit()
       return mutex.withLock(transitionLockName(id), request.lockTimeoutMs, async () => {
@@ -178,7 +182,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       })
     },
 
-    async createShipments(orderId, orderReference, howMany, userId) {
+    async createShipments(orderId, orderReference, howMany, userId, messages) {
       return writeTransaction(db, () => {
         const existing = db.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)).get()!
         const now = new Date()
@@ -189,7 +193,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
           db.insert(shipmentStatusHistory).values({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now }).run()
           created.push(row)
         }
-        return created
+        return { rows: created, messages: messages ? writeMessages(messages.of(created), messages.claimFor, now) : [] }
       })
     },
 
@@ -213,14 +217,17 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         .all()
     },
 
-    async setShipmentDeleted(id, deleted) {
-      const now = new Date()
-      return db
-        .update(shipments)
-        .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now.getTime()})` : null, updatedAt: now })
-        .where(eq(shipments.id, id))
-        .returning()
-        .get()
+    async setShipmentDeleted(id, deleted, now, messages) {
+      return writeTransaction(db, () => {
+        const row = db
+          .update(shipments)
+          .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now.getTime()})` : null, updatedAt: now })
+          .where(eq(shipments.id, id))
+          .returning()
+          .get()
+        if (!row) return undefined
+        return { row, messages: messages ? writeMessages(messages.of(row), messages.claimFor, now) : [] }
+      })
     },
 
     async findIntegration(handle) {
@@ -271,6 +278,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
           integrationHandle: integrations.handle,
           externalId: shipmentExternalReferences.externalId,
           externalUrl: shipmentExternalReferences.externalUrl,
+          lastPushAt: shipmentExternalReferences.lastPushAt,
+          lastPushError: shipmentExternalReferences.lastPushError,
+          pushAttempts: shipmentExternalReferences.pushAttempts,
         })
         .from(shipmentExternalReferences)
         .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
@@ -327,10 +337,6 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       })
     },
 
-    async releaseOrderAdvance(orderId) {
-      db.delete(orderAdvances).where(eq(orderAdvances.orderId, orderId)).run()
-    },
-
     async setOrderStatus(orderId, statusHandle) {
       return writeTransaction(db, () => {
         if (!statusExists(statusHandle)) return false
@@ -353,6 +359,12 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async exportOrders(query) {
       return exportOrders(query)
+    },
+
+    outbox: createSqliteOutboxStore(db, writeMessages),
+
+    async withNamedLock(name, key, timeoutMs, task) {
+      return mutex.withLock(`${name}:${key}`, timeoutMs, task)
     },
 
     async close() {

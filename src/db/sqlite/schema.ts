@@ -28,6 +28,8 @@ export const shipments = sqliteTable(
     enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
     fields: jsonObject('fields'),
     dateDeleted: timestamp('date_deleted'),
+    /** The status a shipment had when it was cancelled with its order, so it can be restored with it. */
+    statusBeforeOrderCancel: text('status_before_order_cancel'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -75,6 +77,10 @@ export const integrations = sqliteTable(
     settings: jsonObject('settings'),
     /** External status code to internal shipment status. */
     statusMap: text('status_map', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
+    /** Internal shipment status to the integration's own code, sent by a push. */
+    outboundStatusMap: text('outbound_status_map', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
+    /** Shipment statuses whose reaching pushes the shipment to the integration. */
+    pushOn: text('push_on', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -94,6 +100,10 @@ export const shipmentExternalReferences = sqliteTable(
     externalUrl: text('external_url'),
     /** When the last applied external event happened; older events never move the status back. */
     lastEventAt: timestamp('last_event_at'),
+    /** The outbound direction: when the last push or cancel was attempted, its error, how many attempts. */
+    lastPushAt: timestamp('last_push_at'),
+    lastPushError: text('last_push_error'),
+    pushAttempts: integer('push_attempts').notNull().default(0),
     updatedAt: updatedAt(),
   },
   (table) => [primaryKey({ columns: [table.shipmentId, table.integrationId] })],
@@ -112,6 +122,69 @@ export const webhookDeliveries = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.integrationId, table.deliveryId] })],
 )
+
+/**
+ * The transactional outbox: events and follow-up jobs, written in the transaction of the change that
+ * causes them, then handled by one instance at a time (a claim with a lease) until done or failed.
+ */
+export const outbox = sqliteTable(
+  'shipments_outbox',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    messageId: text('message_id').notNull(),
+    kind: text('kind', { enum: ['event', 'job'] }).notNull(),
+    name: text('name').notNull(),
+    /** Messages of one key are handled in id (commit) order: one shipment's events stay in order. */
+    orderingKey: text('ordering_key').notNull(),
+    payload: jsonObject('payload'),
+    state: text('state', { enum: ['pending', 'done', 'failed'] }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    availableAt: timestamp('available_at').notNull(),
+    claimedUntil: timestamp('claimed_until'),
+    claimedBy: text('claimed_by'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    doneAt: timestamp('done_at'),
+  },
+  (table) => [
+    uniqueIndex('shipments_outbox_message_unique').on(table.messageId),
+    index('shipments_outbox_pending_idx').on(table.availableAt, table.id).where(sql`state = 'pending'`),
+    index('shipments_outbox_pending_key_idx').on(table.orderingKey, table.id).where(sql`state = 'pending'`),
+    index('shipments_outbox_done_idx').on(table.doneAt),
+  ],
+)
+
+/** Every attempt of an outbox job: time, HTTP status, duration, short error. */
+export const outboxAttempts = sqliteTable(
+  'shipments_outbox_attempts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    outboxId: integer('outbox_id')
+      .notNull()
+      .references(() => outbox.id, { onDelete: 'cascade' }),
+    attemptedAt: timestamp('attempted_at').notNull(),
+    statusCode: integer('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+  },
+  (table) => [index('shipments_outbox_attempts_outbox_idx').on(table.outboxId, table.id)],
+)
+
+/** Outbound webhook subscriptions: where to send which events, signed with the secret. */
+export const webhookSubscriptions = sqliteTable('shipments_webhook_subscriptions', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  url: text('url').notNull(),
+  /** Event names, or ["*"] for every event. */
+  events: text('events', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+  secret: text('secret').notNull(),
+  description: text('description'),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  /** Failed attempts since the last success; the subscription is disabled when it reaches the limit. */
+  failureCount: integer('failure_count').notNull().default(0),
+  disabledReason: text('disabled_reason'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+})
 
 // The reference order store: the package's own order tables, used when the host brings no order store.
 

@@ -1,0 +1,193 @@
+// The outbox dispatcher: delivers committed events to the listeners and runs follow-up jobs, right
+// after the commit for what this instance wrote, and by a sweep for what nobody holds (a dead process's
+// messages, retries that came due). Each message is held by one instance at a time (a claim with a lease).
+import { randomUUID } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { DataLayer, NewOutboxMessage, OutboxClaim, OutboxRow } from '../db/data-layer.js'
+import type { ShipmentsEventMap, ShipmentsEvents } from '../events.js'
+
+/** What one attempt of a job came to. `statusCode`: the HTTP status a remote side answered, if any. */
+export type JobResult =
+  | { state: 'done'; statusCode?: number | null; followUps?: NewOutboxMessage[] }
+  | { state: 'retry' | 'failed'; error: string; statusCode?: number | null }
+
+export interface JobHandler {
+  run(row: OutboxRow): Promise<JobResult>
+  /** The delay before retry number `attempt` (1 for the first retry), or null to give up. */
+  retryDelayMs(attempt: number): number | null
+}
+
+export interface DispatcherOptions {
+  /** How long a claim holds a message; a process that dies holding one leaves it to others after this. */
+  leaseMs: number
+  /** How often the sweep looks for due messages. */
+  pollIntervalMs: number
+  /** How long done and failed messages are kept. */
+  retentionMs: number
+}
+
+export interface DispatcherDependencies {
+  data: DataLayer
+  events: ShipmentsEvents
+  logger: FastifyBaseLogger
+  options: DispatcherOptions
+  /** Job handlers by job name. */
+  jobs: Record<string, JobHandler>
+  /** The follow-ups of delivered events (webhook deliveries, pushes), written as they are marked delivered. */
+  followUpsOf(events: OutboxRow[]): Promise<NewOutboxMessage[]>
+}
+
+const SWEEP_BATCH = 100
+const PRUNE_EVERY_MS = 60 * 60 * 1000
+
+/** A short, single-line reason for an attempt log or a stored error. */
+export function shortError(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error)
+  return text.replace(/\s+/g, ' ').trim().slice(0, 500) || 'Unknown error'
+}
+
+export type OutboxDispatcher = ReturnType<typeof createOutboxDispatcher>
+
+export function createOutboxDispatcher(deps: DispatcherDependencies) {
+  const { data, events, logger, options } = deps
+  const claim: OutboxClaim = { instanceId: randomUUID(), leaseMs: options.leaseMs }
+  const inFlight = new Set<Promise<unknown>>()
+  let timer: NodeJS.Timeout | null = null
+  let sweeping: Promise<void> | null = null
+  let lastPrune = 0
+  let stopped = false
+
+  // Delivered events are marked done in batches: one transaction for all events delivered in a tick.
+  let toComplete: OutboxRow[] = []
+  let flushScheduled = false
+
+  function track<T>(promise: Promise<T>): Promise<T> {
+    inFlight.add(promise)
+    void promise.finally(() => inFlight.delete(promise)).catch(() => undefined)
+    return promise
+  }
+
+  async function flushCompleted() {
+    flushScheduled = false
+    const batch = toComplete
+    toComplete = []
+    if (batch.length === 0) return
+    try {
+      const followUps = await deps.followUpsOf(batch)
+      const written = await data.outbox.complete(batch.map((row) => row.id), followUps, stopped ? null : claim)
+      if (!stopped && written.length > 0) void deliver(written)
+    } catch (error) {
+      // Still claimed, not done: after the lease they are delivered again (at least once).
+      logger.error({ err: error, events: batch.map((row) => row.messageId) }, 'Could not mark outbox events delivered')
+    }
+  }
+
+  function completeLater(row: OutboxRow) {
+    toComplete.push(row)
+    if (!flushScheduled) {
+      flushScheduled = true
+      track(new Promise<void>((resolve) => setImmediate(() => void flushCompleted().then(resolve))))
+    }
+  }
+
+  function deliverEvent(row: OutboxRow) {
+    const name = row.name as keyof ShipmentsEventMap
+    const payload = { ...row.payload, eventId: row.messageId } as ShipmentsEventMap[typeof name][0]
+    const settled = (events.emitCommitted as (name: string, payload: unknown) => Promise<void>)(name, payload)
+    track(settled.then(() => completeLater(row)))
+  }
+
+  async function runJob(row: OutboxRow): Promise<void> {
+    const handler = deps.jobs[row.name]
+    const started = performance.now()
+    const attemptedAt = new Date()
+    let result: JobResult
+    if (!handler) {
+      result = { state: 'failed', error: `No handler for the job "${row.name}".` }
+    } else {
+      try {
+        result = await handler.run(row)
+      } catch (error) {
+        result = { state: 'retry', error: shortError(error) }
+      }
+    }
+    const attempt = {
+      attemptedAt,
+      statusCode: result.statusCode ?? null,
+      durationMs: Math.round(performance.now() - started),
+      error: result.state === 'done' ? null : result.error,
+    }
+    let outcome: { state: 'done' } | { state: 'retry'; retryAt: Date } | { state: 'failed' } = { state: 'done' }
+    if (result.state !== 'done') {
+      const delay = result.state === 'retry' && handler ? handler.retryDelayMs(row.attempts + 1) : null
+      outcome = delay === null ? { state: 'failed' } : { state: 'retry', retryAt: new Date(Date.now() + delay) }
+      const log = outcome.state === 'failed' ? logger.error.bind(logger) : logger.warn.bind(logger)
+      log({ job: row.name, messageId: row.messageId, attempt: row.attempts + 1, reason: result.error }, outcome.state === 'failed' ? 'An outbox job failed for good' : 'An outbox job will be retried')
+    }
+    try {
+      const followUps = result.state === 'done' ? (result.followUps ?? []) : []
+      const written = await data.outbox.recordAttempt(row.id, { attempt, outcome, followUps }, stopped ? null : claim)
+      if (!stopped && written.length > 0) void deliver(written)
+    } catch (error) {
+      logger.error({ err: error, messageId: row.messageId }, 'Could not record an outbox job attempt')
+    }
+  }
+
+  /**
+   * Handles messages this instance holds, in order: events' listeners are called before this returns
+   * (synchronously, as callers of the services expect); the promise settles when the jobs have run once.
+   */
+  function deliver(rows: OutboxRow[]): Promise<void> {
+    const jobs: Promise<void>[] = []
+    for (const row of rows) {
+      if (row.kind === 'event') deliverEvent(row)
+      else jobs.push(track(runJob(row)))
+    }
+    return jobs.length === 0 ? Promise.resolve() : Promise.all(jobs).then(() => undefined)
+  }
+
+  async function sweepOnce() {
+    const due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
+    if (due.length > 0) await deliver(due)
+    if (Date.now() - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = Date.now()
+      const pruned = await data.outbox.prune(new Date(Date.now() - options.retentionMs))
+      if (pruned > 0) logger.info({ pruned }, 'Pruned delivered outbox messages')
+    }
+  }
+
+  /** Runs one sweep at a time; a failing one is logged and the next tick tries again. */
+  function sweep(): Promise<void> {
+    sweeping ??= sweepOnce()
+      .catch((error: unknown) => logger.error({ err: error }, 'The outbox sweep failed'))
+      .finally(() => (sweeping = null))
+    return sweeping
+  }
+
+  return {
+    /** This instance's claim: messages written with a change are held by it for the lease. */
+    claim,
+    deliver,
+    /** Writes messages outside a change's transaction (after a host store's commit) and handles them. */
+    async publish(messages: NewOutboxMessage[]): Promise<void> {
+      await deliver(await data.outbox.enqueue(messages, claim))
+    },
+    /** Looks for due messages now (start-up, tests); resolves when those found have been handled once. */
+    sweep,
+    start() {
+      stopped = false
+      void sweep()
+      timer = setInterval(() => void sweep(), options.pollIntervalMs)
+      timer.unref()
+    },
+    /** Stops the sweep and waits for what is in flight; messages still held are left to their lease. */
+    async stop() {
+      stopped = true
+      if (timer) clearInterval(timer)
+      timer = null
+      while (sweeping || inFlight.size > 0) {
+        await Promise.allSettled([sweeping, ...inFlight])
+      }
+    },
+  }
+}
