@@ -77,6 +77,15 @@ export class IntegrationError extends Error {
   }
 }
 
+/** A webhook subscription could not be saved or found: the message names the offending field. */
+export class WebhookSubscriptionError extends Error {
+  readonly code = 'SHIPMENTS_WEBHOOK_SUBSCRIPTION'
+  constructor(message: string) {
+    super(message)
+    this.name = 'WebhookSubscriptionError'
+  }
+}
+
 /** An integration could not be saved: the message names the offending setting. */
 export class IntegrationConfigError extends Error {
   readonly code = 'SHIPMENTS_INTEGRATION_CONFIG'

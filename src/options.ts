@@ -37,6 +37,12 @@ const OrderFieldSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/**
+ * Delays before each retry of a webhook delivery or a push: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h,
+ * 4 h, 8 h, 8 h (about a day in all, each ±20 % jitter); then the job fails for good.
+ */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 28_800].map((seconds) => seconds * 1000)
+
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
 /** Schema of the plain-data options; functions and the database are checked beside it. */
@@ -58,7 +64,27 @@ const DataOptionsSchema = Type.Object({
   lockDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
   orderFields: Type.Array(OrderFieldSchema, { default: [] }),
   openapi: Type.Optional(Type.Object({ path: Type.String({ pattern: '^(/[^/?#]+)+$' }) }, { additionalProperties: false })),
+  outbox: Type.Object(
+    {
+      leaseMs: Type.Integer({ minimum: 1000, default: 60_000 }),
+      pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
+      retentionMs: Type.Integer({ minimum: 0, default: 7 * 24 * 60 * 60 * 1000 }),
+      retryDelaysMs: Type.Array(Type.Integer({ minimum: 0 }), { maxItems: 100, default: DEFAULT_RETRY_DELAYS_MS }),
+    },
+    { additionalProperties: false, default: {} },
+  ),
+  webhooks: Type.Object(
+    {
+      allowPrivateAddresses: Type.Boolean({ default: false }),
+      timeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+      disableAfterFailures: Type.Integer({ minimum: 1, default: 20 }),
+    },
+    { additionalProperties: false, default: {} },
+  ),
+  cancelWithOrderStatuses: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
 })
+
+
 
 export const DEFAULT_PREFIXES = {
   shipmentApi: '/shipments/api',
@@ -113,6 +139,25 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * `Date.now`; a host or a test with its own clock sets it. Lock waits always use the real time.
    */
   clock?: () => number
+  /**
+   * The transactional outbox: `leaseMs` (default 60000) is how long an instance holds a message it
+   * handles, so one left by a dead process is taken up after it; `pollIntervalMs` (1000) how often due
+   * messages are looked for; `retentionMs` (7 days) how long delivered ones are kept; `retryDelaysMs`
+   * the delays before each retry of a webhook delivery or a push (DEFAULT_RETRY_DELAYS_MS, about a day).
+   */
+  outbox?: { leaseMs?: number; pollIntervalMs?: number; retentionMs?: number; retryDelaysMs?: number[] }
+  /**
+   * Outbound webhooks: `allowPrivateAddresses` (default false) lets subscriptions reach loopback and
+   * private addresses; `timeoutMs` (10000) bounds each request; `disableAfterFailures` (20) failed
+   * attempts in a row disable a subscription.
+   */
+  webhooks?: { allowPrivateAddresses?: boolean; timeoutMs?: number; disableAfterFailures?: number }
+  /**
+   * Order statuses that cancel an order's open shipments when the host reports them through
+   * `app.shipments.shipments.orderStatusChanged(orderId, status)`; leaving them restores those
+   * shipments. Default none.
+   */
+  cancelWithOrderStatuses?: string[]
 }
 
 export type ResolvedOptions = Static<typeof DataOptionsSchema> & {

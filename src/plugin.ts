@@ -10,6 +10,7 @@ import { createReferenceOrders, type ReferenceOrders } from './orders/reference-
 import { shipmentRoutes } from './shipments/routes.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
 import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
+import type { NewOutboxMessage, OutboxRow } from './db/data-layer.js'
 import { createProviderRegistry, type ProviderRegistry } from './gateway/providers.js'
 import { signedWebhookProvider } from './gateway/providers/signed-webhook.js'
 import { gatewayRoutes } from './gateway/routes.js'
@@ -18,6 +19,12 @@ import { orderExchangeRoutes } from './order-exchange/routes.js'
 import { blankShipNotifySettings } from './order-exchange/settings.js'
 import { redactedRequest } from './http/redact.js'
 import { shipmentsOpenApiDocument } from './openapi.js'
+import { createOutboxDispatcher, type JobHandler } from './outbox/dispatcher.js'
+import { createOutboxService, type OutboxService } from './outbox/outbox-service.js'
+import { createWebhookService, WEBHOOK_DELIVERY_JOB, type WebhookService } from './outbox/webhooks.js'
+import { createPushService, PUSH_JOB, type PushService } from './gateway/push.js'
+import { ORDER_ADVANCE_JOB } from './shipments/service.js'
+import { formatIsoWithOffset } from './time.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -30,8 +37,14 @@ export interface ShipmentsDecorator {
    * brings its own `orderStore`.
    */
   referenceOrders: ReferenceOrders | null
-  /** Typed events, emitted after commit. */
+  /** Typed events, written to the outbox with their change and delivered after the commit, at least once. */
   events: ShipmentsEvents
+  /** The outbox: events and follow-up jobs in commit order, for replays and audits; retry a failed job. */
+  outbox: OutboxService
+  /** Outbound webhook subscriptions: create, change, list, their deliveries and attempts, redeliver. */
+  webhooks: WebhookService
+  /** Push a shipment to an integration, or cancel it there, now (automatic pushes follow `pushOn`). */
+  pushes: { push: PushService['push']; cancel: PushService['cancel'] }
   /**
    * The database the package works on: its engine ('sqlite' or 'postgres'), the Drizzle database, and
    * the package's Drizzle tables for that engine (`schema`). Narrow on `engine` to query the tables.
@@ -63,14 +76,29 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
     onPoolError: (error) => logger.error({ err: error }, 'A pooled database connection failed'),
   })
-  // Close only what the package opened (the data layer knows); a host's database stays the host's.
-  app.addHook('onClose', () => data.close())
 
   const events = new ShipmentsEvents(logger)
   const orderStore = options.orderStore ?? createReferenceOrderStore(data, { orderFields: options.orderFields })
-  const shipments = createShipmentService({
+  // Handlers are added below, once the services they call exist; nothing is dispatched before ready.
+  const jobs: Record<string, JobHandler> = {}
+  const followUps: Array<(delivered: OutboxRow[]) => Promise<NewOutboxMessage[]>> = []
+  const dispatcher = createOutboxDispatcher({
     data,
     events,
+    logger,
+    options: options.outbox,
+    jobs,
+    followUpsOf: async (delivered) => (await Promise.all(followUps.map((of) => of(delivered)))).flat(),
+  })
+  app.addHook('onReady', () => dispatcher.start())
+  // Close only what the package opened (the data layer knows); a host's database stays the host's.
+  app.addHook('onClose', async () => {
+    await dispatcher.stop()
+    await data.close()
+  })
+  const shipments = createShipmentService({
+    data,
+    dispatcher,
     orderStore,
     logger,
     timeZone: options.timezone,
@@ -78,6 +106,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     shippedOrderStatus: options.shippedOrderStatus,
     lockTimeoutMs: options.lockTimeoutMs,
     clock: options.clock,
+    cancelWithOrderStatuses: options.cancelWithOrderStatuses,
   })
 
   const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
@@ -85,13 +114,44 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
 
   const exchangeSettings = options.orderExchange
   const orderExchange = exchangeSettings
-    ? createOrderExchangeService({ settings: exchangeSettings, orderStore, shipments, events, logger, timeZone: options.timezone })
+    ? createOrderExchangeService({ settings: exchangeSettings, orderStore, shipments, dispatcher, logger, timeZone: options.timezone })
     : null
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
   if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
 
+  const present = (date: Date) => formatIsoWithOffset(date.getTime(), options.timezone)
+  const webhooks = createWebhookService({ data, dispatcher, options: options.webhooks, retryDelaysMs: options.outbox.retryDelaysMs, present })
+  const pushes = createPushService({
+    data,
+    registry: providers,
+    integrations,
+    shipments,
+    dispatcher,
+    logger,
+    timeZone: options.timezone,
+    lockTimeoutMs: options.lockTimeoutMs,
+    retryDelaysMs: options.outbox.retryDelaysMs,
+  })
+  jobs[WEBHOOK_DELIVERY_JOB] = webhooks.deliveryJob
+  jobs[PUSH_JOB] = pushes.pushJob
+  jobs[ORDER_ADVANCE_JOB] = shipments.orderAdvanceJob
+  followUps.push(webhooks.deliveriesFor, pushes.pushesFor)
+  const outbox = createOutboxService(data, dispatcher, options.timezone)
+
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock)
-  app.decorate('shipments', { shipments, orders: orderStore, referenceOrders, events, database: handle, integrations, providers, orderExchange })
+  app.decorate('shipments', {
+    shipments,
+    orders: orderStore,
+    referenceOrders,
+    events,
+    outbox,
+    webhooks,
+    pushes: { push: pushes.push, cancel: pushes.cancel },
+    database: handle,
+    integrations,
+    providers,
+    orderExchange,
+  })
 
   // Every surface logs its request line with credential-like query parameters masked (SS-Password,
   // a provider's token, however spelled).

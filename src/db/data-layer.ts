@@ -126,6 +126,8 @@ export interface OutboxListQuery {
   state?: OutboxState
   kind?: 'event' | 'job'
   name?: string
+  /** Only messages whose ordering key starts with this (letters, digits, ":" and "-"). */
+  orderingKeyPrefix?: string
   /** Only messages with an id greater than this (paging forward). */
   afterId?: number
   limit: number

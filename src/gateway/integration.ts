@@ -10,7 +10,12 @@ export interface Integration {
   enabled: boolean | string
   providerId: string | null
   settings: Record<string, unknown>
+  /** Inbound: the integration's status code to the shipment status it means. */
   statusMap: Record<string, ShipmentStatus>
+  /** Outbound: a shipment status to the integration's own code, sent with a push. */
+  outboundStatusMap: Partial<Record<ShipmentStatus, string>>
+  /** Shipment statuses whose reaching pushes the shipment to the integration (cancelled: cancels it there). */
+  pushOn: ShipmentStatus[]
   dateCreated: string
   dateUpdated: string
 }
@@ -22,10 +27,16 @@ export interface IntegrationInput {
   providerId?: string | null
   settings?: Record<string, unknown>
   statusMap?: Record<string, string>
+  outboundStatusMap?: Record<string, string>
+  pushOn?: string[]
 }
 
 export interface ExternalReference {
   integrationHandle: string
   externalId: string | null
   externalUrl: string | null
+  /** The outbound direction: when the last push or cancel was attempted, and its error (null: it succeeded). */
+  lastPushAt: string | null
+  lastPushError: string | null
+  pushAttempts: number
 }

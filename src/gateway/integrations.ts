@@ -75,6 +75,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       providerId: row.providerId,
       settings,
       statusMap: row.statusMap as Record<string, ShipmentStatus>,
+      outboundStatusMap: row.outboundStatusMap as Partial<Record<ShipmentStatus, string>>,
+      pushOn: row.pushOn as ShipmentStatus[],
       dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
       dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
     }
@@ -99,7 +101,19 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       if (codeProblem) throw new IntegrationConfigError(`statusMap: an external code ${codeProblem}`)
       if (!isShipmentStatus(status)) throw new IntegrationConfigError(`statusMap.${code}: "${status}" is not a shipment status`)
     }
-    if (input.providerId == null) return
+    for (const [status, code] of Object.entries(input.outboundStatusMap ?? {})) {
+      if (!isShipmentStatus(status)) throw new IntegrationConfigError(`outboundStatusMap: "${status}" is not a shipment status`)
+      const codeProblem = typeof code !== 'string' || code === '' ? 'must be a non-empty string' : textProblem(code, SHORT_TEXT)
+      if (codeProblem) throw new IntegrationConfigError(`outboundStatusMap.${status}: ${codeProblem}`)
+    }
+    if (!Array.isArray(input.pushOn ?? [])) throw new IntegrationConfigError('pushOn: must be a list of shipment statuses')
+    for (const status of input.pushOn ?? []) {
+      if (!isShipmentStatus(status)) throw new IntegrationConfigError(`pushOn: "${String(status)}" is not a shipment status`)
+    }
+    if (input.providerId == null) {
+      if ((input.pushOn ?? []).length > 0) throw new IntegrationConfigError('pushOn: needs a provider that can push shipments')
+      return
+    }
     const provider = registry.get(input.providerId)
     if (!provider) throw new IntegrationConfigError(`providerId: no provider "${input.providerId}" is registered`)
     let resolved: Record<string, unknown>
@@ -112,6 +126,10 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     for (const [key, value] of Object.entries(input.settings ?? {})) {
       const problem = typeof value === 'string' ? textProblem(value, SETTING_TEXT) : null
       if (problem) throw new IntegrationConfigError(`settings.${key}: ${problem}`)
+    }
+    for (const status of input.pushOn ?? []) {
+      const method = status === 'cancelled' ? 'cancelShipment' : 'pushShipment'
+      if (!provider[method]) throw new IntegrationConfigError(`pushOn: the provider "${provider.id}" has no ${method}()`)
     }
     const firstError = Value.Errors(provider.settingsSchema, Value.Default(provider.settingsSchema, structuredClone(resolved))).First()
     if (firstError) {
@@ -141,6 +159,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     providerId: input.providerId ?? null,
     settings: input.settings ?? {},
     statusMap: input.statusMap ?? {},
+    outboundStatusMap: input.outboundStatusMap ?? {},
+    pushOn: [...new Set(input.pushOn ?? [])],
     updatedAt: new Date(),
   })
 
@@ -162,6 +182,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         providerId: changes.providerId === undefined ? row.providerId : changes.providerId,
         settings,
         statusMap: changes.statusMap ?? row.statusMap,
+        outboundStatusMap: changes.outboundStatusMap ?? row.outboundStatusMap,
+        pushOn: changes.pushOn ?? row.pushOn,
       }
       await checkInput(merged, row.id)
       return present(await data.updateIntegration(row.id, storedValues(merged)))
@@ -206,6 +228,8 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         const integration = present(row)
         Object.freeze(integration.settings)
         Object.freeze(integration.statusMap)
+        Object.freeze(integration.outboundStatusMap)
+        Object.freeze(integration.pushOn)
         cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration) }
         presented.set(row.id, cached)
       }
@@ -247,7 +271,10 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     },
 
     async externalReferences(shipmentId: number): Promise<ExternalReference[]> {
-      return data.externalReferences(shipmentId)
+      return (await data.externalReferences(shipmentId)).map((row) => ({
+        ...row,
+        lastPushAt: row.lastPushAt ? formatIsoWithOffset(row.lastPushAt.getTime(), timeZone) : null,
+      }))
     },
   }
 }

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Static, TObject } from '@sinclair/typebox'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
+import type { Shipment } from '../shipments/shipment.js'
 import type { Integration } from './integration.js'
 
 /** The request as it reached the gateway: nothing parsed, so signatures can be checked over the raw bytes. */
@@ -49,6 +50,22 @@ export interface ConnectionCheck {
   message?: string
 }
 
+/** What a push or cancel sends: the shipment, its status in the integration's own code, and where it lives there. */
+export interface PushRequest {
+  shipment: Shipment
+  /** The outbound status map's code for the shipment's status, or null when the map has none. */
+  externalStatus: string | null
+  /** The shipment's id and page at the integration, when known. */
+  externalId: string | null
+  externalUrl: string | null
+}
+
+/** What a push may answer: the shipment's id and page at the integration, kept as its external reference. */
+export interface PushResult {
+  externalId?: string | null
+  externalUrl?: string | null
+}
+
 export interface ProviderDefinition<Schema extends TObject = TObject> {
   /** Unique id; integrations are bound to a provider by it. */
   id: string
@@ -61,6 +78,14 @@ export interface ProviderDefinition<Schema extends TObject = TObject> {
   handleGatewayRequest(request: GatewayRequest, context: ProviderContext<Static<Schema>>): Promise<GatewayResponse>
   /** Optional: checks that the remote side is reachable with these settings. */
   checkConnection?(context: ProviderContext<Static<Schema>>): Promise<ConnectionCheck>
+  /**
+   * Optional: sends the shipment to the integration (create or update it there). Throw
+   * `IntegrationError` with `retryable: true` for a failure worth retrying (a timeout, a 503); any other
+   * error stops the push, recorded on the shipment's external reference.
+   */
+  pushShipment?(request: PushRequest, context: ProviderContext<Static<Schema>>): Promise<PushResult | void>
+  /** Optional: cancels the shipment at the integration; errors as for `pushShipment`. */
+  cancelShipment?(request: PushRequest, context: ProviderContext<Static<Schema>>): Promise<PushResult | void>
 }
 
 /** Declares a provider with its settings typed from its schema. */
@@ -93,8 +118,8 @@ export function providerDefinitionProblem(value: unknown): string | null {
   if (typeof candidate.settingsSchema !== 'object' || candidate.settingsSchema?.type !== 'object') {
     return `"${candidate.id}" needs a TypeBox object settingsSchema`
   }
-  if (candidate.checkConnection !== undefined && typeof candidate.checkConnection !== 'function') {
-    return `"${candidate.id}": checkConnection must be a function`
+  for (const method of ['checkConnection', 'pushShipment', 'cancelShipment'] as const) {
+    if (candidate[method] !== undefined && typeof candidate[method] !== 'function') return `"${candidate.id}": ${method} must be a function`
   }
   return null
 }

@@ -120,7 +120,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     let outcome: { state: 'done' } | { state: 'retry'; retryAt: Date } | { state: 'failed' } = { state: 'done' }
     if (result.state !== 'done') {
       const delay = result.state === 'retry' && handler ? handler.retryDelayMs(row.attempts + 1) : null
-      outcome = delay === null ? { state: 'failed' } : { state: 'retry', retryAt: new Date(Date.now() + delay) }
+      // Jitter (±20 %), so receivers that failed together are not retried in step.
+      outcome = delay === null ? { state: 'failed' } : { state: 'retry', retryAt: new Date(Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4))) }
       const log = outcome.state === 'failed' ? logger.error.bind(logger) : logger.warn.bind(logger)
       log({ job: row.name, messageId: row.messageId, attempt: row.attempts + 1, reason: result.error }, outcome.state === 'failed' ? 'An outbox job failed for good' : 'An outbox job will be retried')
     }
@@ -139,7 +140,9 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
    */
   function deliver(rows: OutboxRow[]): Promise<void> {
     const jobs: Promise<void>[] = []
+    // A message written behind an older pending one of its key was not claimed: the sweep takes it in turn.
     for (const row of rows) {
+      if (row.claimedBy !== claim.instanceId) continue
       if (row.kind === 'event') deliverEvent(row)
       else jobs.push(track(runJob(row)))
     }

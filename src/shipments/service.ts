@@ -11,7 +11,7 @@ import {
   type ShipmentRow,
 } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentUpdateRejectedError } from '../errors.js'
-import type { OutboxDispatcher } from '../outbox/dispatcher.js'
+import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
@@ -186,6 +186,30 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       })
     }
     return messages
+  }
+
+  /**
+   * The order advance, as an outbox job: retried (1 s, doubling, at most an hour apart) until the order
+   * store takes it, so no crash or store failure leaves an order behind; setting the same status twice
+   * is harmless, and its orderAdvanced event is written once (its id derives from the job's).
+   */
+  const orderAdvanceJob: JobHandler = {
+    retryDelayMs: (attempt) => Math.min(1000 * 2 ** Math.min(attempt - 1, 20), 60 * 60 * 1000),
+    async run(row) {
+      const { orderId, status, shipmentId } = row.payload as { orderId: number; status: string; shipmentId: number }
+      try {
+        await orderStore.setOrderStatus(orderId, status)
+      } catch (error) {
+        logger.error({ err: error, orderId, status }, 'Could not advance the order of a shipped shipment; it will be retried')
+        return { state: 'retry', error: shortError(error) }
+      }
+      return {
+        state: 'done',
+        followUps: [
+          { kind: 'event', name: 'orderAdvanced', messageId: `${row.messageId}:advanced`, orderingKey: `order:${orderId}`, payload: { orderId, status, shipmentId } },
+        ],
+      }
+    },
   }
 
   /** A move to shipped is refused while the order status it would advance the order to does not exist. */
@@ -411,5 +435,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     softDelete: (id: number) => setDeleted(id, true),
     restore: (id: number) => setDeleted(id, false),
     orderStatusChanged,
+    /** The outbox job that advances an order (the plugin registers it with the dispatcher). */
+    orderAdvanceJob,
   }
 }

@@ -1,7 +1,7 @@
 // The outbox and webhook subscriptions on PostgreSQL. A claim takes its rows with FOR UPDATE SKIP
 // LOCKED, so instances claiming at once each get other rows, and none waits on another.
 import { randomUUID } from 'node:crypto'
-import { and, asc, desc, eq, gt, inArray, lt, ne, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, like, lt, ne, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
@@ -114,6 +114,7 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
             query.state ? eq(outbox.state, query.state) : undefined,
             query.kind ? eq(outbox.kind, query.kind) : undefined,
             query.name ? eq(outbox.name, query.name) : undefined,
+            query.orderingKeyPrefix ? like(outbox.orderingKey, `${query.orderingKeyPrefix.replace(/[^A-Za-z0-9:-]/g, '')}%`) : undefined,
             query.afterId !== undefined ? gt(outbox.id, query.afterId) : undefined,
           ),
         )

@@ -1,7 +1,7 @@
 // The outbox and webhook subscriptions on SQLite. One writer at a time holds the file, so a claim is
 // one UPDATE ... RETURNING over the due rows: two processes can never claim the same message.
 import { randomUUID } from 'node:crypto'
-import { and, asc, desc, eq, gt, inArray, lt, ne, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, like, lt, ne, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
@@ -104,6 +104,7 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
             query.state ? eq(outbox.state, query.state) : undefined,
             query.kind ? eq(outbox.kind, query.kind) : undefined,
             query.name ? eq(outbox.name, query.name) : undefined,
+            query.orderingKeyPrefix ? like(outbox.orderingKey, `${query.orderingKeyPrefix.replace(/[^A-Za-z0-9:-]/g, '')}%`) : undefined,
             query.afterId !== undefined ? gt(outbox.id, query.afterId) : undefined,
           ),
         )
