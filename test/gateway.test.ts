@@ -265,7 +265,9 @@ t.test('integrations: validated when saved, secrets masked, external references 
   const shipmentOrder = (await tables(app).db.insert(tables(app).schema.orders).values({ number: 'n1', reference: 'R1' }).returning())[0]
   const [shipment] = await app.shipments.shipments.create(shipmentOrder.id)
   await integrations.setExternalReference(shipment.id, 'hooks', { externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9' })
-  t.same(await integrations.externalReferences(shipment.id), [{ integrationHandle: 'hooks', externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9' }])
+  t.same(await integrations.externalReferences(shipment.id), [
+    { integrationHandle: 'hooks', externalId: 'EXT-9', externalUrl: 'https://carrier.example/EXT-9', lastPushAt: null, lastPushError: null, pushAttempts: 0 },
+  ])
 
   t.same(await integrations.checkConnection('hooks'), { ok: true, message: 'The provider has no connection check.' })
   await integrations.remove('hooks')

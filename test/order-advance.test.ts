@@ -28,7 +28,7 @@ t.test('shippedOrderStatus naming no status: the move to shipped is a 422 naming
   t.equal((await orderRow(app, orderId)).statusHandle, 'delivered', 'once the status exists, the order advances')
 })
 
-t.test('an advance that fails is not recorded as done: the next shipped shipment advances the order', async (t) => {
+t.test('an advance that fails is retried by the outbox until the order store takes it, and advances once', async (t) => {
   let failing = true
   const statuses: string[] = []
   const order = { id: 7, reference: 'ADV-7', statusHandle: 'processing', isCompleted: true }
@@ -48,13 +48,26 @@ t.test('an advance that fails is not recorded as done: the next shipped shipment
   t.equal((await postUpdate(app, shipment.id, { status: 'shipped' })).statusCode, 200, 'the shipment is shipped')
   t.same(statuses, [])
   t.same(advanced, [])
-  const { db, schema } = tables(app)
-  t.same(await db.select().from(schema.orderAdvances).where(eq(schema.orderAdvances.orderId, 7)), [], 'the claim was released')
+  const [job] = await app.shipments.outbox.list({ kind: 'job', name: 'orderAdvance' })
+  t.match(job, { state: 'pending', attempts: 1, lastError: 'the order service is down', payload: { orderId: 7, status: 'shipped', shipmentId: shipment.id } })
+  const { attemptLog } = (await app.shipments.outbox.get(job.id))!
+  t.match(attemptLog, [{ statusCode: null, error: 'the order service is down' }], 'the attempt is logged')
 
   failing = false
+  // The first retry comes due after about a second (1 s ± 20 %).
+  for (let waited = 0; statuses.length === 0 && waited < 5000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await app.shipments.outbox.sweep()
+  }
+  t.same(statuses, ['shipped'], 'the retry advanced the order')
+  t.match(advanced, [{ orderId: 7, status: 'shipped', shipmentId: shipment.id, eventId: `${job.id}:advanced` }])
+  t.match(await app.shipments.outbox.get(job.id), { state: 'done', attempts: 2 })
+  const { db, schema } = tables(app)
+  t.equal((await db.select().from(schema.orderAdvances).where(eq(schema.orderAdvances.orderId, 7))).length, 1, 'the claim is recorded once')
+
   await postUpdate(app, shipment.id, { status: 'fulfilled' })
   t.equal((await postUpdate(app, shipment.id, { status: 'shipped' })).statusCode, 200)
-  t.same(statuses, ['shipped'], 'shipped again, the order advances')
-  t.match(advanced, [{ orderId: 7, status: 'shipped', shipmentId: shipment.id }])
-  t.equal((await db.select().from(schema.orderAdvances).where(eq(schema.orderAdvances.orderId, 7))).length, 1, 'and now it is recorded, once')
+  await app.shipments.outbox.sweep()
+  t.same(statuses, ['shipped'], 'shipped again, the order is not advanced twice')
+  t.equal(advanced.length, 1)
 })
