@@ -1,0 +1,171 @@
+// The transactional outbox: events written with their change and delivered in commit order with their
+// ids; a process killed between a commit and its delivery; two instances dispatching from one database;
+// retention.
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import Fastify from 'fastify'
+import { fastifyShipments } from '../src/index.js'
+import { buildTestApp, insertOrder, orderRow, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
+import { tables, testDatabase } from './fixtures/database.js'
+import { exited, lineMatching } from './fixtures/processes.js'
+
+const workerPath = fileURLToPath(new URL('./fixtures/outbox-worker.ts', import.meta.url))
+const spawnOutboxWorker = (args: string[]) => spawn(process.execPath, ['--import', 'tsx', workerPath, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Waits (sweeping) until `done` holds, at most `ms`. */
+async function eventually(app: { shipments: { outbox: { sweep(): Promise<void> } } }, done: () => boolean | Promise<boolean>, ms = 10_000) {
+  for (const started = Date.now(); !(await done()) && Date.now() - started < ms; ) {
+    await sleep(20)
+    await app.shipments.outbox.sweep()
+  }
+}
+
+t.test('events are written with their change and delivered once, in commit order, each with its outbox id', async (t) => {
+  const app = await buildTestApp(t)
+  const seen: Array<{ name: string; eventId: string; status?: string }> = []
+  app.shipments.events.on('shipmentCreated', (event) => void seen.push({ name: 'shipmentCreated', eventId: event.eventId }))
+  app.shipments.events.on('shipmentStatusChanged', (event) => void seen.push({ name: 'shipmentStatusChanged', eventId: event.eventId, status: event.to }))
+  app.shipments.events.on('orderAdvanced', (event) => void seen.push({ name: 'orderAdvanced', eventId: event.eventId }))
+
+  const { orderId, shipmentIds: [id] } = await orderWithShipments(app)
+  for (const status of ['in_progress', 'fulfilled', 'shipped'] as const) t.equal((await postUpdate(app, id, { status })).statusCode, 200)
+  t.same(
+    seen.map((event) => event.status ?? event.name),
+    ['shipmentCreated', 'in_progress', 'fulfilled', 'shipped', 'orderAdvanced'],
+    'every listener call, in commit order, before the service returned',
+  )
+  t.equal(new Set(seen.map((event) => event.eventId)).size, 5, 'each event has its own id')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'shipped')
+
+  await eventually(app, async () => (await app.shipments.outbox.list({ kind: 'event', state: 'pending' })).length === 0)
+  const stored = await app.shipments.outbox.list({ kind: 'event' })
+  t.same(
+    stored.map((message) => [message.id, message.name, message.state]),
+    seen.map((event) => [event.eventId, event.name, 'done']),
+    'the outbox holds the same events, in the same order, delivered',
+  )
+  t.ok(stored.every((message, index) => index === 0 || message.sequence > stored[index - 1].sequence), 'sequences increase in commit order')
+  t.match(stored[3], { orderingKey: `shipment:${id}`, payload: { from: 'fulfilled', to: 'shipped', shipment: { id, status: 'shipped' } } })
+  t.match(await app.shipments.outbox.list({ kind: 'job' }), [{ name: 'orderAdvance', state: 'done', attempts: 1, payload: { orderId, status: 'shipped', shipmentId: id } }])
+  t.same(await app.shipments.outbox.list({ kind: 'event', afterSequence: stored[3].sequence }), [stored[4]], 'paging forward by sequence')
+})
+
+t.test('a failed change writes no event: the outbox is part of the change transaction', async (t) => {
+  const app = await buildTestApp(t)
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const before = (await app.shipments.outbox.list()).length
+  t.equal((await postUpdate(app, id, { status: 'shipped' }, 'editor')).statusCode, 403)
+  t.equal((await postUpdate(app, id, { status: 'bogus' })).statusCode, 422)
+  t.equal((await app.shipments.outbox.list()).length, before, 'nothing was written for the refused changes')
+  t.match(await shipmentRow(app, id), { status: 'new' })
+})
+
+t.test('SIGKILL between a commit and its delivery: after a restart the event is delivered and the order advanced, once', async (t) => {
+  const database = await testDatabase(t, 'crash')
+  const setup = await buildTestApp(t, {}, database)
+  const { orderId, shipmentIds: [id] } = await orderWithShipments(setup)
+  await setup.close()
+
+  const child = spawnOutboxWorker([database, 'ship-and-die', String(id)])
+  const { signal } = await exited(child)
+  t.equal(signal, 'SIGKILL', 'the process died inside the listener, right after the commit')
+
+  const app = Fastify({ logger: false })
+  await app.register(fastifyShipments, { database, outbox: { leaseMs: 1000, pollIntervalMs: 20 } })
+  t.teardown(() => app.close())
+  const changed: string[] = []
+  const advanced: string[] = []
+  app.shipments.events.on('shipmentStatusChanged', (event) => void changed.push(`${event.to} ${event.eventId}`))
+  app.shipments.events.on('orderAdvanced', (event) => void advanced.push(event.eventId))
+  t.match(await shipmentRow(app, id), { status: 'shipped' }, 'the change was committed')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'processing', 'the order was not advanced before the crash')
+  const [left] = await app.shipments.outbox.list({ state: 'pending', kind: 'event' })
+  t.match(left, { name: 'shipmentStatusChanged', payload: { to: 'shipped' } }, 'the event was left undelivered')
+
+  await app.ready()
+  await eventually(app, () => advanced.length > 0)
+  await sleep(300)
+  await app.shipments.outbox.sweep()
+  t.same(changed, [`shipped ${left.id}`], 'the event was delivered after the restart, once, with the id it was written with')
+  t.equal(advanced.length, 1, 'the order advanced once')
+  t.equal((await orderRow(app, orderId)).statusHandle, 'shipped')
+  t.same(await app.shipments.outbox.list({ state: 'pending' }), [], 'nothing is left pending')
+})
+
+t.test('two instances dispatching from one database: each event handled by one of them, once', async (t) => {
+  const database = await testDatabase(t, 'instances')
+  const app = await buildTestApp(t, { outbox: { pollIntervalMs: 3_600_000 } }, database)
+  const orderId = await insertOrder(app)
+  // Messages nobody holds, as a dead process leaves them: 10 shipments' events, 20 each.
+  const { db, schema } = tables(app)
+  const rows = Array.from({ length: 200 }, (_, index) => ({
+    messageId: `left-${index}`,
+    kind: 'event' as const,
+    name: 'shipmentCreated',
+    orderingKey: `shipment:${index % 10}`,
+    payload: { shipment: { id: index % 10, orderId }, userId: null, sourceIntegration: null, externalCode: null },
+    availableAt: new Date(Date.now() - 1000),
+  }))
+  await db.insert(schema.outbox).values(rows)
+
+  const workers = [spawnOutboxWorker([database, 'dispatch']), spawnOutboxWorker([database, 'dispatch'])]
+  const delivered: string[][] = [[], []]
+  workers.forEach((worker, index) => {
+    let buffered = ''
+    worker.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString()
+      const lines = buffered.split('\n')
+      buffered = lines.pop()!
+      for (const line of lines) if (line.startsWith('delivered ')) delivered[index].push(line.split(' ')[2])
+    })
+  })
+  await Promise.all(workers.map((worker) => lineMatching(worker, (line) => line === 'ready')))
+  for (const started = Date.now(); delivered[0].length + delivered[1].length < 200 && Date.now() - started < 60_000; ) await sleep(50)
+  await sleep(300)
+  for (const worker of workers) worker.stdin!.end()
+  await Promise.all(workers.map(exited))
+
+  const all = [...delivered[0], ...delivered[1]]
+  t.equal(all.length, 200, 'every event was handled')
+  t.equal(new Set(all).size, 200, 'none twice')
+  t.same(await app.shipments.outbox.list({ state: 'pending' }), [], 'all are marked delivered')
+  for (const list of delivered) {
+    // Within one instance, a shipment's events came in commit order.
+    const byKey = new Map<number, number[]>()
+    for (const id of list) {
+      const index = Number(id.slice('left-'.length))
+      byKey.set(index % 10, [...(byKey.get(index % 10) ?? []), index])
+    }
+    for (const indexes of byKey.values()) t.same(indexes, [...indexes].sort((a, b) => a - b))
+  }
+})
+
+t.test('delivered messages are pruned after the retention age; pending ones never', async (t) => {
+  const database = await testDatabase(t, 'retention')
+  const first = await buildTestApp(t, {}, database)
+  const { shipmentIds: [id] } = await orderWithShipments(first)
+  await postUpdate(first, id, { status: 'in_progress' })
+  const { db, schema } = tables(first)
+  await db.insert(schema.outbox).values({ messageId: 'not-yet', kind: 'event', name: 'shipmentCreated', orderingKey: 'later', payload: {}, availableAt: new Date(Date.now() + 3_600_000) })
+  await eventually(first, async () => (await first.shipments.outbox.list({ state: 'done' })).length === 2)
+  await first.close()
+
+  const app = await buildTestApp(t, { outbox: { retentionMs: 0 } }, database)
+  await eventually(app, async () => (await app.shipments.outbox.list({ state: 'done' })).length === 0)
+  t.same((await app.shipments.outbox.list()).map((message) => message.id), ['not-yet'], 'only the pending message is left')
+})
+
+t.test('outbox options are checked at registration', async (t) => {
+  for (const [outbox, message] of [
+    [{ leaseMs: 10 }, /outbox\.leaseMs/],
+    [{ retryDelaysMs: [-1] }, /outbox\.retryDelaysMs/],
+    [{ nope: 1 }, /outbox/],
+  ] as const) {
+    const app = Fastify({ logger: false })
+    await t.rejects(app.register(fastifyShipments, { database: await testDatabase(t, 'options'), outbox: outbox as never }).ready(), message)
+    await app.close()
+  }
+})
