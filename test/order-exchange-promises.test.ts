@@ -190,8 +190,16 @@ t.test('shipNotify called directly: status, one tracking entry and the event, on
   t.same(await tracking(app, orderId), [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1Z-DIRECT' }])
   t.ok(once.dateUpdated.getTime() > new Date('2020-03-01T00:00:00Z').getTime(), 'the order was saved')
   t.same(events, [
-    { orderId, orderReference: 'DN-1', status: 'shipped', tracking: { carrier: 'UPS', service: 'Ground', trackingNumber: '1Z-DIRECT' }, shipmentIds: [] },
+    {
+      orderId,
+      orderReference: 'DN-1',
+      status: 'shipped',
+      tracking: { carrier: 'UPS', service: 'Ground', trackingNumber: '1Z-DIRECT' },
+      shipmentIds: [],
+      eventId: (events[0] as { eventId: string }).eventId,
+    },
   ])
+  t.match(await app.shipments.outbox.get((events[0] as { eventId: string }).eventId), { name: 'shipNotificationRecorded', orderingKey: `order:${orderId}` }, 'the event is in the outbox')
   t.same(await orderRow(app, bystander), bystanderBefore, 'no other order touched')
 
   // The same notification again: the state of once, no save, no event.
