@@ -8,7 +8,15 @@ export * as schema from './db/sqlite/schema.js'
 /** The package's tables on PostgreSQL (Drizzle): the same names and columns. */
 export * as postgresSchema from './db/postgres/schema.js'
 export { ADVISORY_LOCK_CLASS } from './db/postgres/locks.js'
-export { ShipmentsErrors, OrderExchangeErrors, ShipmentValidationError, ShipmentUpdateRejectedError, IntegrationError, IntegrationConfigError } from './errors.js'
+export {
+  ShipmentsErrors,
+  OrderExchangeErrors,
+  ShipmentValidationError,
+  ShipmentUpdateRejectedError,
+  IntegrationError,
+  IntegrationConfigError,
+  WebhookSubscriptionError,
+} from './errors.js'
 export { TEXT_LIMITS } from './text.js'
 export { shipmentsOpenApiDocument, type OpenApiDocumentOptions } from './openapi.js'
 export type {
@@ -20,7 +28,13 @@ export type {
   OrderAdvancedEvent,
   ShipNotificationRecordedEvent,
   ChangeSource,
+  EventIdentity,
 } from './events.js'
+export { WEBHOOK_EVENT_NAMES, type WebhookEventName } from './outbox/event-names.js'
+export type { OutboxService, OutboxMessage, OutboxQuery } from './outbox/outbox-service.js'
+export type { WebhookService, WebhookSubscription, WebhookSubscriptionInput, WebhookDelivery } from './outbox/webhooks.js'
+export type { PushService, PushOutcome } from './gateway/push.js'
+export { DEFAULT_RETRY_DELAYS_MS } from './options.js'
 export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
 export type { ShipmentUpdateInput, DateTimeParts } from './shipments/update-input.js'
 export { transitionLockName } from './db/data-layer.js'
@@ -31,6 +45,9 @@ export {
   type ListShipmentsQuery,
   type ShipmentPage,
   type CreateShipmentsOptions,
+  type OrderSyncResult,
+  CANCELLED_WITH_ORDER,
+  RESTORED_WITH_ORDER,
 } from './shipments/service.js'
 export { ShipmentsPermissions } from './shipments/routes.js'
 export type {
@@ -66,6 +83,8 @@ export {
   defineProvider,
   DuplicateProviderError,
   type ProviderDefinition,
+  type PushRequest,
+  type PushResult,
   type ProviderContext,
   type ProviderRegistry,
   type GatewayRequest,

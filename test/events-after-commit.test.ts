@@ -190,8 +190,9 @@ t.test('shipmentStatusChanged and orderAdvanced: the transition, its history row
     history: { shipment_id: id, from_status: 'in_progress', to_status: 'shipped', message: null },
     advance: { status: 'shipped' },
   }, 'the transition, committed together with the claim of the order advance')
-  t.same(seen[1].payload, { orderId, status: 'shipped', shipmentId: id, eventId: seen[1].payload.eventId })
-  t.match(seen[1].payload.eventId, /^[0-9a-f-]{36}:advanced$/, 'the event carries its outbox id')
+  const { eventId } = seen[1].payload as { eventId: string }
+  t.same(seen[1].payload, { orderId, status: 'shipped', shipmentId: id, eventId })
+  t.match(eventId, /^[0-9a-f-]{36}:advanced$/, 'the event carries its outbox id')
   t.same(seen[1].committed, { order: { status_handle: 'shipped' }, advance: { status: 'shipped' } }, 'the order status is committed when orderAdvanced runs')
   t.equal((await orderRow(app, orderId)).statusHandle, 'shipped')
 

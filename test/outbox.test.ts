@@ -165,7 +165,8 @@ t.test('outbox options are checked at registration', async (t) => {
     [{ nope: 1 }, /outbox/],
   ] as const) {
     const app = Fastify({ logger: false })
-    await t.rejects(app.register(fastifyShipments, { database: await testDatabase(t, 'options'), outbox: outbox as never }).ready(), message)
+    app.register(fastifyShipments, { database: await testDatabase(t, 'options'), outbox: outbox as never })
+    await t.rejects(async () => app.ready(), message)
     await app.close()
   }
 })

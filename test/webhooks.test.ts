@@ -1,0 +1,158 @@
+// Outbound webhooks: deliveries a receiver verifies with the official standardwebhooks package, retries
+// after failures with an attempt log, private receivers refused by default, timeouts, disabling after a
+// run of failures, manual redelivery, and the subscription rules.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { Webhook } from 'standardwebhooks'
+import { WebhookSubscriptionError } from '../src/index.js'
+import { buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+interface Received {
+  headers: Record<string, string>
+  body: string
+}
+
+/** A local receiver; `answer` decides each status code (or null: never answer). */
+async function startReceiver(t: { teardown(fn: () => unknown): void }, answer: (index: number) => number | null) {
+  const received: Received[] = []
+  const hanging: ServerResponse[] = []
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const status = answer(received.length)
+      received.push({ headers: request.headers as Record<string, string>, body: Buffer.concat(chunks).toString() })
+      if (status === null) return void hanging.push(response)
+      response.writeHead(status).end('ok')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    for (const response of hanging) response.destroy()
+    return new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received }
+}
+
+type App = Awaited<ReturnType<typeof buildTestApp>>
+async function eventually(app: App, done: () => boolean | Promise<boolean>, ms = 10_000) {
+  for (const started = Date.now(); !(await done()) && Date.now() - started < ms; ) {
+    await sleep(20)
+    await app.shipments.outbox.sweep()
+  }
+}
+
+const fastRetries = { outbox: { pollIntervalMs: 20, retryDelaysMs: [30, 30, 30] }, webhooks: { allowPrivateAddresses: true } }
+
+t.test('a receiver that fails and then recovers gets every event, signed per Standard Webhooks, with each attempt logged', async (t) => {
+  // The first two requests fail (503), then every one succeeds.
+  const receiver = await startReceiver(t, (index) => (index < 2 ? 503 : 204))
+  const app = await buildTestApp(t, fastRetries)
+  const subscription = await app.shipments.webhooks.create({ url: receiver.url, events: ['shipmentStatusChanged'], description: 'ERP' })
+  t.match(subscription.secret, /^whsec_[A-Za-z0-9+/]+=*$/, 'a new secret is made and returned once')
+  t.notOk('secret' in (await app.shipments.webhooks.get(subscription.id))!, 'and never returned again')
+
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  t.equal((await postUpdate(app, id, { status: 'in_progress' })).statusCode, 200)
+  t.equal((await postUpdate(app, id, { status: 'fulfilled' })).statusCode, 200)
+  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).filter((delivery) => delivery.state === 'done').length === 2)
+
+  const verifier = new Webhook(subscription.secret)
+  const bodies = receiver.received.map((request) => verifier.verify(request.body, request.headers) as { id: string; type: string; data: { to: string; shipment: { id: number }; eventId: string } })
+  t.equal(bodies.length, 4, 'two failed attempts, then the two events')
+  const delivered = new Map(bodies.map((body) => [body.id, body]))
+  t.equal(delivered.size, 2, 'every event delivered, retries under the same webhook-id')
+  t.same([...delivered.values()].map((body) => [body.type, body.data.to, body.data.shipment.id]).sort(), [
+    ['shipmentStatusChanged', 'fulfilled', id],
+    ['shipmentStatusChanged', 'in_progress', id],
+  ])
+  for (const request of receiver.received) t.equal(request.headers['webhook-id'], (JSON.parse(request.body) as { id: string }).id)
+
+  const deliveries = await app.shipments.webhooks.deliveries(subscription.id)
+  const attempts = deliveries.flatMap((delivery) => delivery.attemptLog)
+  t.equal(attempts.length, 4, 'every attempt logged')
+  t.same(attempts.map((attempt) => attempt.statusCode).sort(), [204, 204, 503, 503])
+  t.ok(attempts.filter((attempt) => attempt.statusCode === 503).every((attempt) => attempt.error === 'The receiver answered 503.'))
+  t.ok(attempts.every((attempt) => attempt.durationMs >= 0 && typeof attempt.date === 'string'))
+  t.match(await app.shipments.webhooks.get(subscription.id), { enabled: true, failureCount: 0, disabledReason: null }, 'a success clears the failure count')
+})
+
+t.test('manual redelivery sends a delivered event again under the same webhook-id', async (t) => {
+  const receiver = await startReceiver(t, () => 200)
+  const app = await buildTestApp(t, fastRetries)
+  const subscription = await app.shipments.webhooks.create({ url: receiver.url, events: ['*'] })
+  await orderWithShipments(app)
+  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'done'))
+  const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
+  t.match(delivery, { eventName: 'shipmentCreated', state: 'done', attempts: 1 })
+  t.equal(await app.shipments.webhooks.redeliver(delivery.deliveryId), true)
+  await eventually(app, () => receiver.received.length === 2)
+  t.equal(receiver.received[1].headers['webhook-id'], receiver.received[0].headers['webhook-id'])
+  t.doesNotThrow(() => new Webhook(subscription.secret).verify(receiver.received[1].body, receiver.received[1].headers))
+  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id))[0].state === 'done')
+  t.match((await app.shipments.webhooks.deliveries(subscription.id))[0], { state: 'done', attempts: 1, attemptLog: [{ statusCode: 200 }] }, 'attempts counted afresh')
+  await t.rejects(app.shipments.webhooks.redeliver('no-such-delivery'), WebhookSubscriptionError)
+})
+
+t.test('receivers on loopback and private addresses are refused unless allowed', async (t) => {
+  const receiver = await startReceiver(t, () => 200)
+  const app = await buildTestApp(t, { outbox: { pollIntervalMs: 20 } })
+  const direct = await app.shipments.webhooks.create({ url: receiver.url, events: ['shipmentCreated'] })
+  const byName = await app.shipments.webhooks.create({ url: receiver.url.replace('127.0.0.1', 'localhost'), events: ['shipmentCreated'] })
+  await orderWithShipments(app)
+  for (const subscription of [direct, byName]) {
+    await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'failed'))
+    const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
+    t.match(delivery, { state: 'failed', attempts: 1, lastError: /private address/ }, 'failed at once: retrying cannot help')
+  }
+  t.equal(receiver.received.length, 0, 'nothing reached the receiver')
+})
+
+t.test('a receiver that never answers times out; a run of failures disables the subscription', async (t) => {
+  const receiver = await startReceiver(t, () => null)
+  const app = await buildTestApp(t, { outbox: { pollIntervalMs: 20, retryDelaysMs: [10, 10, 10, 10] }, webhooks: { allowPrivateAddresses: true, timeoutMs: 150, disableAfterFailures: 3 } })
+  const subscription = await app.shipments.webhooks.create({ url: receiver.url, events: ['shipmentCreated'] })
+  await orderWithShipments(app, 1)
+  await eventually(app, async () => !(await app.shipments.webhooks.get(subscription.id))!.enabled)
+  const after = await app.shipments.webhooks.get(subscription.id)
+  t.match(after, { enabled: false, failureCount: 3, disabledReason: 'Disabled after 3 failed attempts in a row; the last: No answer within 150 ms.' })
+  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id))[0].state === 'failed')
+  const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
+  t.match(delivery, { state: 'failed', lastError: 'The subscription is disabled.' }, 'its pending delivery stops')
+  t.match(delivery.attemptLog.slice(1), [{ statusCode: null, error: 'No answer within 150 ms.' }, {}, {}])
+
+  const enabled = await app.shipments.webhooks.update(subscription.id, { enabled: true })
+  t.match(enabled, { enabled: true, failureCount: 0, disabledReason: null }, 'enabling again starts afresh')
+})
+
+t.test('subscriptions: every field checked, with a message naming it; nothing stored on refusal', async (t) => {
+  const app = await buildTestApp(t)
+  const refusals: Array<[unknown, RegExp]> = [
+    [{ url: 'ftp://example.com', events: ['*'] }, /^url: must be an absolute http or https URL$/],
+    [{ url: 'not a url', events: ['*'] }, /^url: must be an absolute http or https URL$/],
+    [{ url: 'https://user:pw@example.com/', events: ['*'] }, /^url: must not carry credentials$/],
+    [{ url: `https://example.com/${'a'.repeat(2048)}`, events: ['*'] }, /^url: should contain at most 2048 characters\.?$/],
+    [{ url: 'https://example.com/', events: [] }, /^events: name at least one event, or "\*"$/],
+    [{ url: 'https://example.com/', events: ['shipmentShipped'] }, /^events: "shipmentShipped" is not an event/],
+    [{ url: 'https://example.com/', events: ['*'], secret: 'short' }, /^secret: must be "whsec_"/],
+    [{ url: 'https://example.com/', events: ['*'], description: 'x\u0000' }, /^description: contains characters that are not allowed/],
+    [{ events: ['*'] }, /^url and events are required$/],
+  ]
+  for (const [input, message] of refusals) {
+    await t.rejects(app.shipments.webhooks.create(input as never), { name: 'WebhookSubscriptionError', message })
+  }
+  t.same(await app.shipments.webhooks.list(), [])
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+  const created = await app.shipments.webhooks.create({ url: 'https://example.com/hooks', events: ['orderAdvanced', 'shipmentDeleted'], secret })
+  t.equal(created.secret, secret, 'a given secret is kept')
+  t.match(await app.shipments.webhooks.list(), [{ id: created.id, url: 'https://example.com/hooks', events: ['orderAdvanced', 'shipmentDeleted'], enabled: true }])
+  await t.rejects(app.shipments.webhooks.update(created.id, { events: ['nope' as never] }), /events: "nope"/)
+  const rotated = await app.shipments.webhooks.rotateSecret(created.id)
+  t.not(rotated, secret)
+  await app.shipments.webhooks.remove(created.id)
+  t.same(await app.shipments.webhooks.list(), [])
+  await t.rejects(app.shipments.webhooks.remove(created.id), /id: no webhook subscription/)
+})
