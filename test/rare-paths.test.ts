@@ -109,7 +109,7 @@ function failingOrderStore(fail: { setOrderStatus?: boolean; exportOrders?: bool
   } satisfies OrderStore & { statuses: string[] }
 }
 
-t.test('a host store that fails the order advance: the shipment is shipped, the failure logged', async (t) => {
+t.test('a host store that fails the order advance: the shipment is shipped, the failure logged and left to retry', async (t) => {
   const logLines: string[] = []
   const store = failingOrderStore({ setOrderStatus: true })
   const app = await buildTestApp(t, { orderStore: store }, undefined, logLines)
@@ -118,8 +118,9 @@ t.test('a host store that fails the order advance: the shipment is shipped, the 
   t.equal(response.statusCode, 200)
   t.equal(response.json().shipment.status, 'shipped')
   t.equal((await shipmentRow(app, shipment.id)).status, 'shipped')
-  const failures = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'Could not advance the order of a shipped shipment')
+  const failures = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'Could not advance the order of a shipped shipment; it will be retried')
   t.match(failures, [{ level: 50, orderId: 1, status: 'shipped', err: { message: 'the host order table is locked' } }])
+  t.match(await app.shipments.outbox.list({ kind: 'job' }), [{ name: 'orderAdvance', state: 'pending', attempts: 1, lastError: 'the host order table is locked' }])
 })
 
 t.test('a host store that fails the export: a 500 with the generic message, the cause in the log', async (t) => {

@@ -362,7 +362,7 @@ t.test('the order advances once every enabled shipment is shipped, once and one-
 
   await postUpdate(app, second, { status: 'shipped' })
   t.equal((await orderRow(app, orderId)).statusHandle, 'shipped', 'a soft-deleted shipment does not hold the order back')
-  t.same(advanced, [{ orderId, status: 'shipped', shipmentId: second }])
+  t.same(advanced, [{ orderId, status: 'shipped', shipmentId: second, eventId: advanced[0]?.eventId }])
 
   await postUpdate(app, second, { status: 'in_progress' })
   t.equal((await orderRow(app, orderId)).statusHandle, 'shipped', 'moving a shipment back does not move the order back')
