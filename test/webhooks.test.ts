@@ -109,6 +109,15 @@ t.test('receivers on loopback and private addresses are refused unless allowed',
     t.match(delivery, { state: 'failed', attempts: 1, lastError: /private address/ }, 'failed at once: retrying cannot help')
   }
   t.equal(receiver.received.length, 0, 'nothing reached the receiver')
+
+  // Private addresses written as IP literals, in every spelling, fail without a connection being made.
+  const literals = ['http://[::1]:9/', 'http://10.1.2.3/', 'http://[::ffff:127.0.0.1]:9/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00::1]/', 'http://0.0.0.0:9/']
+  const subscriptions = await Promise.all(literals.map((url) => app.shipments.webhooks.create({ url, events: ['shipmentCreated'] })))
+  await orderWithShipments(app)
+  for (const [index, subscription] of subscriptions.entries()) {
+    await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'failed'))
+    t.match(await app.shipments.webhooks.deliveries(subscription.id), [{ state: 'failed', attempts: 1, lastError: /is a private address/ }], literals[index])
+  }
 })
 
 t.test('a receiver that never answers times out; a run of failures disables the subscription', async (t) => {

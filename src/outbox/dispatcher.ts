@@ -39,6 +39,8 @@ export interface DispatcherDependencies {
 
 const SWEEP_BATCH = 100
 const PRUNE_EVERY_MS = 60 * 60 * 1000
+/** The longest a close waits for listeners and jobs in flight. */
+const STOP_WAIT_MS = 15_000
 
 /** A short, single-line reason for an attempt log or a stored error. */
 export function shortError(error: unknown): string {
@@ -183,13 +185,21 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
       timer = setInterval(() => void sweep(), options.pollIntervalMs)
       timer.unref()
     },
-    /** Stops the sweep and waits for what is in flight; messages still held are left to their lease. */
+    /**
+     * Stops the sweep and waits for what is in flight, at most STOP_WAIT_MS (a listener that never
+     * settles must not hold the host's shutdown); messages still held are left to their lease.
+     */
     async stop() {
       stopped = true
       if (timer) clearInterval(timer)
       timer = null
-      while (sweeping || inFlight.size > 0) {
-        await Promise.allSettled([sweeping, ...inFlight])
+      const deadline = Date.now() + STOP_WAIT_MS
+      while ((sweeping || inFlight.size > 0) && Date.now() < deadline) {
+        const waited = await Promise.race([
+          Promise.allSettled([sweeping, ...inFlight]).then(() => true),
+          new Promise<false>((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now()), false).unref()),
+        ])
+        if (!waited) logger.warn({ inFlight: inFlight.size }, 'Closing with outbox work still in flight; it is left to its lease')
       }
     },
   }

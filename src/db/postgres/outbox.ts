@@ -12,15 +12,11 @@ type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): Promise<OutboxRow[]> {
   const written: OutboxRow[] = []
   for (const message of messages) {
-    let claim = claimFor
-    if (claim) {
-      const older = await tx
-        .select({ id: outbox.id })
-        .from(outbox)
-        .where(and(eq(outbox.orderingKey, message.orderingKey), eq(outbox.state, 'pending'), sql`${outbox.claimedBy} IS DISTINCT FROM ${claim.instanceId}`))
-        .limit(1)
-      if (older.length > 0) claim = null
-    }
+    // One statement: a message behind another instance's (or a dead process's) pending one of its key
+    // is written unclaimed, so the sweep delivers it in turn.
+    const claimed = claimFor
+      ? sql`NOT EXISTS (SELECT 1 FROM shipments_outbox WHERE ordering_key = ${message.orderingKey} AND state = 'pending' AND claimed_by IS DISTINCT FROM ${claimFor.instanceId})`
+      : sql`false`
     const [row] = await tx
       .insert(outbox)
       .values({
@@ -30,8 +26,8 @@ export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, me
         orderingKey: message.orderingKey,
         payload: message.payload,
         availableAt: message.availableAt ?? now,
-        claimedUntil: claim ? new Date(now.getTime() + claim.leaseMs) : null,
-        claimedBy: claim?.instanceId ?? null,
+        claimedUntil: claimFor ? sql`CASE WHEN ${claimed} THEN ${new Date(now.getTime() + claimFor.leaseMs)}::timestamptz END` : null,
+        claimedBy: claimFor ? sql`CASE WHEN ${claimed} THEN ${claimFor.instanceId} END` : null,
         createdAt: now,
       })
       .onConflictDoNothing()
