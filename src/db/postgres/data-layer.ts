@@ -394,7 +394,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
             throw error
           }
           locked = true
-          await client.query(`SELECT set_config('lock_timeout', '0', false)`)
+          await client.query('RESET lock_timeout')
           return await task()
         } finally {
           if (locked) await client.query('SELECT pg_advisory_unlock($1, $2)', [ADVISORY_LOCK_CLASS[name], key]).catch(lost)
