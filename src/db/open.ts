@@ -84,12 +84,12 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     ])
     const db = owned ? openSqliteFile(database) : (database as SqliteDatabase)
     try {
-      if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE, options.lockDirectory)
+      if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE, options.lockDirectory, options.onLockCompromised)
     } catch (error) {
       if (owned) db.$client.close()
       throw error
     }
-    const data = createSqliteDataLayer(db, { ...options, owned })
+    const data = createSqliteDataLayer(db, { owned })
     return { data, handle: { engine: 'sqlite', db, schema } }
   }
   const [{ openPostgres, migratePostgres }, { createPostgresDataLayer }, schema] = await Promise.all([
