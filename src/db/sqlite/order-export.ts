@@ -11,6 +11,8 @@ interface Statements {
   count: Statement
   /** The (dateUpdated, id) key of the matching order at an offset. */
   start: Statement
+  /** The same, counted from the last matching order: the index is walked from whichever end is nearer. */
+  startFromEnd: Statement
   /** Rows as arrays (cheaper than objects for hundreds of rows). */
   page: Statement
 }
@@ -52,6 +54,9 @@ export function createOrderExportQueries(db: SqliteDatabase) {
     prepared = {
       count: client.prepare(`SELECT count(*) FROM ${orders} WHERE ${windowWhere}`).pluck(),
       start: client.prepare(`SELECT o.date_updated, o.id FROM ${orders} WHERE ${windowWhere} ORDER BY o.date_updated, o.id LIMIT 1 OFFSET @offset`).raw(),
+      startFromEnd: client
+        .prepare(`SELECT o.date_updated, o.id FROM ${orders} WHERE ${windowWhere} ORDER BY o.date_updated DESC, o.id DESC LIMIT 1 OFFSET @offset`)
+        .raw(),
       page: client
         .prepare(
           `SELECT ${PAGE_SELECT}
@@ -94,7 +99,9 @@ export function createOrderExportQueries(db: SqliteDatabase) {
     if (offset >= total) return { total, start: undefined }
     if (!starts.has(offset)) {
       if (starts.size >= MAX_CACHED_PAGES) starts.clear()
-      starts.set(offset, prepared.start.get({ ...values, offset }) as [number, number] | undefined)
+      // Walking from the nearer end makes the last page cost what the first does.
+      const start = offset <= total / 2 ? prepared.start.get({ ...values, offset }) : prepared.startFromEnd.get({ ...values, offset: total - 1 - offset })
+      starts.set(offset, start as [number, number] | undefined)
     }
     return { total, start: starts.get(offset) }
   }

@@ -167,8 +167,9 @@ export const orders = sqliteTable(
     // The export scans completed orders by dateUpdated, then id (stable page edges).
     index('shipments_orders_export_idx').on(table.isCompleted, table.dateUpdated, table.id),
     // The exportable ones alone: the export's count and page starts are read from this index only.
+    // The filter's columns come last (constant here) so that SQLite counts without reading the table.
     index('shipments_orders_exportable_idx')
-      .on(table.dateUpdated, table.id)
+      .on(table.dateUpdated, table.id, table.isCompleted, table.exportProblem)
       .where(sql`${table.isCompleted} = 1 AND ${table.exportProblem} IS NULL`),
   ],
 )
