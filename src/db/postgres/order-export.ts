@@ -5,14 +5,13 @@ import { createPostgresChangeStamp, type PostgresDatabase } from './connection.j
 import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, PAGE_SELECT, PROBLEM_COLUMN, toExportOrders } from '../export-query.js'
 import type { ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
 
-/** What one state of the database says about one query: the total, and the first key of each page asked for. */
+/** What one state of the database says about one query: the total, and the first key of each page asked for (at most one per page). */
 interface Boundaries {
   total: number
   starts: Map<number, [Date, number] | undefined>
 }
 
 const MAX_CACHED_QUERIES = 32
-const MAX_CACHED_PAGES = 1024
 
 export function createPostgresOrderExport(db: PostgresDatabase, localWrites: () => number) {
   const pool = db.$client
@@ -66,7 +65,6 @@ export function createPostgresOrderExport(db: PostgresDatabase, localWrites: () 
         values,
         rowMode: 'array',
       })
-      if (starts.size >= MAX_CACHED_PAGES) starts.clear()
       starts.set(offset, rows[0])
     }
     return { total, start: starts.get(offset) }

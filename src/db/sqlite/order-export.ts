@@ -17,14 +17,13 @@ interface Statements {
   page: Statement
 }
 
-/** What one state of the database says about one query: the total, and the first key of each page asked for. */
+/** What one state of the database says about one query: the total, and the first key of each page asked for (at most one per page). */
 interface Boundaries {
   total: number
   starts: Map<number, [number, number] | undefined>
 }
 
 const MAX_CACHED_QUERIES = 32
-const MAX_CACHED_PAGES = 1024
 
 export function createOrderExportQueries(db: SqliteDatabase) {
   const client = db.$client
@@ -98,7 +97,6 @@ export function createOrderExportQueries(db: SqliteDatabase) {
     const offset = (query.page - 1) * query.pageSize
     if (offset >= total) return { total, start: undefined }
     if (!starts.has(offset)) {
-      if (starts.size >= MAX_CACHED_PAGES) starts.clear()
       // Walking from the nearer end makes the last page cost what the first does.
       const start = offset <= total / 2 ? prepared.start.get({ ...values, offset }) : prepared.startFromEnd.get({ ...values, offset: total - 1 - offset })
       starts.set(offset, start as [number, number] | undefined)
