@@ -73,7 +73,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const logger = app.log.child({ plugin: 'fastify-shipments' })
   const { data, handle } = await openDatabase(options.database, options.migrate, {
     lockDirectory: options.lockDirectory,
-    onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A shipment lock was lost'),
+    onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A lock file was lost'),
     onPoolError: (error) => logger.error({ err: error }, 'A pooled database connection failed'),
   })
 

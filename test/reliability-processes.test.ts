@@ -1,13 +1,13 @@
 // Several processes (instances) on one database: concurrent transitions, and a process killed with
 // SIGKILL in the middle of its work, on each engine. The kill tests synchronize on what the worker
-// reports and on state anyone can observe (the lock directory, pg_locks), never on a sleep.
+// reports and on state anyone can observe (the lock directory, the database, pg_locks), never on a sleep.
 import { join } from 'node:path'
-import { existsSync, readdirSync, statSync, type Stats } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { createMutex } from '../src/db/mutex.js'
-import { ADVISORY_LOCK_CLASS, transitionLockName } from '../src/index.js'
-import { buildTestApp, historyRows, orderWithShipments, shipmentRow } from './fixtures/app.js'
+import { ADVISORY_LOCK_CLASS } from '../src/index.js'
+import { buildTestApp, historyRows, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
 import { exited, firstLine, lineMatching, spawnWorker } from './fixtures/processes.js'
 import { rawQuery, testDatabase, TEST_ENGINE } from './fixtures/database.js'
 
@@ -101,24 +101,47 @@ t.test('a process killed with SIGKILL mid-transition leaves no partial history, 
 })
 
 if (TEST_ENGINE === 'sqlite') {
-  t.test('SQLite: the lock file of a process killed while holding it goes stale and is taken over by the next transition', async (t) => {
+  t.test("SQLite: a process killed inside a transition's write transaction: its writes are rolled back, the write lock is released, the next transition applies", async (t) => {
+    const databaseFile = await testDatabase(t, 'killed-writer')
+    const app = await buildTestApp(t, { lockTimeoutMs: 300 }, databaseFile)
+    const { shipmentIds: [id] } = await orderWithShipments(app)
+
+    // The worker has written a transition (status and history row) and holds the write lock, uncommitted.
+    const worker = spawnWorker([databaseFile, 'write-transition', String(id), 'shipped'])
+    t.teardown(() => worker.exitCode === null && worker.kill('SIGKILL'))
+    t.equal(await firstLine(worker), 'written')
+    const blocked = await postUpdate(app, id, { status: 'on_hold' })
+    t.equal(blocked.statusCode, 422, 'a live holder of the write lock times the transition out')
+    t.same(blocked.json(), { success: false, error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.` })
+    t.equal((await shipmentRow(app, id)).status, 'new', "the holder's uncommitted write is not seen")
+
+    worker.kill('SIGKILL')
+    t.same(await exited(worker), { code: null, signal: 'SIGKILL' })
+    t.same(await steps(app, id), ['null>new'], 'the killed transition wrote nothing')
+    const result = await app.shipments.shipments.update(id, { status: 'on_hold' })
+    t.same(result.transition && [result.transition.from, result.transition.to], ['new', 'on_hold'], 'the next transition applies at once: the lock died with the process')
+    t.same(await steps(app, id), ['null>new', 'new>on_hold'], 'one history row, for the transition that applied')
+    t.equal((await shipmentRow(app, id)).status, 'on_hold')
+    t.same(readdirSync(`${databaseFile}-locks`).filter((name) => name.endsWith('.lock')), [], 'no lock file was involved')
+  })
+
+  t.test('SQLite: the migration lock of a process killed while holding it goes stale and is taken over by the next registration', async (t) => {
     const STALE_MS = 5_000 // the mutex's default staleMs
     const databaseFile = await testDatabase(t, 'stale-lock')
     const lockDirectory = `${databaseFile}-locks`
     // proper-lockfile's lock is a directory; the mutex names it after the lock, as in src/db/mutex.ts.
-    const lockPath = (id: number) => join(lockDirectory, `${transitionLockName(id).replace(/[^A-Za-z0-9_-]+/g, '_')}.lock`)
+    const lockPath = join(lockDirectory, 'shipments_migrate.lock')
     let app = await buildTestApp(t, {}, databaseFile)
     const { shipmentIds: [id] } = await orderWithShipments(app)
     await app.close()
-    t.notOk(existsSync(lockPath(id)), 'no lock for the shipment before the worker starts')
+    t.notOk(existsSync(lockPath), 'no migration lock after the registration')
 
-    // The worker enters a transition of the shipment and stays inside its mutex.
-    const worker = spawnWorker([databaseFile, 'hold-transition', String(id), 'shipped'])
-    t.equal(await firstLine(worker), 'holding')
-    t.ok(statSync(lockPath(id)).isDirectory(), "the worker holds the shipment's lock: its lock directory exists")
+    const worker = spawnWorker([databaseFile, 'hold-migration-lock'])
+    t.equal(await firstLine(worker), 'locked')
+    t.ok(statSync(lockPath).isDirectory(), 'the worker holds the migration lock: its lock directory exists')
     // A live holder keeps it: another process's attempt times out.
     await t.rejects(
-      createMutex({ directory: lockDirectory }).withLock(transitionLockName(id), 200, () => 'acquired'),
+      createMutex({ directory: lockDirectory }).withLock('shipments:migrate', 200, () => 'acquired'),
       { name: 'LockTimeoutError' },
       'the lock is held while the worker lives',
     )
@@ -126,30 +149,20 @@ if (TEST_ENGINE === 'sqlite') {
     worker.kill('SIGKILL')
     t.same(await exited(worker), { code: null, signal: 'SIGKILL' })
     // SIGKILL leaves no chance to clean up: the lock directory stays, and stops being refreshed.
-    const stale = statSync(lockPath(id))
+    const stale = statSync(lockPath)
     t.ok(stale.isDirectory(), 'the killed holder left its lock directory behind')
-    app = await buildTestApp(t, { lockTimeoutMs: 30_000 }, databaseFile)
-    t.same(await steps(app, id), ['null>new'], 'the interrupted transition wrote nothing')
-    t.equal((await shipmentRow(app, id)).status, 'new')
 
-    // A new process's transition of the same shipment: it waits for the lock to go stale, takes it
-    // over (a fresh lock directory of its own) and applies.
-    let inside: { at: number; lock: Stats } | undefined
-    const result = await app.shipments.shipments.update(id, { status: 'on_hold' }, {
-      authorizeTransition: () => {
-        inside = { at: Date.now(), lock: statSync(lockPath(id)) }
-      },
-    })
-    t.same(result.transition && [result.transition.from, result.transition.to], ['new', 'on_hold'], 'the transition applied')
-    t.ok(inside, 'the transition ran under the lock')
-    t.ok(inside!.lock.isDirectory(), 'the shipment is locked while the new transition runs')
-    t.ok(inside!.lock.mtimeMs > stale.mtimeMs, "the killed holder's lock directory was replaced by a fresh one")
+    // A new process's registration migrates: it waits for the lock to go stale, takes it over and goes on.
+    app = await buildTestApp(t, {}, databaseFile)
+    const registeredAt = Date.now()
     t.ok(
-      inside!.at - stale.mtime.getTime() > STALE_MS,
-      `taken over only once the dead holder's lock had not been refreshed for the stale period (${inside!.at - stale.mtime.getTime()} ms > ${STALE_MS} ms)`,
+      registeredAt - stale.mtime.getTime() > STALE_MS,
+      `taken over only once the dead holder's lock had not been refreshed for the stale period (${registeredAt - stale.mtime.getTime()} ms > ${STALE_MS} ms)`,
     )
-    t.notOk(existsSync(lockPath(id)), 'released after the commit: nothing left behind')
-    t.same(await steps(app, id), ['null>new', 'new>on_hold'], 'one history row, for the transition that applied')
+    t.notOk(existsSync(lockPath), 'released after the migration: nothing left behind')
+    const result = await app.shipments.shipments.update(id, { status: 'on_hold' })
+    t.same(result.transition && [result.transition.from, result.transition.to], ['new', 'on_hold'], 'the registered instance works')
+    t.same(await steps(app, id), ['null>new', 'new>on_hold'])
     t.equal((await shipmentRow(app, id)).status, 'on_hold')
   })
 } else {

@@ -216,7 +216,11 @@ export interface ShipmentChangeRequest {
    * undefined: no mutex (the change is still one atomic transaction).
    */
   lockTimeoutMs?: number
-  /** Awaited under the mutex with the row as it is then, before anything is written; throw to refuse. */
+  /**
+   * Awaited behind the in-process queue with the row as it is then, before the write transaction (no
+   * database lock is held meanwhile), and again when another process moved the status before the
+   * transaction re-read it; throw to refuse.
+   */
   authorize?: (current: ShipmentRow) => Promise<void> | void
   /** The change comes from an integration: applied only when not older than the last one applied from it. */
   externalEvent?: ExternalEventMark

@@ -1,30 +1,13 @@
-// The parts of the reference store's export query that both engines share: the joins, the columns, the
-// validity rule as one SQL expression, and the mapping of result rows (arrays) to ExportOrder.
+// The parts of the reference store's export query that both engines share: the filter, the joins, the
+// columns, and the mapping of result rows (arrays) to ExportOrder. Whether an order can be exported is
+// judged by the database (shipments_orders.export_problem, kept by triggers; see the migrations), so
+// the export filters, counts and pages on an index of the exportable orders.
 import type { ExportAddress, ExportLineItem, ExportOrder } from '../orders/order-store.js'
 
 const ADDRESS_COLUMNS = ['full_name', 'company', 'address1', 'address2', 'city', 'state', 'postal_code', 'country_code', 'phone', 'email'] as const
 
-const blank = (column: string) => `coalesce(trim(${column}), '') = ''`
-
-/**
- * The first reason an order cannot be exported to ShipStation, or NULL. One SQL expression serves both
- * as the filter (so invalid orders never make a page short) and as the reason reported.
- * `twoLetters` is the engine's test for a value of exactly two ASCII letters after trimming.
- */
-export function problemExpression(twoLetters: (column: string) => string): string {
-  return `CASE
-  WHEN s.id IS NULL THEN 'no shipping address'
-  WHEN ${blank('s.full_name')} THEN 'the shipping address has no name'
-  WHEN ${blank('s.address1')} THEN 'the shipping address has no street'
-  WHEN ${blank('s.city')} THEN 'the shipping address has no city'
-  WHEN ${blank('s.postal_code')} THEN 'the shipping address has no postal code'
-  WHEN NOT ${twoLetters('s.country_code')} THEN 'the shipping country is not a 2-letter code'
-  WHEN b.id IS NOT NULL AND ${blank('b.full_name')} THEN 'the billing address has no name'
-  WHEN b.id IS NOT NULL AND nullif(trim(b.country_code), '') IS NOT NULL AND NOT ${twoLetters('b.country_code')} THEN 'the billing country is not a 2-letter code'
-  WHEN NOT EXISTS (SELECT 1 FROM shipments_order_line_items i WHERE i.order_id = o.id) THEN 'no line items'
-  WHEN EXISTS (SELECT 1 FROM shipments_order_line_items i WHERE i.order_id = o.id AND trim(i.name) = '') THEN 'a line item has no name'
-END`
-}
+/** The first reason an order cannot be exported, or NULL: the column the database's triggers keep. */
+export const PROBLEM_COLUMN = 'o.export_problem'
 
 export const EXPORT_FROM = `shipments_orders o
   LEFT JOIN shipments_order_addresses s ON s.order_id = o.id AND s.kind = 'shipping'
@@ -41,8 +24,7 @@ const addressSelect = (alias: 's' | 'b') =>
   [`${alias}.id AS ${alias}_id`, ...ADDRESS_COLUMNS.map((column) => `${alias}.${column} AS ${alias}_${column}`)].join(', ')
 
 /** The select list of a page: order columns, both addresses, then the problem (or NULL). */
-export const pageSelect = (problem: string) =>
-  `${ORDER_COLUMNS.map((column) => `o.${column}`).join(', ')}, ${addressSelect('s')}, ${addressSelect('b')}, ${problem} AS problem`
+export const PAGE_SELECT = `${ORDER_COLUMNS.map((column) => `o.${column}`).join(', ')}, ${addressSelect('s')}, ${addressSelect('b')}, ${PROBLEM_COLUMN} AS problem`
 
 /** Position of each column of `pageSelect` in a row read as an array. */
 export const PAGE_COLUMN: Record<string, number> = Object.fromEntries(

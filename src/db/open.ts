@@ -84,7 +84,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     ])
     const db = owned ? openSqliteFile(database) : (database as SqliteDatabase)
     try {
-      if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE, options.lockDirectory)
+      if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE, options.lockDirectory, options.onLockCompromised)
     } catch (error) {
       if (owned) db.$client.close()
       throw error

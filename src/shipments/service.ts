@@ -21,8 +21,9 @@ export interface UpdateContext {
   /** The user making the change, recorded on the history row. */
   userId?: string | null
   /**
-   * Called under the shipment's lock when the status really changes, with the status re-read under
-   * the lock; throw to refuse the transition (the API checks the transition permission here).
+   * Called under the shipment's mutex (its in-process queue; no database lock is held) when the status
+   * really changes, with the status read then, and again if another process moves the shipment before
+   * the write; throw to refuse the transition (the API checks the transition permission here).
    */
   authorizeTransition?: (from: ShipmentStatus, to: ShipmentStatus) => void | Promise<void>
   /**

@@ -2,6 +2,7 @@
 // fixed number of queries, and the export document byte for byte against SQLite for the same data.
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import Fastify from 'fastify'
 import pg from 'pg'
@@ -11,7 +12,9 @@ import { buildTestApp, orderWithShipments, postUpdate, shipmentRow } from '../fi
 import { rawQuery, testDatabase } from '../fixtures/database.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_URL, exportedOrders, insertExportOrder, VALID_ADDRESS } from '../fixtures/exchange.js'
 
-const postgresJournal = JSON.parse(readFileSync(new URL('../../drizzle/postgres/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] }
+const MIGRATIONS = (
+  JSON.parse(readFileSync(fileURLToPath(new URL('../../drizzle/postgres/meta/_journal.json', import.meta.url)), 'utf8')) as { entries: unknown[] }
+).entries.length
 
 async function hostPool(t: Parameters<typeof testDatabase>[0]) {
   const pool = new pg.Pool({ connectionString: await testDatabase(t, 'host'), max: 4 })
@@ -28,7 +31,7 @@ t.test("a host's Drizzle database over a pg Pool: migrated into the package's ow
   t.ok(tables.some((table) => table.name === MIGRATIONS_TABLE))
   t.notOk(tables.some((table) => table.name === '__drizzle_migrations'), "the host's migrations table is untouched")
   const { rows: applied } = await pool.query(`SELECT count(*)::int AS applied FROM public.${MIGRATIONS_TABLE}`)
-  t.same(applied, [{ applied: postgresJournal.entries.length }], 'each migration applied once')
+  t.same(applied, [{ applied: MIGRATIONS }], 'each migration applied once')
 
   const app = Fastify({ logger: false })
   await app.register(fastifyShipments, { database: db, migrate: false })
@@ -65,7 +68,7 @@ t.test('instances migrating a fresh database at once take turns: every one succe
   t.teardown(() => Promise.all(pools.map((pool) => pool.end())))
   await Promise.all(pools.map((pool) => migrate(drizzle({ client: pool }))))
   const { rows } = await pools[0].query(`SELECT count(*)::int AS applied FROM public.${MIGRATIONS_TABLE}`)
-  t.same(rows, [{ applied: postgresJournal.entries.length }])
+  t.same(rows, [{ applied: MIGRATIONS }])
 })
 
 t.test("the transition lock cannot collide with a host's advisory locks, and is the package's two-key lock on the shipment", async (t) => {
@@ -132,7 +135,7 @@ t.test('an export page takes the same number of queries whatever its size', asyn
   const forThree = await countFor(3)
   const forHundred = await countFor(150)
   t.equal(forHundred, forThree, `${forThree} queries for 3 orders and for 150`)
-  t.ok(forThree <= 4, 'the change stamp, boundaries, page and items')
+  t.ok(forThree <= 5, 'the change stamp, the count, the page start, the page and its items')
 })
 
 t.test('the export document is the same, byte for byte, on SQLite and on PostgreSQL for the same data', async (t) => {

@@ -1,11 +1,13 @@
-// The `lockDirectory` option (SQLite only): where the cross-process transition locks live, the
-// `<database file>-locks` default, and `null`, which keeps the transition mutex inside the process.
-// A lock is proven by looking at the directory while a transition is held open under its mutex, and
-// by another holder of the same file lock (the package's own mutex, as a second process would hold
-// it) making the transition time out.
+// The `lockDirectory` option (SQLite only): where the cross-process lock files live (the migration lock;
+// transitions need none), the `<database file>-locks` default, and `null`, which keeps every lock
+// inside the process. A file lock is proven by another holder of it (the package's own mutex, as a
+// second process would hold it) making the registration wait; the transition mutex across processes
+// by another connection holding the database's write lock making the transition time out.
 import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
+import Database from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import { createMutex } from '../../src/db/mutex.js'
 import { transitionLockName, type ShipmentStatus } from '../../src/index.js'
@@ -42,16 +44,28 @@ async function holdTransition(app: FastifyInstance, id: number, to: ShipmentStat
   return { release, done }
 }
 
-/**
- * Holds shipment `id`'s transition file lock in `directory` the way another process would (a
- * mutex of its own, so only the file lock is shared), runs `work`, then lets go.
- */
-async function whileLockedElsewhere<T>(directory: string, id: number, work: () => Promise<T>): Promise<T> {
+/** Holds the named file lock in `directory` the way another process would (a mutex of its own), runs `work`, then lets go. */
+async function whileLockedElsewhere<T>(directory: string, name: string, work: () => Promise<T>): Promise<T> {
   let result!: T
-  await createMutex({ directory }).withLock(transitionLockName(id), 2_000, async () => {
+  await createMutex({ directory }).withLock(name, 2_000, async () => {
     result = await work()
   })
   return result
+}
+
+/**
+ * Registers a second app on `databaseFile` (it migrates at registration) while the migration lock is
+ * held in `directory`: whether the registration was still waiting 300 ms in, and the app once it is done.
+ */
+async function registerWhileMigrationLocked(t: Test, directory: string, databaseFile: string, options: Parameters<typeof buildTestApp>[1]) {
+  let registered = false
+  const registration = whileLockedElsewhere(directory, 'shipments:migrate', async () => {
+    const app = buildTestApp(t, options, databaseFile).finally(() => (registered = true))
+    await sleep(300)
+    return { waited: !registered, app }
+  })
+  const { waited, app } = await registration
+  return { waited, app: await app }
 }
 
 const LOCK_TIMEOUT_BODY = (id: number) => ({
@@ -62,56 +76,90 @@ const LOCK_TIMEOUT_BODY = (id: number) => ({
 /** The shipment's history as `from>to` steps, creation included. */
 const steps = async (app: FastifyInstance, id: number) => (await historyRows(app, id)).map((row) => `${row.fromStatus}>${row.toStatus}`)
 
-t.test('a custom lockDirectory is where the transition lock is taken, not beside the database', async (t: Test) => {
+t.test('a custom lockDirectory is where the migration lock is taken, not beside the database', async (t: Test) => {
   const dir = t.testdir()
   const databaseFile = join(dir, 'shop.sqlite')
   const lockDirectory = join(dir, 'elsewhere', 'shipment-locks')
-  const app = await buildTestApp(t, { lockDirectory, lockTimeoutMs: 300 }, databaseFile)
+  const app = await buildTestApp(t, { lockDirectory }, databaseFile)
   t.ok(existsSync(lockDirectory), 'the directory (and its parent) is created at registration')
   t.notOk(existsSync(`${databaseFile}-locks`), 'the migration locked there too, not beside the file')
+  t.same(locksIn(lockDirectory), [], 'released after the migration')
+
+  // Another process holding the migration lock in the custom directory makes a registration wait...
+  const blocked = await registerWhileMigrationLocked(t, lockDirectory, databaseFile, { lockDirectory })
+  t.ok(blocked.waited, 'the registration waited for the lock held in the custom directory')
+  // ...one holding it in the default directory does not: the package does not look there.
+  const free = await registerWhileMigrationLocked(t, `${databaseFile}-locks`, databaseFile, { lockDirectory })
+  t.notOk(free.waited, 'a lock beside the database file did not hold the registration up')
+
+  // All three instances work on the file.
   const { shipmentIds: [id] } = await orderWithShipments(app)
-
-  const held = await holdTransition(app, id, 'in_progress')
-  const duringCustom = locksIn(lockDirectory)
-  const duringDefault = locksIn(`${databaseFile}-locks`)
-  held.release()
-  await held.done
-  t.equal(duringCustom.length, 1, 'one lock held in the custom directory during the transition')
-  t.match(duringCustom[0], new RegExp(`shipment_${id}_transition`), 'the lock names the shipment')
-  t.same(duringDefault, [], 'nothing locked beside the database file')
-  t.same(locksIn(lockDirectory), [], 'released after the commit')
-
-  // Another process holding the lock in the custom directory blocks the transition...
-  const blocked = await whileLockedElsewhere(lockDirectory, id, () => postUpdate(app, id, { status: 'on_hold' }))
-  t.equal(blocked.statusCode, 422)
-  t.same(blocked.json(), LOCK_TIMEOUT_BODY(id))
-  t.equal((await shipmentRow(app, id)).status, 'in_progress', 'the blocked transition changed nothing')
-
-  // ...one holding it in the default directory does not: the package no longer looks there.
-  const free = await whileLockedElsewhere(`${databaseFile}-locks`, id, () => postUpdate(app, id, { status: 'on_hold' }))
-  t.equal(free.statusCode, 200)
-  t.equal(free.json().shipment.status, 'on_hold')
-  t.same(await steps(app, id), ['null>new', 'new>in_progress', 'in_progress>on_hold'])
+  const response = await postUpdate(free.app, id, { status: 'on_hold' })
+  t.equal(response.statusCode, 200)
+  t.equal(response.json().shipment.status, 'on_hold')
+  t.equal((await shipmentRow(blocked.app, id)).status, 'on_hold')
+  t.same(await steps(app, id), ['null>new', 'new>on_hold'])
 })
 
-t.test('by default the transition lock lives in <database file>-locks', async (t: Test) => {
+t.test('transitions take no lock file: the write transaction is the cross-process half of the mutex', async (t: Test) => {
   const dir = t.testdir()
   const databaseFile = join(dir, 'default.sqlite')
   const app = await buildTestApp(t, { lockTimeoutMs: 300 }, databaseFile)
+  t.ok(existsSync(`${databaseFile}-locks`), 'by default the lock directory is <database file>-locks (the migration locked there)')
   const { shipmentIds: [id] } = await orderWithShipments(app)
 
   const held = await holdTransition(app, id, 'fulfilled')
   const during = locksUnder(dir)
   held.release()
-  await held.done
-  t.same(during, [join('default.sqlite-locks', `shipments_shipment_${id}_transition.lock`)], 'the only lock anywhere, beside the file')
-  t.same(locksIn(`${databaseFile}-locks`), [], 'released after the commit')
+  const result = await held.done
+  t.same(result.transition && [result.transition.from, result.transition.to], ['new', 'fulfilled'])
+  t.same(during, [], 'no lock file anywhere while a transition holds the mutex')
 
-  const blocked = await whileLockedElsewhere(`${databaseFile}-locks`, id, () => postUpdate(app, id, { status: 'shipped' }))
+  // A file lock on the transition's name (what earlier versions took) holds nothing up.
+  const free = await whileLockedElsewhere(`${databaseFile}-locks`, transitionLockName(id), () => postUpdate(app, id, { status: 'on_hold' }))
+  t.equal(free.statusCode, 200)
+  t.equal(free.json().shipment.status, 'on_hold')
+
+  // Another connection (another process) in a write transaction does, until lockTimeoutMs.
+  const other = new Database(databaseFile)
+  t.teardown(() => other.close())
+  other.exec('BEGIN IMMEDIATE')
+  const blocked = await postUpdate(app, id, { status: 'shipped' })
+  other.exec('ROLLBACK')
   t.equal(blocked.statusCode, 422)
   t.same(blocked.json(), LOCK_TIMEOUT_BODY(id))
-  t.equal((await shipmentRow(app, id)).status, 'fulfilled')
-  t.same(await steps(app, id), ['null>new', 'new>fulfilled'], 'no history row for the refused transition')
+  t.equal((await shipmentRow(app, id)).status, 'on_hold', 'the blocked transition changed nothing')
+  t.same(await steps(app, id), ['null>new', 'new>fulfilled', 'fulfilled>on_hold'], 'no history row for the refused transition')
+
+  const retry = await postUpdate(app, id, { status: 'shipped' })
+  t.equal(retry.statusCode, 200, 'the released write lock is free again')
+  t.equal(retry.json().shipment.status, 'shipped')
+  t.same(await steps(app, id), ['null>new', 'new>fulfilled', 'fulfilled>on_hold', 'on_hold>shipped'])
+})
+
+t.test('a status moved by another process between the authorization and the write is authorized again', async (t: Test) => {
+  const dir = t.testdir()
+  const databaseFile = join(dir, 'moved.sqlite')
+  const app = await buildTestApp(t, {}, databaseFile)
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const other = new Database(databaseFile)
+  t.teardown(() => other.close())
+
+  const asked: string[] = []
+  const result = await app.shipments.shipments.update(id, { status: 'shipped' }, {
+    authorizeTransition: (from, to) => {
+      asked.push(`${from}>${to}`)
+      // The first time, another process moves the shipment (a transition of its own) meanwhile.
+      if (asked.length === 1) {
+        other.prepare("UPDATE shipments_shipments SET status = 'on_hold' WHERE id = ?").run(id)
+        other.prepare("INSERT INTO shipments_status_history (shipment_id, from_status, to_status) VALUES (?, 'new', 'on_hold')").run(id)
+      }
+    },
+  })
+  t.same(asked, ['new>shipped', 'on_hold>shipped'], 'authorized again for the status as it was under the write lock')
+  t.same(result.transition && [result.transition.from, result.transition.to], ['on_hold', 'shipped'])
+  t.same(await steps(app, id), ['null>new', 'new>on_hold', 'on_hold>shipped'], 'an unbroken history')
+  t.equal((await shipmentRow(app, id)).status, 'shipped')
 })
 
 t.test('lockDirectory null: no lock directory, no file lock, one history row per real transition', async (t: Test) => {
@@ -130,12 +178,6 @@ t.test('lockDirectory null: no lock directory, no file lock, one history row per
   t.same(during, [], 'no lock file anywhere while a transition holds the mutex')
   t.notOk(existsSync(`${databaseFile}-locks`), 'no <database file>-locks directory')
   t.same(readdirSync(join(dir, 'host')).filter((name) => !/\.sqlite(-wal|-shm)?$/.test(name)), [], 'nothing at all beside the database file')
-
-  // A file lock where the default would be (the other holder creates the directory) does not block
-  // it either: nothing looks there.
-  const free = await whileLockedElsewhere(`${databaseFile}-locks`, id, () => postUpdate(app, id, { status: 'on_hold' }))
-  t.equal(free.statusCode, 200)
-  t.equal(free.json().shipment.status, 'on_hold')
 
   // The in-process FIFO queue still serializes: concurrent requests apply in the order they came,
   // repeats of the current status write nothing, and every real change writes one history row.

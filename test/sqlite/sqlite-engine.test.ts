@@ -2,6 +2,7 @@
 // of an export page, and a host transaction around the export.
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import Fastify from 'fastify'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
@@ -21,7 +22,7 @@ t.test("a host's own Drizzle database: migrated into the package's table, left o
   const tables = client.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{ name: string }>
   t.ok(tables.some((table) => table.name === MIGRATIONS_TABLE))
   t.notOk(tables.some((table) => table.name === '__drizzle_migrations'), "the host's migrations table is untouched")
-  const journal = JSON.parse(readFileSync(new URL('../../drizzle/sqlite/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] }
+  const journal = JSON.parse(readFileSync(fileURLToPath(new URL('../../drizzle/sqlite/meta/_journal.json', import.meta.url)), 'utf8')) as { entries: unknown[] }
   t.equal((client.prepare(`select count(*) as n from ${MIGRATIONS_TABLE}`).get() as { n: number }).n, journal.entries.length, 'each migration applied once')
 
   const app = Fastify({ logger: false })
@@ -69,7 +70,7 @@ t.test('a page takes the same number of SQL statements whatever its size', async
   const forThree = await countFor(3)
   const forHundred = await countFor(150)
   t.equal(forHundred, forThree, `${forThree} statements for 3 orders and for 150`)
-  t.ok(forThree <= 4, 'boundaries, page, items and the data-version check')
+  t.ok(forThree <= 5, 'the count, the page start, the page, its items and the data-version check')
 })
 
 t.test('boundaries computed inside a host transaction that rolls back are not kept', async (t) => {

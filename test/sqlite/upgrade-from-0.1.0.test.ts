@@ -3,22 +3,35 @@ import { copyFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import Database from 'better-sqlite3'
 import { MIGRATIONS_TABLE } from '../../src/index.js'
 import { buildTestApp, historyRows, orderRow, postUpdate, shipmentRow } from '../fixtures/app.js'
 import { rawQuery, tables } from '../fixtures/database.js'
 
 const made = fileURLToPath(new URL('../fixtures/database-0.1.0.sqlite', import.meta.url))
-const journal = JSON.parse(readFileSync(fileURLToPath(new URL('../../drizzle/sqlite/meta/_journal.json', import.meta.url)), 'utf8')) as { entries: unknown[] }
+const journal = JSON.parse(readFileSync(fileURLToPath(new URL('../../drizzle/sqlite/meta/_journal.json', import.meta.url)), 'utf8')) as {
+  entries: Array<{ tag: string; when: number }>
+}
 
 t.test('a 0.1.0 database file: no data lost, nothing migrated twice, updates and the export work', async (t) => {
   const file = join(t.testdir(), 'old.sqlite')
   copyFileSync(made, file)
+  // A second completed order, written by 0.1.0's tables before the upgrade: it has no shipping address.
+  const old = new Database(file)
+  old.prepare("INSERT INTO shipments_orders (id, number, reference, is_completed, date_updated) VALUES (2, 'no-address', '1002', 1, 1700000000000)").run()
+  old.prepare("INSERT INTO shipments_order_line_items (order_id, name) VALUES (2, 'Mug')").run()
+  old.close()
   const app = await buildTestApp(t, { lockDirectory: null, orderExchange: { username: 'u', password: 'p' } }, file)
 
   t.same(
-    await rawQuery(app, `select count(*) as applied from ${MIGRATIONS_TABLE}`),
-    [{ applied: journal.entries.length }],
-    'the 0.1.0 migration is not applied again; each later one is applied once',
+    (await rawQuery(app, `select created_at from ${MIGRATIONS_TABLE} order by created_at`)).map((row) => Number(row.created_at)),
+    journal.entries.map((entry) => entry.when),
+    'the 0.1.0 migration is not applied again; each later one once',
+  )
+  t.same(
+    await rawQuery(app, 'select id, export_problem from shipments_orders order by id'),
+    [{ id: 1, export_problem: null }, { id: 2, export_problem: 'no shipping address' }],
+    'existing orders are judged for the export by the upgrade (backfill)',
   )
   const [first, second] = [await shipmentRow(app, 1), await shipmentRow(app, 2)]
   t.match(first, { reference: '1001-s001', status: 'shipped', carrier: 'UPS', trackingNumber: '1Z999', fields: { packageCount: 2 } })
@@ -45,4 +58,6 @@ t.test('a 0.1.0 database file: no data lost, nothing migrated twice, updates and
   const exported = await app.inject({ url: '/actions/shippingplatformconnect/orders/process?action=export', headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` } })
   t.equal(exported.statusCode, 200)
   t.match(exported.body, /<OrderNumber><!\[CDATA\[1001\]\]><\/OrderNumber>/)
+  t.notMatch(exported.body, /1002/, 'the order without a shipping address is left out')
+  t.match(exported.body, /<Orders pages="1">/)
 })

@@ -74,5 +74,5 @@ export function sqlState(error: unknown): string | undefined {
   return undefined
 }
 
-/** `SET LOCAL lock_timeout`, as a statement that takes parameters. */
-export const localLockTimeout = (milliseconds: number) => sql`SELECT set_config('lock_timeout', ${`${Math.max(1, Math.ceil(milliseconds))}ms`}, true)`
+/** `SET LOCAL lock_timeout`, as an expression that takes parameters (select it before anything that waits). */
+export const localLockTimeout = (milliseconds: number) => sql`set_config('lock_timeout', ${`${Math.max(1, Math.ceil(milliseconds))}ms`}, true)`

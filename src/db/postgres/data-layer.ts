@@ -101,8 +101,10 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       const commit = (deadline: number | null, authorized: string | null) =>
         db.transaction(async (tx): Promise<ShipmentChangeOutcome | 'status-moved'> => {
           if (deadline !== null) {
-            await tx.execute(localLockTimeout(deadline - Date.now()))
-            await tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.shipmentTransition}::int, ${id}::int)`)
+            // One round trip: the lock timeout is set (left to right) before the lock is waited for.
+            await tx.execute(
+              sql`SELECT ${localLockTimeout(deadline - Date.now())}, pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.shipmentTransition}::int, ${id}::int)`,
+            )
           }
           // FOR UPDATE: a change without the mutex (a field merge) still reads and writes one row atomically.
           const [before] = await tx.select().from(shipments).where(eq(shipments.id, id)).for('update')

@@ -1,70 +1,83 @@
-// PostgreSQL queries of the reference order store's export: page boundaries, one page of orders with
-// their addresses, and their line items. Three named (server-prepared) statements per query shape.
+// PostgreSQL queries of the reference order store's export: the count and a page's first key, both read
+// from an index of the orders alone (the exportable ones, or all completed ones), then one page of
+// orders with their addresses, and their line items. Named (server-prepared) statements per query shape.
 import { createPostgresChangeStamp, type PostgresDatabase } from './connection.js'
-import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, pageSelect, problemExpression, toExportOrders } from '../export-query.js'
+import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, PAGE_SELECT, PROBLEM_COLUMN, toExportOrders } from '../export-query.js'
 import type { ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
 
-const PROBLEM = problemExpression((column) => `coalesce(trim(${column}) ~ '^[A-Za-z]{2}$', false)`)
-
+/** What one state of the database says about one query: the total, and the first key of each page asked for (at most one per page). */
 interface Boundaries {
   total: number
-  /** The first (dateUpdated, id) of each page. */
-  starts: Array<[Date, number]>
+  starts: Map<number, [Date, number] | undefined>
 }
 
 const MAX_CACHED_QUERIES = 32
 
 export function createPostgresOrderExport(db: PostgresDatabase, localWrites: () => number) {
   const pool = db.$client
-  // Export requests are rare and boundaries are costly: the sequence is read on every request.
+  // Export requests are rare: the change sequence is read on every request.
   const changeStamp = createPostgresChangeStamp(db, localWrites, 0)
   const boundaryCache = new Map<string, { stamp: string; boundaries: Boundaries }>()
 
   /** The filter of a query, its parameters numbered in order; the same shape always gives the same text. */
-  function filterOf(query: ExportOrdersQuery) {
+  function filterOf(query: ExportOrdersQuery, withLowerBound: boolean) {
     const values: unknown[] = []
     const parameter = (value: unknown) => `$${values.push(value)}`
-    const conditions = ['o.is_completed']
+    // Written as the partial index shipments_orders_exportable_idx states it, so the planner uses it.
+    const conditions = query.includeInvalid ? ['o.is_completed'] : [`o.is_completed AND ${PROBLEM_COLUMN} IS NULL`]
     if (query.window) conditions.push(`o.date_updated < ${parameter(new Date(query.window.before))}`)
+    // The window is exclusive and compared at whole seconds: after 12:00:00 means from 12:00:01.
+    if (query.window && withLowerBound) conditions.push(`o.date_updated >= ${parameter(new Date(query.window.after + 1000))}`)
     if (query.store) conditions.push(`o.fields ->> ${parameter(query.store.fieldHandle)} = ${parameter(query.store.value)}`)
-    if (!query.includeInvalid) conditions.push(`(${PROBLEM}) IS NULL`)
     const shape = `${query.window ? 'w' : ''}${query.store ? 's' : ''}${query.includeInvalid ? 'i' : ''}`
     return { where: conditions.join(' AND '), values, parameter, shape }
   }
 
-  async function boundariesFor(query: ExportOrdersQuery): Promise<Boundaries> {
+  /** The total and the first key of the page, from the cache while the database is unchanged. */
+  async function boundariesFor(query: ExportOrdersQuery): Promise<{ total: number; start: [Date, number] | undefined }> {
     const stamp = await changeStamp()
-    const key = JSON.stringify([query.window, query.store, query.includeInvalid, query.pageSize])
-    const cached = boundaryCache.get(key)
-    if (cached && cached.stamp === stamp) return cached.boundaries
-    const { where, values, parameter, shape } = filterOf(query)
-    // The window is exclusive and compared at whole seconds: after 12:00:00 means from 12:00:01.
-    const boundaryWhere = query.window ? `${where} AND o.date_updated >= ${parameter(new Date(query.window.after + 1000))}` : where
-    const { rows } = await pool.query<[Date, number, string]>({
-      name: `shipments-export-boundaries-${shape}`,
-      text: `SELECT date_updated, id, total FROM (
-               SELECT o.date_updated, o.id, row_number() OVER (ORDER BY o.date_updated, o.id) AS position, count(*) OVER () AS total
-                 FROM ${EXPORT_FROM} WHERE ${boundaryWhere}
-             ) numbered WHERE (position - 1) % ${parameter(query.pageSize)} = 0`,
-      values,
-      rowMode: 'array',
-    })
-    const boundaries: Boundaries = { total: rows.length > 0 ? Number(rows[0][2]) : 0, starts: rows.map((row) => [row[0], row[1]]) }
-    boundaryCache.delete(key)
-    if (boundaryCache.size >= MAX_CACHED_QUERIES) boundaryCache.delete(boundaryCache.keys().next().value!)
-    boundaryCache.set(key, { stamp, boundaries })
-    return boundaries
+    const key = JSON.stringify([query.window, query.store, query.includeInvalid])
+    let cached = boundaryCache.get(key)
+    if (!cached || cached.stamp !== stamp) {
+      const { where, values, shape } = filterOf(query, true)
+      const { rows } = await pool.query<[string]>({
+        name: `shipments-export-count-${shape}`,
+        text: `SELECT count(*) FROM shipments_orders o WHERE ${where}`,
+        values,
+        rowMode: 'array',
+      })
+      cached = { stamp, boundaries: { total: Number(rows[0][0]), starts: new Map() } }
+      boundaryCache.delete(key)
+      if (boundaryCache.size >= MAX_CACHED_QUERIES) boundaryCache.delete(boundaryCache.keys().next().value!)
+      boundaryCache.set(key, cached)
+    }
+    const { total, starts } = cached.boundaries
+    const offset = (query.page - 1) * query.pageSize
+    if (offset >= total) return { total, start: undefined }
+    if (!starts.has(offset)) {
+      const { where, values, parameter, shape } = filterOf(query, true)
+      // Walking from the nearer end makes the last page cost what the first does.
+      const fromEnd = offset > total / 2
+      const { rows } = await pool.query<[Date, number]>({
+        name: `shipments-export-start-${fromEnd ? 'end-' : ''}${shape}`,
+        text: `SELECT o.date_updated, o.id FROM shipments_orders o WHERE ${where}
+                ORDER BY ${fromEnd ? 'o.date_updated DESC, o.id DESC' : 'o.date_updated, o.id'} LIMIT 1 OFFSET ${parameter(fromEnd ? total - 1 - offset : offset)}`,
+        values,
+        rowMode: 'array',
+      })
+      starts.set(offset, rows[0])
+    }
+    return { total, start: starts.get(offset) }
   }
 
   return async function exportOrders(query: ExportOrdersQuery): Promise<ExportOrdersPage> {
-    const { total, starts } = await boundariesFor(query)
-    const start = starts[query.page - 1]
+    const { total, start } = await boundariesFor(query)
     if (!start) return { orders: [], total }
-    const { where, values, parameter, shape } = filterOf(query)
+    // A page starts at its start key, which already lies inside the window: no lower bound needed.
+    const { where, values, parameter, shape } = filterOf(query, false)
     const { rows } = await pool.query<unknown[]>({
       name: `shipments-export-page-${shape}`,
-      // Without invalid orders the filter has already made every problem NULL: not computed twice.
-      text: `SELECT ${pageSelect(query.includeInvalid ? PROBLEM : 'NULL')}
+      text: `SELECT ${PAGE_SELECT}
                FROM ${EXPORT_FROM}
               WHERE ${where} AND (o.date_updated, o.id) >= (${parameter(start[0])}, ${parameter(start[1])})
               ORDER BY o.date_updated, o.id

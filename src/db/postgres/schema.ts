@@ -229,12 +229,22 @@ export const orders = pgTable(
     fields: jsonObject('fields'),
     dateOrdered: timestampMs('date_ordered'),
     dateUpdated: timestampMs('date_updated').notNull().defaultNow(),
+    /**
+     * Why the order cannot be exported to ShipStation (spec 4.3: its addresses and line items), or null.
+     * Kept by database triggers on the order, its addresses and its items (migration 0003): never written
+     * by the package's code, and a host's writes need not know it.
+     */
+    exportProblem: text('export_problem'),
   },
   (table) => [
     uniqueIndex('shipments_orders_reference_unique').on(table.reference),
     uniqueIndex('shipments_orders_number_unique').on(table.number),
     // The export scans completed orders by dateUpdated, then id (stable page edges).
     index('shipments_orders_export_idx').on(table.isCompleted, table.dateUpdated, table.id),
+    // The exportable ones alone: the export's count and page starts are read from this index only.
+    index('shipments_orders_exportable_idx')
+      .on(table.dateUpdated, table.id)
+      .where(sql`${table.isCompleted} AND ${table.exportProblem} IS NULL`),
   ],
 )
 

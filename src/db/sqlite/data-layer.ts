@@ -1,21 +1,24 @@
 // The data layer on SQLite (better-sqlite3): synchronous inside, the async contract outside. A write of
 // several statements (a transition, a creation, an order and its tracking entry) runs in one IMMEDIATE
 // transaction; a write of one statement (plain columns, an integration, a delivery claim) is a single
-// autocommit statement, atomic on its own. The transition mutex is an in-process queue plus a file lock
-// per shipment.
+// autocommit statement, atomic on its own. The transition mutex is an in-process queue per shipment,
+// backed across processes by the IMMEDIATE transaction itself: SQLite's write lock serializes every
+// writer of the file, and the status is re-read inside it.
 import { and, count, desc, eq, isNull, ne, or, sql } from 'drizzle-orm'
 import {
+  LockTimeoutError,
   ShipmentMissingError,
   transitionLockName,
   type DataLayer,
   type ExternalEventMark,
   type HistoryRow,
   type IntegrationRow,
+  type ShipmentChangeOutcome,
   type ShipmentColumns,
   type ShipmentRow,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
-import { createChangeStamp, lockDirectoryFor, writeTransaction, type SqliteDatabase } from './dialect.js'
+import { createChangeStamp, isBusy, lockDirectoryFor, writeTransaction, writeTransactionWaiting, type SqliteDatabase } from './dialect.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
 import {
@@ -32,7 +35,7 @@ import {
 } from './schema.js'
 
 export interface SqliteDataLayerOptions {
-  /** Directory of the cross-process lock files; undefined: beside the database file; null: in-process only. */
+  /** Directory of the named locks' files (pushes); undefined: beside the database file; null: in-process only. */
   lockDirectory?: string | null
   /** Called when a held file lock was lost. */
   onLockCompromised?: (lockName: string, error: Error) => void
@@ -49,7 +52,14 @@ function encodeColumnValue(value: unknown): unknown {
 }
 
 export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLayerOptions): DataLayer {
-  const mutex = createMutex({
+  // Transitions of one shipment in this process wait here, in order, without touching the database;
+  // across processes the IMMEDIATE transaction's write lock is the other half (spec 3.3).
+  const queue = createMutex({ directory: null })
+  // The connection's own wait for another writer; a transition waits at most until its lock deadline instead.
+  const busyTimeoutMs = db.$client.pragma('busy_timeout', { simple: true }) as number
+  // Named locks held across asynchronous work (a push to an integration) cannot be a transaction:
+  // they are lock files, shared by every process on the file.
+  const namedLocks = createMutex({
     directory: options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory,
     onCompromised: options.onLockCompromised,
   })
@@ -151,34 +161,50 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async commitShipmentChange(id, request) {
       // better-sqlite3 transactions are synchronous: everything asynchronous (the authorization) happens
-      // before, under the mutex, and the status is read again inside the transaction.
-      const commit = () =>
-        writeTransaction(db, () => {
-          const before = findRow(id)
-          if (!before) throw new ShipmentMissingError(id)
-          const now = new Date()
-          if (request.externalEvent && !recordExternalEvent(id, request.externalEvent, now)) {
-            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true, messages: [] }
-          }
-          const plan = request.plan(before)
-          const history = plan.history ? (insertHistory.get({ ...plan.history, shipmentId: id }) as { id: number }) : null
-          const row = updateRow(id, plan.columns)!
-          let orderAdvanceClaimed = false
-          if (plan.claimOrderAdvance !== null && (countUnshipped.get({ orderId: row.orderId }) as { total: number }).total === 0) {
-            orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
-          }
-          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
-          const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
-          return { ...outcome, messages }
-        })
-      if (request.lockTimeoutMs === undefined) return commit()
-      return mutex.withLock(transitionLockName(id), request.lockTimeoutMs, async () => {
-        if (request.authorize) {
-          const current = findRow(id)
-          if (!current) throw new ShipmentMissingError(id)
-          await request.authorize(current)
+      // before the transaction, under the in-process queue; `authorized` is the status it approved,
+      // read again inside the transaction, where no other process can move it any more.
+      const commit = (authorized: string | null) => (): ShipmentChangeOutcome | 'status-moved' => {
+        const before = findRow(id)
+        if (!before) throw new ShipmentMissingError(id)
+        // Another process moved the shipment between the authorization and the write lock: authorize again.
+        if (authorized !== null && before.status !== authorized) return 'status-moved'
+        const now = new Date()
+        if (request.externalEvent && !recordExternalEvent(id, request.externalEvent, now)) {
+          return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true, messages: [] }
         }
-        return commit()
+        const plan = request.plan(before)
+        const history = plan.history ? (insertHistory.get({ ...plan.history, shipmentId: id }) as { id: number }) : null
+        const row = updateRow(id, plan.columns)!
+        let orderAdvanceClaimed = false
+        if (plan.claimOrderAdvance !== null && (countUnshipped.get({ orderId: row.orderId }) as { total: number }).total === 0) {
+          orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
+        }
+        const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+        const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
+        return { ...outcome, messages }
+      }
+      if (request.lockTimeoutMs === undefined) return writeTransaction(db, commit(null)) as ShipmentChangeOutcome
+      const name = transitionLockName(id)
+      const deadline = Date.now() + request.lockTimeoutMs
+      return queue.withLock(name, request.lockTimeoutMs, async () => {
+        for (;;) {
+          let authorized: string | null = null
+          if (request.authorize) {
+            const current = findRow(id)
+            if (!current) throw new ShipmentMissingError(id)
+            await request.authorize(current)
+            authorized = current.status
+          }
+          let outcome: ShipmentChangeOutcome | 'status-moved'
+          try {
+            // Another process's write transaction is waited for until the deadline, no longer.
+            outcome = writeTransactionWaiting(db, deadline - Date.now(), busyTimeoutMs, commit(authorized))
+          } catch (error) {
+            if (isBusy(error)) throw new LockTimeoutError(name)
+            throw error
+          }
+          if (outcome !== 'status-moved') return outcome
+        }
       })
     },
 
@@ -364,7 +390,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     outbox: createSqliteOutboxStore(db, writeMessages),
 
     async withNamedLock(name, key, timeoutMs, task) {
-      return mutex.withLock(`${name}:${key}`, timeoutMs, task)
+      return namedLocks.withLock(`${name}:${key}`, timeoutMs, task)
     },
 
     async close() {

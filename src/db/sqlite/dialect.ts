@@ -56,6 +56,28 @@ export function writeTransaction<T>(db: SqliteDatabase, work: (tx: SqliteDatabas
 const immediateRunners = new WeakMap<Database.Database, (task: () => unknown) => unknown>()
 
 /**
+ * writeTransaction, waiting at most `waitMs` (not the connection's busy timeout, `busyTimeoutMs`) for
+ * another connection's write lock; throws SQLITE_BUSY (see isBusy) when it was not had in time. The
+ * wait is SQLite's busy handler, which sleeps the thread: other processes hold the lock only for
+ * their synchronous transactions.
+ */
+export function writeTransactionWaiting<T>(db: SqliteDatabase, waitMs: number, busyTimeoutMs: number, work: (tx: SqliteDatabase) => T): T {
+  const wait = Math.max(0, Math.ceil(waitMs))
+  // Within 50 ms of the connection's own timeout (the default lockTimeoutMs and busy timeout are both
+  // 10 s): not worth two pragmas on every transition.
+  if (busyTimeoutMs > 0 && Math.abs(wait - busyTimeoutMs) <= 50) return writeTransaction(db, work)
+  db.$client.pragma(`busy_timeout = ${wait}`)
+  try {
+    return writeTransaction(db, work)
+  } finally {
+    db.$client.pragma(`busy_timeout = ${busyTimeoutMs}`)
+  }
+}
+
+/** True for SQLite's "database is locked": another connection held the write lock for the whole wait. */
+export const isBusy = (error: unknown) => typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('SQLITE_BUSY')
+
+/**
  * A stamp that changes whenever anything is written to the database: by this connection
  * (total_changes, exact and nearly free) or committed by another one (data_version, a few
  * microseconds to read). Caches of query results stay valid as long as it stays the same.
@@ -83,8 +105,13 @@ export function createChangeStamp(db: SqliteDatabase, otherConnectionsCheckMs = 
  * sharing the file take turns (a file lock in `lockDirectory`, by default beside the file), since the
  * migrator reads its progress outside its transaction; `null` (one process per file) locks in-process.
  */
-export async function migrateSqlite(db: SqliteDatabase, migrationsTable: string, lockDirectory?: string | null): Promise<void> {
-  const mutex = createMutex({ directory: lockDirectory === undefined ? lockDirectoryFor(db) : lockDirectory })
+export async function migrateSqlite(
+  db: SqliteDatabase,
+  migrationsTable: string,
+  lockDirectory?: string | null,
+  onLockCompromised?: (lockName: string, error: Error) => void,
+): Promise<void> {
+  const mutex = createMutex({ directory: lockDirectory === undefined ? lockDirectoryFor(db) : lockDirectory, onCompromised: onLockCompromised })
   await mutex.withLock('shipments:migrate', 60_000, () =>
     runDrizzleMigrations(db, { migrationsFolder, migrationsTable }),
   )

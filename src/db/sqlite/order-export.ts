@@ -1,23 +1,26 @@
-// SQLite queries of the reference order store's export: page boundaries, one page of orders with
-// their addresses, and their line items. Three prepared statements per query shape, whatever the page size.
+// SQLite queries of the reference order store's export: the count and a page's first key, both read
+// from an index of the orders alone (the exportable ones, or all completed ones), then one page of
+// orders with their addresses, and their line items. Prepared statements per query shape, whatever the page size.
 import type { Statement } from 'better-sqlite3'
 import { createChangeStamp, type SqliteDatabase } from './dialect.js'
-import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, pageSelect, problemExpression, toExportOrders } from '../export-query.js'
+import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, PAGE_SELECT, PROBLEM_COLUMN, toExportOrders } from '../export-query.js'
 import type { ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
 
-const PROBLEM = problemExpression((column) => `coalesce(trim(${column}) GLOB '[A-Za-z][A-Za-z]', 0)`)
-
 interface Statements {
-  /** Every pageSize-th key (dateUpdated, id) of the matching orders, with their total. */
-  boundaries: Statement
+  /** The number of matching orders. */
+  count: Statement
+  /** The (dateUpdated, id) key of the matching order at an offset. */
+  start: Statement
+  /** The same, counted from the last matching order: the index is walked from whichever end is nearer. */
+  startFromEnd: Statement
   /** Rows as arrays (cheaper than objects for hundreds of rows). */
   page: Statement
 }
 
+/** What one state of the database says about one query: the total, and the first key of each page asked for (at most one per page). */
 interface Boundaries {
   total: number
-  /** The first (dateUpdated, id) of each page. */
-  starts: Array<[number, number]>
+  starts: Map<number, [number, number] | undefined>
 }
 
 const MAX_CACHED_QUERIES = 32
@@ -29,7 +32,7 @@ export function createOrderExportQueries(db: SqliteDatabase) {
   const items = client
     .prepare(`SELECT ${ITEM_COLUMNS} FROM shipments_order_line_items WHERE order_id IN (SELECT value FROM json_each(?)) ORDER BY order_id, id`)
     .raw()
-  // Cached boundaries are reused only while nothing at all has been written to the database.
+  // Cached counts and page starts are reused only while nothing at all has been written to the database.
   const changeStamp = createChangeStamp(db)
   const boundaryCache = new Map<string, { stamp: string; boundaries: Boundaries }>()
 
@@ -37,31 +40,31 @@ export function createOrderExportQueries(db: SqliteDatabase) {
     const key = `${query.window ? 'w' : ''}${query.store ? 's' : ''}${query.includeInvalid ? 'i' : ''}`
     let prepared = statements.get(key)
     if (prepared) return prepared
-    const conditions = ['o.is_completed = 1']
+    // Written as the partial index of the exportable orders states it, and named, so SQLite uses it
+    // whatever its statistics say (without them it would pick the index of all completed orders).
+    const conditions = query.includeInvalid ? ['o.is_completed = 1'] : [`o.is_completed = 1 AND ${PROBLEM_COLUMN} IS NULL`]
+    const orders = query.includeInvalid ? 'shipments_orders o' : 'shipments_orders o INDEXED BY shipments_orders_exportable_idx'
     if (query.window) conditions.push('o.date_updated < @before')
     if (query.store) conditions.push('json_extract(o.fields, @storePath) = @store')
-    if (!query.includeInvalid) conditions.push(`(${PROBLEM}) IS NULL`)
     const where = conditions.join(' AND ')
-    // A page starts at its boundary key, which already lies inside the window: repeating the lower
-    // bound there would make SQLite seek to the window's start instead of the page's.
-    const boundaryWhere = query.window ? `${where} AND o.date_updated >= @after` : where
+    // A page starts at its start key, which already lies inside the window: repeating the lower bound
+    // there would make SQLite seek to the window's start instead of the page's.
+    const windowWhere = query.window ? `${where} AND o.date_updated >= @after` : where
     prepared = {
-      // Without invalid orders the filter has already made every problem NULL: not computed twice.
+      count: client.prepare(`SELECT count(*) FROM ${orders} WHERE ${windowWhere}`).pluck(),
+      start: client.prepare(`SELECT o.date_updated, o.id FROM ${orders} WHERE ${windowWhere} ORDER BY o.date_updated, o.id LIMIT 1 OFFSET @offset`).raw(),
+      startFromEnd: client
+        .prepare(`SELECT o.date_updated, o.id FROM ${orders} WHERE ${windowWhere} ORDER BY o.date_updated DESC, o.id DESC LIMIT 1 OFFSET @offset`)
+        .raw(),
       page: client
         .prepare(
-          `SELECT ${pageSelect(query.includeInvalid ? PROBLEM : 'NULL')}
-             FROM ${EXPORT_FROM}
+          `SELECT ${PAGE_SELECT}
+             FROM ${EXPORT_FROM.replace('shipments_orders o', orders)}
             WHERE ${where} AND (o.date_updated, o.id) >= (@startUpdated, @startId)
             ORDER BY o.date_updated, o.id
             LIMIT @pageSize`,
         )
         .raw(),
-      boundaries: client.prepare(
-        `SELECT date_updated, id, total FROM (
-           SELECT o.date_updated, o.id, row_number() OVER (ORDER BY o.date_updated, o.id) AS position, count(*) OVER () AS total
-             FROM ${EXPORT_FROM} WHERE ${boundaryWhere}
-         ) WHERE (position - 1) % @pageSize = 0`,
-      ),
     }
     statements.set(key, prepared)
     return prepared
@@ -69,35 +72,43 @@ export function createOrderExportQueries(db: SqliteDatabase) {
 
   function parameters(query: ExportOrdersQuery) {
     return {
-      pageSize: query.pageSize,
       ...(query.window && { before: query.window.before }),
       ...(query.store && { storePath: '$.' + JSON.stringify(query.store.fieldHandle), store: query.store.value }),
     }
   }
 
-  function boundariesFor(query: ExportOrdersQuery, prepared: Statements): Boundaries {
+  /** The total and the first key of the page, from the cache while the database is unchanged. */
+  function boundariesFor(query: ExportOrdersQuery, prepared: Statements): { total: number; start: [number, number] | undefined } {
     const stamp = changeStamp()
-    const key = JSON.stringify([query.window, query.store, query.includeInvalid, query.pageSize])
-    const cached = boundaryCache.get(key)
-    if (cached && cached.stamp === stamp) return cached.boundaries
+    const key = JSON.stringify([query.window, query.store, query.includeInvalid])
+    let cached = boundaryCache.get(key)
     // The window is exclusive and compared at whole seconds: after 12:00:00 means from 12:00:01.
-    const after = query.window ? { after: query.window.after + 1000 } : {}
-    const rows = prepared.boundaries.all({ ...parameters(query), ...after }) as Array<{ date_updated: number; id: number; total: number }>
-    const boundaries: Boundaries = { total: rows[0]?.total ?? 0, starts: rows.map((row) => [row.date_updated, row.id]) }
-    // Inside a host's open transaction the rows may yet be rolled back, which changes no stamp.
-    if (client.inTransaction) return boundaries
-    boundaryCache.delete(key)
-    if (boundaryCache.size >= MAX_CACHED_QUERIES) boundaryCache.delete(boundaryCache.keys().next().value!)
-    boundaryCache.set(key, { stamp, boundaries })
-    return boundaries
+    const values = { ...parameters(query), ...(query.window && { after: query.window.after + 1000 }) }
+    if (!cached || cached.stamp !== stamp) {
+      cached = { stamp, boundaries: { total: prepared.count.get(values) as number, starts: new Map() } }
+      // Inside a host's open transaction the rows may yet be rolled back, which changes no stamp.
+      if (!client.inTransaction) {
+        boundaryCache.delete(key)
+        if (boundaryCache.size >= MAX_CACHED_QUERIES) boundaryCache.delete(boundaryCache.keys().next().value!)
+        boundaryCache.set(key, cached)
+      }
+    }
+    const { total, starts } = cached.boundaries
+    const offset = (query.page - 1) * query.pageSize
+    if (offset >= total) return { total, start: undefined }
+    if (!starts.has(offset)) {
+      // Walking from the nearer end makes the last page cost what the first does.
+      const start = offset <= total / 2 ? prepared.start.get({ ...values, offset }) : prepared.startFromEnd.get({ ...values, offset: total - 1 - offset })
+      starts.set(offset, start as [number, number] | undefined)
+    }
+    return { total, start: starts.get(offset) }
   }
 
   return function exportOrders(query: ExportOrdersQuery): ExportOrdersPage {
     const prepared = statementsFor(query)
-    const { total, starts } = boundariesFor(query, prepared)
-    const start = starts[query.page - 1]
+    const { total, start } = boundariesFor(query, prepared)
     if (!start) return { orders: [], total }
-    const rows = prepared.page.all({ ...parameters(query), startUpdated: start[0], startId: start[1] }) as unknown[][]
+    const rows = prepared.page.all({ ...parameters(query), pageSize: query.pageSize, startUpdated: start[0], startId: start[1] }) as unknown[][]
     const itemRows = items.all(JSON.stringify(rows.map((row) => row[PAGE_COLUMN.id]))) as unknown[][]
     return { orders: toExportOrders(rows, itemRows), total }
   }

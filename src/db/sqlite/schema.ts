@@ -227,12 +227,23 @@ export const orders = sqliteTable(
     fields: jsonObject('fields'),
     dateOrdered: timestamp('date_ordered'),
     dateUpdated: timestamp('date_updated').notNull().default(sql`(unixepoch('subsec') * 1000)`),
+    /**
+     * Why the order cannot be exported to ShipStation (spec 4.3: its addresses and line items), or null.
+     * Kept by database triggers on the order, its addresses and its items (migration 0002): never written
+     * by the package's code, and a host's writes need not know it.
+     */
+    exportProblem: text('export_problem'),
   },
   (table) => [
     uniqueIndex('shipments_orders_reference_unique').on(table.reference),
     uniqueIndex('shipments_orders_number_unique').on(table.number),
     // The export scans completed orders by dateUpdated, then id (stable page edges).
     index('shipments_orders_export_idx').on(table.isCompleted, table.dateUpdated, table.id),
+    // The exportable ones alone: the export's count and page starts are read from this index only.
+    // The filter's columns come last (constant here) so that SQLite counts without reading the table.
+    index('shipments_orders_exportable_idx')
+      .on(table.dateUpdated, table.id, table.isCompleted, table.exportProblem)
+      .where(sql`${table.isCompleted} = 1 AND ${table.exportProblem} IS NULL`),
   ],
 )
 

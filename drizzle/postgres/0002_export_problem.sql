@@ -1,0 +1,2 @@
+ALTER TABLE "shipments_orders" ADD COLUMN "export_problem" text;--> statement-breakpoint
+CREATE INDEX "shipments_orders_exportable_idx" ON "shipments_orders" USING btree ("date_updated","id") WHERE "shipments_orders"."is_completed" AND "shipments_orders"."export_problem" IS NULL;

@@ -1,0 +1,2 @@
+ALTER TABLE `shipments_orders` ADD `export_problem` text;--> statement-breakpoint
+CREATE INDEX `shipments_orders_exportable_idx` ON `shipments_orders` (`date_updated`,`id`,`is_completed`,`export_problem`) WHERE "shipments_orders"."is_completed" = 1 AND "shipments_orders"."export_problem" IS NULL;
