@@ -3,7 +3,8 @@
 // transaction; a write of one statement (plain columns, an integration, a delivery claim) is a single
 // autocommit statement, atomic on its own. The transition mutex is an in-process queue plus a file lock
 // per shipment.
-import { and, count, desc, eq, isNull, ne, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import { likePattern } from '../like.js'
 import {
   ShipmentMissingError,
   transitionLockName,
@@ -18,6 +19,7 @@ import { createMutex } from '../mutex.js'
 import { createChangeStamp, lockDirectoryFor, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createOrderExportQueries } from './order-export.js'
 import {
+  exchangeActivity,
   integrations,
   orderAddresses,
   orderAdvances,
@@ -197,6 +199,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
+        query.referenceContains ? sql`${shipments.reference} LIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
       const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
@@ -255,6 +258,26 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       db.delete(webhookDeliveries)
         .where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
         .run()
+    },
+
+    async recentDeliveries(integrationId, limit) {
+      return db
+        .select({ deliveryId: webhookDeliveries.deliveryId, outcome: webhookDeliveries.outcome, createdAt: webhookDeliveries.createdAt })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.integrationId, integrationId))
+        .orderBy(desc(webhookDeliveries.createdAt))
+        .limit(limit)
+        .all()
+    },
+
+    async recordExchangeActivity(entry, keep) {
+      // One autocommit insert, then a prune by id (the primary key), so the log never grows past `keep`.
+      const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
+      db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run()
+    },
+
+    async exchangeActivity(limit) {
+      return db.select().from(exchangeActivity).orderBy(desc(exchangeActivity.id)).limit(limit).all()
     },
 
     async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {
