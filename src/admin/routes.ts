@@ -292,7 +292,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       history,
       references,
       fields: shipmentFields,
-      values: state.values ?? shipmentFormValues(shipment, shipmentFields),
+      values: state.values ?? shipmentFormValues(shipment, shipmentFields, timeZone),
       errors: state.errors ?? {},
       transitionErrors: state.transitionErrors ?? {},
       flash: noticeOf(request),
@@ -308,7 +308,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const id = shipmentId(request.params.id)
     const current = await shipments.get(id)
     if (!current) throw new ShipmentsErrors.ShipmentNotFound(id)
-    const { submitted, update, errors } = readShipmentForm(request.body, shipmentFormValues(current, shipmentFields), shipmentFields, timeZone)
+    const { submitted, update, errors } = readShipmentForm(request.body, shipmentFormValues(current, shipmentFields, timeZone), shipmentFields, timeZone)
     if (Object.keys(errors).length > 0) return renderShipment(request, reply, id, { values: submitted, errors, status: 422 })
     if (Object.keys(update).length === 0) return reply.redirect(`${prefix}/shipments/${id}?notice=unchanged`, 303)
     try {

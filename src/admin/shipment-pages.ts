@@ -5,6 +5,7 @@ import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
 import type { ShipmentPage } from '../shipments/service.js'
 import type { ExternalReference } from '../gateway/integration.js'
 import { attributeLabel } from '../shipments/update-input.js'
+import { formatIsoWithOffset } from '../time.js'
 import { html, safeHref, type SafeHtml } from './html.js'
 import {
   csrfField,
@@ -127,7 +128,7 @@ const DATE_FIELD = 'dateScheduledShip'
 const fieldLabel = (definition: ShipmentFieldDefinition) => definition.name ?? attributeLabel(definition.handle)
 
 /** The form's values for a shipment as stored: what the edit form shows, and what a submission is compared to. */
-export function shipmentFormValues(shipment: Shipment, fields: readonly ShipmentFieldDefinition[]): Record<string, string> {
+export function shipmentFormValues(shipment: Shipment, fields: readonly ShipmentFieldDefinition[], timeZone: string): Record<string, string> {
   const values: Record<string, string> = {}
   for (const key of [...TEXT_FIELDS, ...NOTE_FIELDS]) values[key] = shipment[key] ?? ''
   // ISO 8601 in the site timezone: the wall date and time are its first characters.
@@ -138,7 +139,8 @@ export function shipmentFormValues(shipment: Shipment, fields: readonly Shipment
     const name = `fields.${definition.handle}`
     if (value === undefined || value === null) values[name] = ''
     else if (definition.type === 'json') values[name] = JSON.stringify(value, null, 2)
-    else if (definition.type === 'date') values[name] = typeof value === 'string' ? value.slice(0, 10) : ''
+    // Stored as an instant (UTC ISO 8601): the form shows its date in the site timezone.
+    else if (definition.type === 'date') values[name] = typeof value === 'string' && Number.isFinite(Date.parse(value)) ? formatIsoWithOffset(Date.parse(value), timeZone).slice(0, 10) : ''
     else values[name] = String(value)
   }
   return values
