@@ -489,3 +489,119 @@ t.test('integrations: environment references shown as such, the connection check
   const withDelivery = await admin.get('/integrations/env')
   t.match(withDelivery.body, /<code>msg_admin_1<\/code><\/td><td><span class="badge badge-ok">applied<\/span>/)
 })
+
+t.test('ShipStation: what to paste (never the password), the settings in force, the activity log', async (t) => {
+  const app = await buildAdminApp(t)
+  await insertExportOrder(app, { reference: 'SS-1' })
+  const admin = adminClient(app, 'admin')
+  const empty = await admin.get('/shipstation')
+  t.equal(empty.statusCode, 200)
+  t.match(empty.body, /No requests yet: ShipStation has not called this site\./)
+  t.match(empty.body, new RegExp(`<code data-copy="url">http://localhost:80${EXCHANGE_URL}</code>`))
+  t.match(empty.body, new RegExp(`<code data-copy="username">${EXCHANGE_USER}</code>`))
+  t.notOk(empty.body.includes(EXCHANGE_PASSWORD), 'the password is never shown')
+  t.match(empty.body, /<th>Page Size for Orders<\/th><td>25<\/td>/)
+
+  const wrong = await app.inject({ url: `${EXCHANGE_URL}?action=export&page=1`, headers: basicAuth(EXCHANGE_USER, 'wrong') })
+  t.equal(wrong.statusCode, 401)
+  const exported = await app.inject({ url: `${EXCHANGE_URL}?action=export&page=1`, headers: basicAuth() })
+  t.equal(exported.statusCode, 200)
+  const badDate = await app.inject({ url: `${EXCHANGE_URL}?action=export&start_date=soon&end_date=later`, headers: basicAuth() })
+  t.equal(badDate.statusCode, 400)
+  const notify = await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify&order_number=NOPE%00${XSS}`, headers: basicAuth() })
+  t.equal(notify.statusCode, 400)
+
+  const rows = await app.shipments.orderExchange!.activity.recent(10)
+  t.same(
+    rows.map(({ action, page, orderNumber, ordersExported, statusCode, reason }) => ({ action, page, orderNumber, ordersExported, statusCode, reason })),
+    [
+      { action: 'shipnotify', page: null, orderNumber: `NOPE${XSS}`, ordersExported: null, statusCode: 400, reason: 'order_number contains characters that are not allowed (control characters, bidirectional overrides or unpaired surrogates).' },
+      { action: 'export', page: 1, orderNumber: null, ordersExported: null, statusCode: 400, reason: 'start_date is not a date.' },
+      { action: 'export', page: 1, orderNumber: null, ordersExported: 1, statusCode: 200, reason: null },
+      { action: 'export', page: 1, orderNumber: null, ordersExported: null, statusCode: 401, reason: 'Invalid username or password.' },
+    ],
+    'every request is recorded, newest first, with control characters dropped',
+  )
+  const page = await admin.get('/shipstation')
+  t.equal(page.body.match(/<tr data-status-code=/g)?.length, 4)
+  t.match(page.body, /<tr data-status-code="401">[^]*?Invalid username or password\./)
+  t.match(page.body, /<td>page 1<\/td><td>1<\/td>/)
+  t.notOk(page.body.includes(XSS), 'a hostile order number shows as text')
+
+  const bare = await buildAdminApp(t, { orderExchange: undefined })
+  const none = await adminClient(bare, 'admin').get('/shipstation')
+  t.equal(none.statusCode, 200)
+  t.match(none.body, /The order exchange is not configured/)
+})
+
+t.test('the activity log keeps only the newest rows', async (t) => {
+  const { data } = await openDatabase(await testDatabase(t, 'activity'), true, { lockDirectory: null, onLockCompromised: () => {}, onPoolError: () => {} })
+  t.teardown(() => data.close())
+  for (let index = 1; index <= 7; index++) {
+    await data.recordExchangeActivity({ action: 'export', page: index, orderNumber: null, ordersExported: 0, statusCode: 200, reason: null, createdAt: new Date() }, 3)
+  }
+  const rows = await data.exchangeActivity(100)
+  t.same(rows.map((row) => row.page), [7, 6, 5])
+})
+
+t.test('the admin option is checked at registration, naming the bad setting', async (t) => {
+  const cases: Array<[unknown, RegExp]> = [
+    ['yes', /Invalid option "admin": must be an object/],
+    [{ prefix: 'admin' }, /Invalid option "admin.prefix"/],
+    [{ loginUrl: '//evil.example/login' }, /Invalid option "admin.loginUrl"/],
+    [{ layout: 'chrome' }, /Invalid option "admin.layout"/],
+    [{ csrfKey: 'short' }, /Invalid option "admin.csrfKey": must be a string of at least 32 characters/],
+    [{ theme: 'dark' }, /Invalid option "admin.theme": is not an option of the admin pages/],
+  ]
+  for (const [admin, message] of cases) {
+    const app = Fastify({ logger: false })
+    app.register(fastifyShipments, { database: await testDatabase(t, 'options'), admin: admin as never })
+    await t.rejects(async () => {
+      await app.ready()
+    }, message, JSON.stringify(admin))
+    await app.close()
+  }
+})
+
+t.test('a host layout wraps every page, error pages included, with the host user and navigation', async (t) => {
+  const seen: AdminPage[] = []
+  const app = await buildAdminApp(t, {
+    admin: {
+      prefix: '/panel/shipping',
+      csrfKey: 'k'.repeat(40),
+      layout: (page) => {
+        seen.push(page)
+        return `<!DOCTYPE html><html><head>${page.head}<title>Host: ${page.title}</title></head><body><nav id="host-nav">${page.navigation.map((link) => link.label).join('|')}</nav>${page.content}</body></html>`
+      },
+    },
+  })
+  const { shipmentIds } = await orderWithShipments(app)
+  const page = await app.inject({ url: `/panel/shipping/shipments/${shipmentIds[0]}`, headers: as('admin') })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<nav id="host-nav">Shipments\|Integrations\|ShipStation<\/nav>/)
+  t.match(page.body, /<link rel="stylesheet" href="\/panel\/shipping\/assets\/admin.css">/)
+  t.match(page.body, /action="\/panel\/shipping\/shipments\/\d+"/)
+  t.equal(seen[0].user.id, 'admin')
+  t.equal(seen[0].navigation[0].current, true)
+  const forbidden = await app.inject({ url: '/panel/shipping/integrations', headers: as('viewer') })
+  t.equal(forbidden.statusCode, 403)
+  t.match(forbidden.body, /<nav id="host-nav">Shipments<\/nav>/)
+  t.equal((await app.inject({ url: '/shipments/admin/shipments', headers: as('admin') })).statusCode, 404, 'only the prefix given')
+  const root = await app.inject({ url: '/panel/shipping/', headers: as('admin') })
+  t.equal(root.statusCode, 303)
+  t.equal(root.headers.location, '/panel/shipping/shipments')
+})
+
+t.test('the html template escapes every value and joins arrays; only http(s) URLs become links', async (t) => {
+  const { html, escapeHtml, safeHref, unsafeRaw } = await import('../src/admin/html.js')
+  t.equal(html`<p title="${'"x"'}">${XSS}</p>`.value, '<p title="&quot;x&quot;">&lt;script&gt;alert(1)&lt;/script&gt;</p>')
+  t.equal(html`${['<a>', html`<b>`, 1, null, undefined, false, true]}`.value, '&lt;a&gt;<b>1')
+  t.equal(html`${unsafeRaw('<i>')}`.value, '<i>')
+  t.equal(escapeHtml("&'`"), '&amp;&#39;&#96;')
+  t.equal(String(html`x`), 'x')
+  t.equal(safeHref('https://example.com/a'), 'https://example.com/a')
+  t.equal(safeHref('HTTP://example.com'), 'HTTP://example.com')
+  t.equal(safeHref('javascript:alert(1)'), null)
+  t.equal(safeHref('//example.com'), null)
+  t.equal(safeHref(null), null)
+})
