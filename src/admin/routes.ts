@@ -102,7 +102,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   // Cookies (for the CSRF secret): the host's @fastify/cookie when it has one, else the package's own,
   // in this scope only. No session library is required of the host.
   if (!scope.hasRequestDecorator('cookies')) await scope.register(fastifyCookie)
-  await scope.register(fastifyFormbody, { bodyLimit: 262_144 })
+  // Forms: the host's parser when it registered one for every route, else the package's, here only.
+  if (!scope.hasContentTypeParser('application/x-www-form-urlencoded')) await scope.register(fastifyFormbody, { bodyLimit: 262_144 })
   await scope.register(fastifyCsrfProtection, {
     sessionPlugin: '@fastify/cookie',
     cookieKey: 'shipments_admin_csrf',
