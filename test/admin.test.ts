@@ -605,3 +605,28 @@ t.test('the html template escapes every value and joins arrays; only http(s) URL
   t.equal(safeHref('//example.com'), null)
   t.equal(safeHref(null), null)
 })
+
+t.test('a host that registered cookies and a form parser for every route: the pages use them', async (t) => {
+  const { default: cookie } = await import('@fastify/cookie')
+  const { default: formbody } = await import('@fastify/formbody')
+  const app = Fastify({ logger: false })
+  await app.register(cookie, { secret: 'host-cookie-secret' })
+  await app.register(formbody)
+  await app.register(fastifyShipments, {
+    database: await testDatabase(t, 'host-plugins'),
+    lockDirectory: null,
+    admin: {},
+    resolveUser: (request) => (request.headers['x-test-user'] === 'admin' ? { id: 'admin' } : null),
+    hasPermission: () => true,
+  })
+  t.teardown(() => app.close())
+  await app.ready()
+  const { shipmentIds } = await orderWithShipments(app)
+  const admin = adminClient(app, 'admin')
+  t.equal((await admin.get(`/shipments/${shipmentIds[0]}`)).statusCode, 200)
+  const saved = await admin.post(`/shipments/${shipmentIds[0]}`, { carrier: 'UPS' })
+  t.equal(saved.statusCode, 303)
+  t.equal((await shipmentRow(app, shipmentIds[0])).carrier, 'UPS')
+  t.equal((await admin.post(`/shipments/${shipmentIds[0]}`, { carrier: 'DHL' }, { withToken: false })).statusCode, 403)
+  t.equal((await shipmentRow(app, shipmentIds[0])).carrier, 'UPS')
+})
