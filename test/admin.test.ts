@@ -534,14 +534,16 @@ t.test('ShipStation: what to paste (never the password), the settings in force, 
   t.match(none.body, /The order exchange is not configured/)
 })
 
-t.test('the activity log keeps only the newest rows', async (t) => {
+t.test('the activity log keeps only the newest rows, pruned every so many writes', async (t) => {
   const { data } = await openDatabase(await testDatabase(t, 'activity'), true, { lockDirectory: null, onLockCompromised: () => {}, onPoolError: () => {} })
   t.teardown(() => data.close())
-  for (let index = 1; index <= 7; index++) {
-    await data.recordExchangeActivity({ action: 'export', page: index, orderNumber: null, ordersExported: 0, statusCode: 200, reason: null, createdAt: new Date() }, 3)
-  }
-  const rows = await data.exchangeActivity(100)
-  t.same(rows.map((row) => row.page), [7, 6, 5])
+  const record = (page: number) =>
+    data.recordExchangeActivity({ action: 'export', page, orderNumber: null, ordersExported: 0, statusCode: 200, reason: null, createdAt: new Date() }, { keep: 3, every: 5 })
+  const pages = async () => (await data.exchangeActivity(100)).map((row) => row.page)
+  for (let page = 1; page <= 9; page++) await record(page)
+  t.same(await pages(), [9, 8, 7, 6, 5, 4, 3], 'the 5th write dropped all but its newest 3')
+  await record(10)
+  t.same(await pages(), [10, 9, 8], 'the 10th write too')
 })
 
 t.test('the admin option is checked at registration, naming the bad setting', async (t) => {

@@ -249,8 +249,12 @@ export interface DataLayer {
   releaseDelivery(integrationId: number, deliveryId: string): Promise<void>
   /** The newest deliveries recorded for an integration, newest first. */
   recentDeliveries(integrationId: number, limit: number): Promise<DeliveryRow[]>
-  /** Appends a row to the order exchange's activity log and drops rows beyond the newest `keep`. */
-  recordExchangeActivity(entry: NewExchangeActivityRow, keep: number): Promise<void>
+  /**
+   * Appends a row to the order exchange's activity log. Every `retention.every`th row also drops the
+   * rows beyond the newest `retention.keep`, so a request usually costs one statement and the log
+   * never holds more than keep + every - 1 rows.
+   */
+  recordExchangeActivity(entry: NewExchangeActivityRow, retention: { keep: number; every: number }): Promise<void>
   /** The newest rows of the activity log, newest first. */
   exchangeActivity(limit: number): Promise<ExchangeActivityRow[]>
   setExternalReference(shipmentId: number, integrationId: number, externalId: string | null, externalUrl: string | null): Promise<void>

@@ -3,8 +3,12 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { DataLayer, ExchangeActivityRow } from '../db/data-layer.js'
 import { formatIsoWithOffset } from '../time.js'
 
-/** How many requests the log keeps; each write drops the rows beyond the newest this many. */
+/**
+ * How many requests the log keeps: every EXCHANGE_ACTIVITY_PRUNE_EVERY-th write drops the rows beyond
+ * the newest this many (so at most 1,099 rows are held, and a request usually costs one insert).
+ */
 export const EXCHANGE_ACTIVITY_KEPT = 1000
+export const EXCHANGE_ACTIVITY_PRUNE_EVERY = 100
 
 /** One request as the activity log shows it. */
 export interface ExchangeActivity {
@@ -69,7 +73,7 @@ export function createExchangeActivityLog(deps: { data: DataLayer; logger: Fasti
             reason: requestText(entry.reason, 200),
             createdAt: new Date(deps.clock()),
           },
-          EXCHANGE_ACTIVITY_KEPT,
+          { keep: EXCHANGE_ACTIVITY_KEPT, every: EXCHANGE_ACTIVITY_PRUNE_EVERY },
         )
       } catch (error) {
         deps.logger.error({ err: error }, 'Order exchange: the activity log could not be written')

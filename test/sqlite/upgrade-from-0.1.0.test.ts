@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { MIGRATIONS_TABLE } from '../../src/index.js'
 import { buildTestApp, historyRows, orderRow, postUpdate, shipmentRow } from '../fixtures/app.js'
-import { rawQuery, tables } from '../fixtures/database.js'
+import { migrationCount, rawQuery, tables } from '../fixtures/database.js'
 
 const made = fileURLToPath(new URL('../fixtures/database-0.1.0.sqlite', import.meta.url))
 
@@ -14,7 +14,8 @@ t.test('a 0.1.0 database file: no data lost, nothing migrated twice, updates and
   copyFileSync(made, file)
   const app = await buildTestApp(t, { lockDirectory: null, orderExchange: { username: 'u', password: 'p' } }, file)
 
-  t.same(await rawQuery(app, `select count(*) as applied from ${MIGRATIONS_TABLE}`), [{ applied: 1 }], 'the 0.1.0 migration is not applied again')
+  // The 0.1.0 migration is the first of the journal; the later ones are applied once each.
+  t.same(await rawQuery(app, `select count(*) as applied from ${MIGRATIONS_TABLE}`), [{ applied: migrationCount('sqlite') }], 'the 0.1.0 migration is not applied again')
   const [first, second] = [await shipmentRow(app, 1), await shipmentRow(app, 2)]
   t.match(first, { reference: '1001-s001', status: 'shipped', carrier: 'UPS', trackingNumber: '1Z999', fields: { packageCount: 2 } })
   t.ok(first.dateShipped instanceof Date)

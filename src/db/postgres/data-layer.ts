@@ -278,10 +278,10 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         .limit(limit)
     },
 
-    async recordExchangeActivity(entry, keep) {
-      // Not counted in localWrites: no cache reads this table. The prune goes by id (the primary key).
+    async recordExchangeActivity(entry, { keep, every }) {
+      // Not counted in localWrites: no cache reads this table. Now and then a prune by id (the primary key).
       const [{ id }] = await db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id })
-      await db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep))
+      if (id % every === 0) await db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep))
     },
 
     async exchangeActivity(limit) {

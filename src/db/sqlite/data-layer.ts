@@ -270,10 +270,10 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         .all()
     },
 
-    async recordExchangeActivity(entry, keep) {
-      // One autocommit insert, then a prune by id (the primary key), so the log never grows past `keep`.
+    async recordExchangeActivity(entry, { keep, every }) {
+      // One autocommit insert; now and then a prune by id (the primary key).
       const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
-      db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run()
+      if (id % every === 0) db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run()
     },
 
     async exchangeActivity(limit) {
