@@ -632,3 +632,60 @@ t.test('a host that registered cookies and a form parser for every route: the pa
   t.equal((await admin.post(`/shipments/${shipmentIds[0]}`, { carrier: 'DHL' }, { withToken: false })).statusCode, 403)
   t.equal((await shipmentRow(app, shipmentIds[0])).carrier, 'UPS')
 })
+
+t.test('the integration form follows the provider schema: enums and booleans as choices, numbers typed, optional left out', async (t) => {
+  const { Type } = await import('@sinclair/typebox')
+  const { defineProvider } = await import('../src/index.js')
+  const typed = defineProvider({
+    id: 'typed',
+    name: 'Typed provider',
+    settingsSchema: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('live'), Type.Literal('sandbox')], { description: 'Which account to use.' }),
+        region: Type.String({ enum: ['eu', 'us'] }),
+        verbose: Type.Boolean(),
+        retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
+        apiKey: Type.String({ minLength: 8 }),
+      },
+      { additionalProperties: false },
+    ),
+    secretSettings: ['apiKey'],
+    handleGatewayRequest: async () => ({ status: 204 }),
+    checkConnection: async () => {
+      throw new Error('socket hang up at 10.0.0.1')
+    },
+  })
+  const app = await buildAdminApp(t, { providers: [typed] })
+  const admin = adminClient(app, 'admin')
+  const form = await admin.get('/integrations/new?provider=typed')
+  t.equal(form.statusCode, 200)
+  t.match(fieldMarkup(form.body, 'settings.mode'), /<select[^>]*name="settings.mode"[^]*<option value="live">live<\/option><option value="sandbox">sandbox<\/option>/)
+  t.match(fieldMarkup(form.body, 'settings.mode'), /Which account to use\./)
+  t.match(fieldMarkup(form.body, 'settings.region'), /<option value="eu">eu<\/option>/)
+  t.match(fieldMarkup(form.body, 'settings.verbose'), /<option value="true">Yes<\/option><option value="false">No<\/option>/)
+  t.match(fieldMarkup(form.body, 'settings.retries'), /retries \(optional\)/)
+  t.match(fieldMarkup(form.body, 'settings.apiKey'), /type="password"/)
+
+  const refused = await admin.post('/integrations', { providerId: 'typed', name: 'Typed', handle: 'typed', enabled: 'true', 'settings.mode': 'live', 'settings.region': 'eu', 'settings.verbose': 'true', 'settings.retries': '9', 'settings.apiKey': 'key-12345678' })
+  t.equal(refused.statusCode, 422)
+  t.match(fieldMarkup(refused.body, 'settings.retries'), /class="field-error"/)
+  t.same(await app.shipments.integrations.list(), [])
+
+  const created = await admin.post('/integrations', { providerId: 'typed', name: 'Typed', handle: 'typed', enabled: 'false', 'settings.mode': 'sandbox', 'settings.region': 'us', 'settings.verbose': 'false', 'settings.retries': '', 'settings.apiKey': '$TYPED_API_KEY' })
+  t.equal(created.statusCode, 422, 'an unset environment variable is refused')
+  t.match(created.body, /TYPED_API_KEY/)
+  process.env.TYPED_API_KEY = 'key-12345678'
+  const saved = await admin.post('/integrations', { providerId: 'typed', name: 'Typed', handle: 'typed', enabled: 'false', 'settings.mode': 'sandbox', 'settings.region': 'us', 'settings.verbose': 'false', 'settings.retries': '', 'settings.apiKey': '$TYPED_API_KEY' })
+  t.equal(saved.statusCode, 303)
+  const { db, schema } = tables(app)
+  const [row] = await db.select().from(schema.integrations).where(eq(schema.integrations.handle, 'typed'))
+  t.same(row.settings, { mode: 'sandbox', region: 'us', verbose: false, apiKey: '$TYPED_API_KEY' })
+  t.equal(row.enabled, 'false')
+  const page = await admin.get('/integrations/typed')
+  t.match(fieldMarkup(page.body, 'settings.apiKey'), /value="\$TYPED_API_KEY"[^]*Read from the environment variable/)
+  t.match(page.body, />Enable<\/button>/)
+  const check = await admin.post('/integrations/typed/check', {})
+  t.equal(check.statusCode, 200)
+  t.match(check.body, /Connection check: failed\.<\/strong> The check could not run; the log has the details\./)
+  t.notMatch(check.body, /10\.0\.0\.1/, 'an unexpected error is not shown')
+})
