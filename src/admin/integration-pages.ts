@@ -71,7 +71,11 @@ export function readIntegrationForm(body: Record<string, unknown>, provider: Any
     const text = first(body[`settings.${setting.key}`])
     values.settings[setting.key] = text
     const trimmed = text.trim()
-    if (trimmed === '') continue
+    // Left blank: no value. Undefined (not left out) so that an update drops a value stored before.
+    if (trimmed === '') {
+      settings[setting.key] = undefined
+      continue
+    }
     if (environmentReference(trimmed) !== null || setting.kind === 'string' || setting.kind === 'enum') settings[setting.key] = setting.kind === 'string' ? text : trimmed
     else if (setting.kind === 'boolean') settings[setting.key] = trimmed === 'true' ? true : trimmed === 'false' ? false : trimmed
     // Not a number: kept as text, so the provider's schema names the setting in its message.
