@@ -7,7 +7,7 @@ import { ADMIN_CONTENT_SECURITY_POLICY, fastifyShipments, signWebhook, type Admi
 import { openDatabase } from '../src/db/open.js'
 import { as, historyRows, insertOrder, orderWithShipments, shipmentRow } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
-import { basicAuth, EXCHANGE_URL, EXCHANGE_USER, EXCHANGE_PASSWORD, insertExportOrder } from './fixtures/exchange.js'
+import { basicAuth, buildExchangeApp, EXCHANGE_URL, EXCHANGE_USER, EXCHANGE_PASSWORD, insertExportOrder } from './fixtures/exchange.js'
 import { ADMIN, adminClient, buildAdminApp, fieldMarkup } from './fixtures/admin.js'
 
 const XSS = '<script>alert(1)</script>'
@@ -206,6 +206,7 @@ t.test('editing saves only what changed, through the service, with the user on r
     'fields.giftWrapped': 'false',
     'fields.dimensions': '{"w": 10, "h": 5}',
     'fields.packedOn': '2026-12-20',
+    'fields.warehouse': 'North',
   })
   t.equal(saved.statusCode, 303)
   t.equal(saved.headers.location, `${ADMIN}/shipments/${id}?notice=saved`)
@@ -214,13 +215,13 @@ t.test('editing saves only what changed, through the service, with the user on r
   t.equal(row.trackingNumber, 'JD0146')
   t.equal(row.shippingNotes, 'fragile\nthis side up', 'CRLF from the browser is read as the line break it is')
   t.equal(row.dateScheduledShip?.toISOString(), '2026-12-24T08:15:00.000Z', 'the date is read in the site timezone')
-  t.same(row.fields, { packageCount: 3, giftWrapped: false, dimensions: { w: 10, h: 5 }, packedOn: '2026-12-19T23:00:00.000Z' })
+  t.same(row.fields, { packageCount: 3, giftWrapped: false, warehouse: 'North', dimensions: { w: 10, h: 5 }, packedOn: '2026-12-19T23:00:00.000Z' })
   t.ok(row.updatedAt.getTime() >= before.updatedAt.getTime())
   const after = await admin.get(`/shipments/${id}?notice=saved`)
   t.match(after.body, /Saved\./)
 
   // The same form again changes nothing and says so.
-  const again = await admin.post(`/shipments/${id}`, { ...form, carrier: 'DHL', trackingNumber: 'JD0146', shippingNotes: 'fragile\nthis side up', 'dateScheduledShip.date': '2026-12-24', 'dateScheduledShip.time': '09:15', 'fields.packageCount': '3', 'fields.giftWrapped': 'false', 'fields.dimensions': JSON.stringify({ w: 10, h: 5 }, null, 2), 'fields.packedOn': '2026-12-20' })
+  const again = await admin.post(`/shipments/${id}`, { ...form, carrier: 'DHL', trackingNumber: 'JD0146', shippingNotes: 'fragile\nthis side up', 'dateScheduledShip.date': '2026-12-24', 'dateScheduledShip.time': '09:15', 'fields.packageCount': '3', 'fields.giftWrapped': 'false', 'fields.dimensions': JSON.stringify({ w: 10, h: 5 }, null, 2), 'fields.packedOn': '2026-12-20', 'fields.warehouse': 'North' })
   t.equal(again.headers.location, `${ADMIN}/shipments/${id}?notice=unchanged`)
   t.equal((await shipmentRow(app, id)).updatedAt.getTime(), row.updatedAt.getTime(), 'nothing was written')
 
@@ -697,3 +698,30 @@ t.test('the integration form follows the provider schema: enums and booleans as 
   t.match(check.body, /Connection check: failed\.<\/strong> The check could not run; the log has the details\./)
   t.notMatch(check.body, /10\.0\.0\.1/, 'an unexpected error is not shown')
 })
+
+t.test('a refusal of the service shows above the form; an unexpected failure is a 500 page without details', async (t) => {
+  const logLines: string[] = []
+  const app = await buildExchangeAppWithLog(t, logLines)
+  const { shipmentIds } = await orderWithShipments(app, 2)
+  const admin = adminClient(app, 'admin')
+  await admin.get(`/shipments/${shipmentIds[0]}`)
+  const refused = await admin.post(`/shipments/${shipmentIds[0]}/transition`, { status: 'shipped' })
+  t.equal(refused.statusCode, 422)
+  t.match(refused.body, /aria-label="Change status">[^]*?notice-error[^]*?the order status &quot;delivered-to-customer&quot; \(shippedOrderStatus\) does not exist/)
+  const bulk = await admin.post('/shipments/bulk-status', { ids: shipmentIds.map(String), status: 'shipped' })
+  t.match(bulk.body, /Status change: 0 done, 2 refused\./)
+  for (const id of shipmentIds) t.equal((await shipmentRow(app, id)).status, 'new')
+
+  app.shipments.shipments.get = async () => {
+    throw new Error('connection reset by peer at 10.0.0.7')
+  }
+  const failed = await admin.get(`/shipments/${shipmentIds[0]}`)
+  t.equal(failed.statusCode, 500)
+  t.match(failed.body, /An internal error occurred\./)
+  t.notMatch(failed.body, /10\.0\.0\.7|at \//)
+  t.ok(logLines.some((line) => line.includes('Admin page failed') && line.includes('10.0.0.7')), 'the cause is logged')
+})
+
+function buildExchangeAppWithLog(t: Parameters<typeof buildAdminApp>[0], logLines: string[]) {
+  return buildExchangeApp(t, {}, { admin: {}, shippedOrderStatus: 'delivered-to-customer' }, logLines)
+}
