@@ -79,5 +79,5 @@ export { signedWebhookProvider, signWebhook, SIGNED_WEBHOOK_PROVIDER_ID, type Sh
 export { type ExternalEvent } from './shipments/service.js'
 export type { AdminOptions, AdminPage, AdminLayout } from './admin/options.js'
 export { ADMIN_CONTENT_SECURITY_POLICY } from './admin/routes.js'
-export { EXCHANGE_ACTIVITY_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
+export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
 export type { DeliveryRecord } from './gateway/integrations.js'

@@ -36,7 +36,7 @@ export function shipStationPage(
 <h2>Settings in force</h2>
 <table class="settings"><tbody>${rows.map(([label, value]) => html`<tr><th>${label}</th><td>${value}</td></tr>`)}</tbody></table>
 <h2>Activity</h2>
-<p class="hint">Every request ShipStation made, newest first (the last ${EXCHANGE_ACTIVITY_KEPT} are kept). No export requests, or only refused ones, explain orders that do not show up in ShipStation.</p>
+<p class="hint">Every request ShipStation made, newest first (at least the last ${EXCHANGE_ACTIVITY_KEPT} are kept). No export requests, or only refused ones, explain orders that do not show up in ShipStation.</p>
 ${exchange.activity.length === 0 ? html`<p>No requests yet: ShipStation has not called this site.</p>` : html`<table class="activity"><thead><tr><th>Time</th><th>Action</th><th>Page / order</th><th>Orders exported</th><th>Status</th><th>Reason</th></tr></thead><tbody>${exchange.activity.map(
     (entry) => html`<tr data-status-code="${entry.statusCode}"><td class="meta">${entry.date}</td><td>${entry.action || '—'}</td>
 <td>${entry.page !== null ? `page ${entry.page}` : (entry.orderNumber ?? '—')}</td><td>${entry.ordersExported ?? '—'}</td>
