@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import rateLimit from '@fastify/rate-limit'
+import formbody from '@fastify/formbody'
 import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
 import { DEMO_ORDER_FIELDS, seedDemoData } from './seed.js'
 import { acmeThreePlProvider } from './custom-provider.js'
@@ -37,6 +38,52 @@ export interface DemoHostOptions {
   logger?: FastifyServerOptions['logger']
   /** The clock of session expiry (milliseconds since the epoch). Default Date.now. */
   clock?: () => number
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)
+
+/** Where a login returns to: a path on this site only (never `//other.example` or a full URL). */
+function localPath(value: unknown): string {
+  return typeof value === 'string' && /^\/(?![/\\])[^\s]*$/.test(value) ? value : '/shipments/admin/shipments'
+}
+
+function demoPage(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="/shipments/admin/assets/admin.css"></head>
+<body class="shipments-admin shipments-admin-standalone"><main>${body}</main></body></html>
+`
+}
+
+/** DEMO ONLY: the login form. The users and their passwords are on the page. */
+function loginPage(returnTo: string, error: string | null): string {
+  return demoPage(
+    'Log in: fastify-shipments demo',
+    `<h1>Log in</h1>
+${error ? `<div class="notice notice-error" role="alert">${escapeHtml(error)}</div>` : ''}
+<form method="post" action="/login">
+<input type="hidden" name="returnTo" value="${escapeHtml(returnTo)}">
+<div class="field"><label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" required></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required></div>
+<button type="submit" class="primary">Log in</button>
+</form>
+<p class="hint">DEMO ONLY: users admin, editor and viewer; each password equals the username.</p>`,
+  )
+}
+
+function homePage(username: string | null): string {
+  return demoPage(
+    'fastify-shipments demo',
+    `<h1>fastify-shipments demo</h1>
+<p>${username ? `Logged in as <strong>${escapeHtml(username)}</strong>.` : '<a href="/login">Log in</a> to open the admin pages.'}</p>
+<h2>Store admin pages</h2>
+<ul>
+<li><a href="/shipments/admin/shipments">Shipments</a></li>
+<li><a href="/shipments/admin/orders/1">Order 1001: its shipments</a></li>
+<li><a href="/shipments/admin/integrations">Integrations</a></li>
+<li><a href="/shipments/admin/shipstation">ShipStation</a></li>
+</ul>`,
+  )
 }
 
 export async function buildDemoHost(options: DemoHostOptions) {
@@ -99,6 +146,8 @@ export async function buildDemoHost(options: DemoHostOptions) {
       { handle: 'warehouse', type: 'text', maxLength: 64 },
     ],
     providers: [acmeThreePlProvider],
+    // The store admins' pages under /shipments/admin; without a session they send users to /login.
+    admin: { loginUrl: '/login' },
     resolveUser,
     hasPermission: (user: DemoUser, permission: string) => user.permissions.includes(permission),
   })
@@ -108,30 +157,46 @@ export async function buildDemoHost(options: DemoHostOptions) {
     properties: { username: { type: 'string', maxLength: 64 }, password: { type: 'string', maxLength: 256 } },
     required: ['username', 'password'],
   } as const
-  app.post<{ Body: { username: string; password: string } }>(
-    '/login',
-    {
-      schema: { body: LoginBody },
-      config: {
-        rateLimit: {
-          max: DEMO_LOGIN_ATTEMPTS_PER_MINUTE,
-          timeWindow: 60_000,
-          keyGenerator: (request: FastifyRequest) => `${request.ip}|${String((request.body as { username?: unknown } | undefined)?.username ?? '')}`,
+  // The login route takes JSON (API clients) and the login page's form, in a scope of its own so the
+  // form parser reaches no other route (the package's API keeps answering 415 to forms).
+  await app.register(async (login) => {
+    await login.register(formbody, { bodyLimit: 4096 })
+    login.post<{ Body: { username: string; password: string } }>(
+      '/login',
+      {
+        schema: { body: LoginBody },
+        config: {
+          rateLimit: {
+            max: DEMO_LOGIN_ATTEMPTS_PER_MINUTE,
+            timeWindow: 60_000,
+            keyGenerator: (request: FastifyRequest) => `${request.ip}|${String((request.body as { username?: unknown } | undefined)?.username ?? '')}`,
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const { username, password } = request.body
-      const user = DEMO_USERS.find((candidate) => candidate.username === username)
-      if (!user || password !== user.username) {
-        return reply.code(401).send({ success: false, error: 'Invalid username or password.' })
-      }
-      const id = randomBytes(24).toString('base64url')
-      sessions.set(id, { username: user.username, expiresAt: clock() + DEMO_SESSION_TTL_MS })
-      reply.setCookie(SESSION_COOKIE, id, { ...cookieOptions(request), maxAge: DEMO_SESSION_TTL_MS / 1000 })
-      return { success: true, user: { id: user.id, username: user.username, permissions: user.permissions } }
-    },
+      async (request, reply) => {
+        const { username, password } = request.body
+        // A browser's form gets pages back (a redirect); an API client gets JSON.
+        const fromForm = (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')
+        const returnTo = localPath((request.body as { returnTo?: unknown }).returnTo)
+        const user = DEMO_USERS.find((candidate) => candidate.username === username)
+        if (!user || password !== user.username) {
+          if (fromForm) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(returnTo, 'Invalid username or password.'))
+          return reply.code(401).send({ success: false, error: 'Invalid username or password.' })
+        }
+        const id = randomBytes(24).toString('base64url')
+        sessions.set(id, { username: user.username, expiresAt: clock() + DEMO_SESSION_TTL_MS })
+        reply.setCookie(SESSION_COOKIE, id, { ...cookieOptions(request), maxAge: DEMO_SESSION_TTL_MS / 1000 })
+        if (fromForm) return reply.redirect(returnTo, 303)
+        return { success: true, user: { id: user.id, username: user.username, permissions: user.permissions } }
+      },
+    )
+  })
+
+  app.get<{ Querystring: { returnTo?: string } }>('/login', async (request, reply) =>
+    reply.type('text/html; charset=utf-8').send(loginPage(localPath(request.query.returnTo), null)),
   )
+
+  app.get('/', async (request, reply) => reply.type('text/html; charset=utf-8').send(homePage(resolveUser(request)?.username ?? null)))
 
   app.post('/logout', async (request, reply: FastifyReply) => {
     const id = sessionOf(request)
@@ -159,6 +224,8 @@ if (isMain) {
 fastify-shipments demo host on ${base} (database: ${app.shipments.database.engine === 'postgres' ? 'PostgreSQL' : database})
 
 !!! DEMO ONLY: users admin, editor and viewer; each password equals the username. !!!
+
+Admin pages: ${base}/ (log in at ${base}/login)
 
 Try:
   curl -s -c /tmp/demo-cookies -H 'content-type: application/json' \\

@@ -11,6 +11,7 @@ import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway
 import { SIGNED_WEBHOOK_PROVIDER_ID } from './gateway/providers/signed-webhook.js'
 import { OrderExchangeSettingError, resolveOrderExchangeSettings, type OrderExchangeOptions, type OrderExchangeSettings } from './order-exchange/settings.js'
 import type { OrderFieldDefinition } from './orders/reference-store.js'
+import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
 
 /** The least the package needs of a host user: a stable id for history rows. */
 export interface ShipmentsUser {
@@ -131,6 +132,11 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   orderFields?: OrderFieldDefinition[]
   /** ShipStation's Custom Store endpoint (interface B); not mounted when absent. */
   orderExchange?: OrderExchangeOptions
+  /**
+   * The store admins' pages (shipments, an order's shipments, integrations, ShipStation), mounted
+   * under `admin.prefix`; not mounted when absent.
+   */
+  admin?: AdminOptions<User>
   /** Serve the OpenAPI 3.1 document of the package's routes at `path` (a GET). Default: not served. */
   openapi?: { path: string }
   /**
@@ -169,6 +175,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   orderStore: OrderStore | undefined
   providers: AnyProviderDefinition[]
   orderExchange: OrderExchangeSettings | null
+  admin: ResolvedAdminOptions | null
   clock: () => number
 }
 
@@ -194,7 +201,7 @@ function refuseDuplicateHandles(option: string, fields: ReadonlyArray<{ handle: 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
   const options = (raw ?? {}) as unknown as Record<string, unknown>
-  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, clock = Date.now, ...data } = options
+  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, admin, clock = Date.now, ...data } = options
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
@@ -229,6 +236,8 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     if (orderStore !== undefined) requireMethods(orderStore, ['exportOrders', 'recordShipNotification'], ' for orderExchange')
   }
 
+  const adminOptions = admin === undefined ? null : resolveAdminOptions(admin, fail)
+
   const unknownKey = Object.keys(data).find((key) => !(key in DataOptionsSchema.properties))
   if (unknownKey) fail(unknownKey, 'is not an option of this plugin')
   const withDefaults = Value.Default(DataOptionsSchema, structuredClone(data)) as Record<string, unknown>
@@ -251,6 +260,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     orderStore: orderStore as OrderStore | undefined,
     providers: providers as AnyProviderDefinition[],
     orderExchange: orderExchangeSettings,
+    admin: adminOptions,
     clock: clock as () => number,
   }
 }

@@ -16,8 +16,10 @@ import { signedWebhookProvider } from './gateway/providers/signed-webhook.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
 import { orderExchangeRoutes } from './order-exchange/routes.js'
+import { createExchangeActivityLog } from './order-exchange/activity-log.js'
 import { blankShipNotifySettings } from './order-exchange/settings.js'
 import { redactedRequest } from './http/redact.js'
+import { adminRoutes } from './admin/routes.js'
 import { shipmentsOpenApiDocument } from './openapi.js'
 import { createOutboxDispatcher, type JobHandler } from './outbox/dispatcher.js'
 import { createOutboxService, type OutboxService } from './outbox/outbox-service.js'
@@ -114,7 +116,15 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
 
   const exchangeSettings = options.orderExchange
   const orderExchange = exchangeSettings
-    ? createOrderExchangeService({ settings: exchangeSettings, orderStore, shipments, dispatcher, logger, timeZone: options.timezone })
+    ? createOrderExchangeService({
+        settings: exchangeSettings,
+        orderStore,
+        shipments,
+        dispatcher,
+        logger,
+        timeZone: options.timezone,
+        activity: createExchangeActivityLog({ data, logger, timeZone: options.timezone, clock: options.clock }),
+      })
     : null
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
   if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
@@ -174,6 +184,23 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   if (options.openapi) {
     const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null })
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
+  }
+  if (options.admin) {
+    await app.register(adminRoutes, {
+      prefix: options.admin.prefix,
+      logSerializers,
+      admin: options.admin,
+      shipments,
+      integrations,
+      providers,
+      orders: orderStore,
+      orderExchange,
+      orderExchangePrefix: options.prefixes.orderExchange,
+      resolveUser: options.resolveUser,
+      hasPermission: options.hasPermission,
+      timeZone: options.timezone,
+      shipmentFields: options.shipmentFields,
+    })
   }
   if (orderExchange && exchangeSettings) {
     await app.register(orderExchangeRoutes, {

@@ -313,3 +313,40 @@ t.test('the demo host answers ShipStation: export of the four completed orders, 
   t.equal(unknown.statusCode, 404)
   t.same(unknown.json(), { name: 'Not Found', message: 'No order matches order_number nope.', code: 0, status: 404 })
 })
+
+t.test('the demo has a login form page that returns to the admin page asked for, and a home page linking them', async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
+  t.teardown(() => app.close())
+  const home = await app.inject({ url: '/' })
+  t.equal(home.statusCode, 200)
+  for (const link of ['/shipments/admin/shipments', '/shipments/admin/integrations', '/shipments/admin/shipstation', '/login']) t.match(home.body, `href="${link}"`)
+
+  const asked = await app.inject({ url: '/shipments/admin/shipments?status=new' })
+  t.equal(asked.statusCode, 303)
+  t.equal(asked.headers.location, `/login?returnTo=${encodeURIComponent('/shipments/admin/shipments?status=new')}`)
+  const page = await app.inject({ url: asked.headers.location as string })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<form method="post" action="\/login">/)
+  t.match(page.body, /name="returnTo" value="\/shipments\/admin\/shipments\?status=new"/)
+
+  const form = (fields: Record<string, string>) =>
+    app.inject({ method: 'POST', url: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() })
+  const refused = await form({ username: 'admin', password: 'nope', returnTo: '/shipments/admin/shipments' })
+  t.equal(refused.statusCode, 401)
+  t.match(refused.body, /Invalid username or password\./)
+  t.notOk(refused.cookies.some((cookie) => cookie.name === 'demo_session'), 'no session for a wrong password')
+
+  const loggedIn = await form({ username: 'admin', password: 'admin', returnTo: '/shipments/admin/shipments?status=new' })
+  t.equal(loggedIn.statusCode, 303)
+  t.equal(loggedIn.headers.location, '/shipments/admin/shipments?status=new')
+  const session = loggedIn.cookies.find((cookie) => cookie.name === 'demo_session')!
+  const admin = await app.inject({ url: '/shipments/admin/shipments?status=new', headers: { cookie: `demo_session=${session.value}` } })
+  t.equal(admin.statusCode, 200)
+  t.equal(admin.body.match(/<tr data-shipment=/g)?.length, 5, 'the seeded shipments')
+  t.match((await app.inject({ url: '/', headers: { cookie: `demo_session=${session.value}` } })).body, /Logged in as <strong>admin<\/strong>/)
+
+  const elsewhere = await form({ username: 'viewer', password: 'viewer', returnTo: '//evil.example/steal' })
+  t.equal(elsewhere.headers.location, '/shipments/admin/shipments', 'a login never returns to another site')
+  const api = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `demo_session=${session.value}` }, payload: 'carrier=UPS' })
+  t.equal(api.statusCode, 415, 'the form parser reaches the login route only')
+})

@@ -60,6 +60,29 @@ export interface IntegrationRow {
   updatedAt: Date
 }
 
+/** One request of the order exchange, as its activity log keeps it. */
+export interface ExchangeActivityRow {
+  id: number
+  /** export, shipnotify, or what the request named (empty when it named none). */
+  action: string
+  page: number | null
+  orderNumber: string | null
+  ordersExported: number | null
+  statusCode: number
+  /** A short reason: the error message a refused request got; null when it succeeded. */
+  reason: string | null
+  createdAt: Date
+}
+
+export type NewExchangeActivityRow = Omit<ExchangeActivityRow, 'id'>
+
+/** A webhook delivery recorded for an integration (dedupe ledger), with what became of it. */
+export interface DeliveryRow {
+  deliveryId: string
+  outcome: Record<string, unknown>
+  createdAt: Date
+}
+
 export type IntegrationValues = Omit<IntegrationRow, 'id' | 'createdAt'>
 
 export interface ExternalReferenceRow {
@@ -257,6 +280,8 @@ export interface ShipmentChangeOutcome {
 export interface ShipmentListQuery {
   orderId?: number
   status?: string
+  /** Shipments whose reference contains this text (case-insensitive). */
+  referenceContains?: string
   includeDeleted: boolean
   limit: number
   offset: number
@@ -388,6 +413,16 @@ export interface DataLayer {
   /** True when this call recorded the delivery (a unique key decides a race); false when it was recorded before. */
   claimDelivery(integrationId: number, deliveryId: string): Promise<boolean>
   releaseDelivery(integrationId: number, deliveryId: string): Promise<void>
+  /** The newest deliveries recorded for an integration, newest first. */
+  recentDeliveries(integrationId: number, limit: number): Promise<DeliveryRow[]>
+  /**
+   * Appends a row to the order exchange's activity log. Every `retention.every`th row also drops the
+   * rows beyond the newest `retention.keep`, so a request usually costs one statement and the log
+   * never holds more than keep + every - 1 rows.
+   */
+  recordExchangeActivity(entry: NewExchangeActivityRow, retention: { keep: number; every: number }): Promise<void>
+  /** The newest rows of the activity log, newest first. */
+  exchangeActivity(limit: number): Promise<ExchangeActivityRow[]>
   setExternalReference(shipmentId: number, integrationId: number, externalId: string | null, externalUrl: string | null): Promise<void>
   externalReferences(shipmentId: number): Promise<ExternalReferenceRow[]>
 

@@ -32,6 +32,15 @@ const SETTING_TEXT: TextRule = { maxLength: TEXT_LIMITS.long, multiline: true }
 /** How long the gateway may take to see an integration changed by another process or instance. */
 export const GATEWAY_CROSS_PROCESS_MS = 250
 
+/** A webhook delivery as the integration's page lists it. */
+export interface DeliveryRecord {
+  deliveryId: string
+  /** ISO 8601 in the site timezone. */
+  date: string
+  outcome: string
+  reason: string | null
+}
+
 export type IntegrationService = ReturnType<typeof createIntegrationService>
 
 export function createIntegrationService(deps: IntegrationServiceDependencies) {
@@ -268,6 +277,21 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       }
       const integrationId = (await requireRow(handle)).id
       await data.setExternalReference(shipmentId, integrationId, reference.externalId ?? null, reference.externalUrl ?? null)
+    },
+
+    /**
+     * The integration's newest recorded deliveries, newest first. A delivery's outcome is what its
+     * record says (applied, duplicate, stale, rejected); a record without one is a delivery applied.
+     */
+    async recentDeliveries(handle: string, limit = 50): Promise<DeliveryRecord[]> {
+      const row = await requireRow(handle)
+      const rows = await data.recentDeliveries(row.id, Math.min(500, Math.max(1, Math.floor(limit))))
+      return rows.map((delivery) => ({
+        deliveryId: delivery.deliveryId,
+        date: formatIsoWithOffset(delivery.createdAt.getTime(), timeZone),
+        outcome: typeof delivery.outcome.outcome === 'string' ? delivery.outcome.outcome : 'applied',
+        reason: typeof delivery.outcome.reason === 'string' ? delivery.outcome.reason : null,
+      }))
     },
 
     async externalReferences(shipmentId: number): Promise<ExternalReference[]> {

@@ -6,7 +6,7 @@ import basicAuth from '@fastify/basic-auth'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { HTTP_ERROR_NAMES, OrderExchangeErrors } from '../errors.js'
-import type { OrderExchangeService } from './service.js'
+import { pageParameter, type OrderExchangeService } from './service.js'
 import type { OrderExchangeSettings } from './settings.js'
 import { parseParameterBody, readShipNotifyParameters } from './ship-notice.js'
 import { acceptRawBodies } from '../http/raw-body.js'
@@ -63,9 +63,35 @@ const QuerySchema = Type.Object(
   { additionalProperties: true },
 )
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the order exchange's activity log records of this request, filled in as it is answered. */
+    exchangeActivity: { orderNumber?: string | null; ordersExported?: number; reason?: string } | null
+  }
+}
+
 export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { service, settings } = options
+
+  // Every request is recorded before its answer leaves, refusals included (a wrong password is the
+  // first reason orders do not show up): the answer's status, and the short reason the client got.
+  app.decorateRequest('exchangeActivity', null)
+  app.addHook('onSend', async (request, reply, payload) => {
+    const query = (request.query ?? {}) as Record<string, unknown>
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
+    const noted = request.exchangeActivity ?? {}
+    const action = text(query.action) ?? (Buffer.isBuffer(request.body) ? parseParameterBody(request.body.toString('utf8'), request.headers['content-type'] ?? '').action : undefined)
+    await service.activity.record({
+      action,
+      page: action === 'export' ? pageParameter(text(query.page)) : null,
+      orderNumber: noted.orderNumber ?? text(query.order_number),
+      ordersExported: noted.ordersExported ?? null,
+      statusCode: reply.statusCode,
+      reason: noted.reason ?? null,
+    })
+    return payload
+  })
 
   // Ship notifications come as XML under any content type, or none: the body is read as bytes and
   // interpreted by the action, never refused with a 415.
@@ -104,13 +130,19 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
     if (status === 401) {
       request.log.info({ code: error.code }, 'Order exchange: authentication failed')
-      return sendError(request, reply, 401, new OrderExchangeErrors.Unauthorized().message)
+      return refuse(request, reply, 401, new OrderExchangeErrors.Unauthorized().message)
     }
     const coded = typeof error.code === 'string' && error.code.startsWith('SHIPMENTS_EXCHANGE_')
     if (status >= 500 && !coded) request.log.error({ err: error }, 'Order exchange request failed')
     else request.log.info({ code: error.code, reason: error.message }, 'Order exchange request refused')
-    return sendError(request, reply, status, status >= 500 && !coded ? 'An internal error occurred.' : error.message)
+    return refuse(request, reply, status, status >= 500 && !coded ? 'An internal error occurred.' : error.message)
   })
+
+  /** Sends the error and notes its message as the activity log's reason. */
+  function refuse(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+    request.exchangeActivity = { ...request.exchangeActivity, reason: message }
+    return sendError(request, reply, status, message)
+  }
 
   app.route({
     method: ['GET', 'POST'],
@@ -132,18 +164,21 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
       const action = request.query.action ?? (body ? parseParameterBody(body.toString('utf8'), request.headers['content-type'] ?? '').action : undefined)
       if (!action) throw new OrderExchangeErrors.MissingAction()
       if (action === 'export') {
-        const xml = await service.exportPage({
+        const { xml, orders } = await service.exportDocument({
           startDate: request.query.start_date,
           endDate: request.query.end_date,
           page: request.query.page,
           store: request.query.store,
           origin: `${request.protocol}://${request.host}`,
         })
+        request.exchangeActivity = { ordersExported: orders }
         // A string under text/xml is sent as it is; the response schema describes shipnotify's JSON.
         return (reply as FastifyReply).type('text/xml; charset=utf-8').send(xml)
       }
       if (action === 'shipnotify') {
-        await service.shipNotify(readShipNotifyParameters(request.query, body, request.headers['content-type']))
+        const parameters = readShipNotifyParameters(request.query, body, request.headers['content-type'])
+        request.exchangeActivity = { orderNumber: parameters.orderNumber }
+        await service.shipNotify(parameters)
         return { success: true as const }
       }
       throw new OrderExchangeErrors.UnknownAction()

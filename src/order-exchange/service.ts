@@ -10,6 +10,7 @@ import { TEXT_LIMITS, textProblem } from '../text.js'
 import { renderExportDocument } from './export-document.js'
 import { blankShipNotifySettings, type OrderExchangeSettings } from './settings.js'
 import type { ShipNotifyParameters } from './ship-notice.js'
+import type { ExchangeActivityLog } from './activity-log.js'
 
 export interface ExportRequest {
   startDate?: string
@@ -27,6 +28,8 @@ export interface OrderExchangeDependencies {
   dispatcher: Pick<OutboxDispatcher, 'publish'>
   logger: FastifyBaseLogger
   timeZone: string
+  /** Where every request of the exchange is recorded (the route writes it). */
+  activity: ExchangeActivityLog
 }
 
 export type OrderExchangeService = ReturnType<typeof createOrderExchangeService>
@@ -66,6 +69,11 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
 
   /** One page of the export document. */
   async function exportPage(request: ExportRequest): Promise<string> {
+    return (await exportDocument(request)).xml
+  }
+
+  /** One page of the export document and how many orders it holds. */
+  async function exportDocument(request: ExportRequest): Promise<{ xml: string; orders: number }> {
     if (!orderStore.exportOrders) throw new Error('The order store does not implement exportOrders().')
     const pageSize = settings.pageSize
     const storeValue = request.store?.trim()
@@ -84,7 +92,8 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
       )
       throw new OrderExchangeErrors.ExportFailed()
     }
-    return renderExportDocument(orders, Math.ceil(total / pageSize), { timeZone, siteUrl: settings.siteUrl ?? request.origin })
+    const xml = renderExportDocument(orders, Math.ceil(total / pageSize), { timeZone, siteUrl: settings.siteUrl ?? request.origin })
+    return { xml, orders: orders.length }
   }
 
   async function findNotifiedOrder(parameters: ShipNotifyParameters): Promise<OrderSummary> {
@@ -197,5 +206,13 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
     }
   }
 
-  return { exportPage, shipNotify }
+  return {
+    exportPage,
+    exportDocument,
+    shipNotify,
+    /** The settings in force (the password included: never show or log it). */
+    settings,
+    /** The log of the exchange's requests: what ShipStation asked, what it got, why it was refused. */
+    activity: deps.activity,
+  }
 }

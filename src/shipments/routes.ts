@@ -24,6 +24,8 @@ export const ShipmentsPermissions = {
   viewShipments: 'shipments-viewShipments',
   editShipments: 'shipments-editShipments',
   transitionShipments: 'shipments-transitionShipments',
+  /** The admin pages of integrations and ShipStation. */
+  manageIntegrations: 'shipments-manageIntegrations',
 } as const
 
 export interface ShipmentRoutesOptions {

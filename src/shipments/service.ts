@@ -60,6 +60,8 @@ export interface OrderSyncResult {
 export interface ListShipmentsQuery {
   orderId?: number
   status?: ShipmentStatus
+  /** Shipments whose reference contains this text, case-insensitive (an order's reference finds its shipments). */
+  search?: string
   includeDeleted?: boolean
   page?: number
   perPage?: number
@@ -369,6 +371,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     const { rows, total } = await data.listShipments({
       orderId: query.orderId,
       status: query.status,
+      // Text no reference can hold (NUL, which PostgreSQL refuses in a parameter) matches nothing else either.
+      referenceContains: query.search?.trim().replaceAll('\u0000', '') || undefined,
       includeDeleted: query.includeDeleted ?? false,
       limit: perPage,
       offset: (page - 1) * perPage,

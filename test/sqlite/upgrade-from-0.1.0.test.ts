@@ -6,7 +6,7 @@ import t from 'tap'
 import Database from 'better-sqlite3'
 import { MIGRATIONS_TABLE } from '../../src/index.js'
 import { buildTestApp, historyRows, orderRow, postUpdate, shipmentRow } from '../fixtures/app.js'
-import { rawQuery, tables } from '../fixtures/database.js'
+import { migrationCount, rawQuery, tables } from '../fixtures/database.js'
 
 const made = fileURLToPath(new URL('../fixtures/database-0.1.0.sqlite', import.meta.url))
 const journal = JSON.parse(readFileSync(fileURLToPath(new URL('../../drizzle/sqlite/meta/_journal.json', import.meta.url)), 'utf8')) as {

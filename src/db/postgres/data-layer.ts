@@ -1,7 +1,8 @@
 // The data layer on PostgreSQL (node-postgres): every write a transaction from the pool; the transition
 // mutex is an in-process queue (so waiting requests do not hold connections) in front of a
 // transaction-scoped advisory lock, held until commit and released by the server if the process dies.
-import { and, count, desc, eq, isNull, ne, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import { likePattern } from '../like.js'
 import {
   LockTimeoutError,
   ShipmentMissingError,
@@ -16,6 +17,7 @@ import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
 import { createPostgresOutboxStore, writeOutboxMessages } from './outbox.js'
 import {
+  exchangeActivity,
   integrations,
   orderAddresses,
   orderAdvances,
@@ -204,6 +206,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
+        query.referenceContains ? sql`${shipments.reference} ILIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
       const [[{ total }], rows] = await Promise.all([
@@ -270,6 +273,26 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     async releaseDelivery(integrationId, deliveryId) {
       await db.delete(webhookDeliveries).where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
+    },
+
+    async recentDeliveries(integrationId, limit) {
+      if (!isInt4(integrationId)) return []
+      return db
+        .select({ deliveryId: webhookDeliveries.deliveryId, outcome: webhookDeliveries.outcome, createdAt: webhookDeliveries.createdAt })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.integrationId, integrationId))
+        .orderBy(desc(webhookDeliveries.createdAt))
+        .limit(limit)
+    },
+
+    async recordExchangeActivity(entry, { keep, every }) {
+      // Not counted in localWrites: no cache reads this table. Now and then a prune by id (the primary key).
+      const [{ id }] = await db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id })
+      if (id % every === 0) await db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep))
+    },
+
+    async exchangeActivity(limit) {
+      return db.select().from(exchangeActivity).orderBy(desc(exchangeActivity.id)).limit(limit)
     },
 
     async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {

@@ -2,7 +2,7 @@
 // back the same on both engines (the checks at the end hold the two together).
 import { sql } from 'drizzle-orm'
 import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import type { HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
+import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
 
 /** Millisecond precision, as JavaScript dates have: a value read back compares equal to the one written. */
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' })
@@ -188,6 +188,18 @@ export const webhookSubscriptions = pgTable('shipments_webhook_subscriptions', {
   updatedAt: updatedAt(),
 })
 
+/** The order exchange's activity log (see the SQLite schema). No change-stamp trigger: no cache reads it. */
+export const exchangeActivity = pgTable('shipments_exchange_activity', {
+  id: id(),
+  action: text('action').notNull(),
+  page: integer('page'),
+  orderNumber: text('order_number'),
+  ordersExported: integer('orders_exported'),
+  statusCode: integer('status_code').notNull(),
+  reason: text('reason'),
+  createdAt: createdAt(),
+})
+
 // The reference order store: the package's own order tables, used when the host brings no order store.
 
 export const orderStatuses = pgTable(
@@ -296,5 +308,6 @@ const rowsMatch: [
   Same<typeof shipments.$inferSelect, ShipmentRow>,
   Same<typeof shipmentStatusHistory.$inferSelect, HistoryRow>,
   Same<typeof integrations.$inferSelect, IntegrationRow>,
-] = [true, true, true]
+  Same<typeof exchangeActivity.$inferSelect, ExchangeActivityRow>,
+] = [true, true, true, true]
 void rowsMatch

@@ -4,7 +4,8 @@
 // autocommit statement, atomic on its own. The transition mutex is an in-process queue per shipment,
 // backed across processes by the IMMEDIATE transaction itself: SQLite's write lock serializes every
 // writer of the file, and the status is re-read inside it.
-import { and, count, desc, eq, isNull, ne, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import { likePattern } from '../like.js'
 import {
   LockTimeoutError,
   ShipmentMissingError,
@@ -22,6 +23,7 @@ import { createChangeStamp, isBusy, lockDirectoryFor, writeTransaction, writeTra
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
 import {
+  exchangeActivity,
   integrations,
   orderAddresses,
   orderAdvances,
@@ -227,6 +229,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
+        query.referenceContains ? sql`${shipments.reference} LIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
       const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
@@ -288,6 +291,26 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       db.delete(webhookDeliveries)
         .where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
         .run()
+    },
+
+    async recentDeliveries(integrationId, limit) {
+      return db
+        .select({ deliveryId: webhookDeliveries.deliveryId, outcome: webhookDeliveries.outcome, createdAt: webhookDeliveries.createdAt })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.integrationId, integrationId))
+        .orderBy(desc(webhookDeliveries.createdAt))
+        .limit(limit)
+        .all()
+    },
+
+    async recordExchangeActivity(entry, { keep, every }) {
+      // One autocommit insert; now and then a prune by id (the primary key).
+      const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
+      if (id % every === 0) db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run()
+    },
+
+    async exchangeActivity(limit) {
+      return db.select().from(exchangeActivity).orderBy(desc(exchangeActivity.id)).limit(limit).all()
     },
 
     async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {

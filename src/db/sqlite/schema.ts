@@ -1,7 +1,7 @@
 // The package's SQLite tables: shipments, their history, integrations, and the reference order store.
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-import type { HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
+import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
 
 /** Milliseconds since the epoch; stored as an integer so indexes and range scans stay cheap. */
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
@@ -186,6 +186,22 @@ export const webhookSubscriptions = sqliteTable('shipments_webhook_subscriptions
   updatedAt: updatedAt(),
 })
 
+/**
+ * The order exchange's activity log: one row per request ShipStation made (or tried), so a store admin
+ * can see why orders are not showing up. Bounded: each write prunes rows beyond the newest
+ * EXCHANGE_ACTIVITY_KEPT.
+ */
+export const exchangeActivity = sqliteTable('shipments_exchange_activity', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  action: text('action').notNull(),
+  page: integer('page'),
+  orderNumber: text('order_number'),
+  ordersExported: integer('orders_exported'),
+  statusCode: integer('status_code').notNull(),
+  reason: text('reason'),
+  createdAt: createdAt(),
+})
+
 // The reference order store: the package's own order tables, used when the host brings no order store.
 
 export const orderStatuses = sqliteTable(
@@ -295,5 +311,6 @@ const rowsMatch: [
   Same<typeof shipments.$inferSelect, ShipmentRow>,
   Same<typeof shipmentStatusHistory.$inferSelect, HistoryRow>,
   Same<typeof integrations.$inferSelect, IntegrationRow>,
-] = [true, true, true]
+  Same<typeof exchangeActivity.$inferSelect, ExchangeActivityRow>,
+] = [true, true, true, true]
 void rowsMatch

@@ -1,0 +1,206 @@
+// The integration screens: the list, the form generated from the provider's settings schema with the
+// status map editor, enable/disable, the connection check, and the recent deliveries.
+import type { TSchema } from '@sinclair/typebox'
+import type { Integration } from '../gateway/integration.js'
+import type { AnyProviderDefinition, ConnectionCheck } from '../gateway/providers.js'
+import { SECRET_MASK } from '../gateway/integrations.js'
+import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
+import { environmentReference } from '../env.js'
+import { html, type SafeHtml } from './html.js'
+import { csrfField, field, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors } from './components.js'
+import type { PageContext } from './shipment-pages.js'
+
+/** A setting as the form presents it. */
+interface SettingField {
+  key: string
+  kind: 'string' | 'number' | 'boolean' | 'enum'
+  choices: string[]
+  required: boolean
+  secret: boolean
+  description: string | null
+}
+
+/** The settings form of a provider: one field per property of its TypeBox object schema. */
+export function settingFields(provider: AnyProviderDefinition): SettingField[] {
+  const schema = provider.settingsSchema as { properties?: Record<string, TSchema>; required?: string[] }
+  const secrets = new Set<string>(provider.secretSettings ?? [])
+  return Object.entries(schema.properties ?? {}).map(([key, property]) => {
+    const literals = (property.anyOf as TSchema[] | undefined)?.map((member) => member.const)
+    const choices: string[] = Array.isArray(property.enum)
+      ? property.enum.map(String)
+      : literals && literals.every((value) => typeof value === 'string' || typeof value === 'number')
+        ? literals.map(String)
+        : []
+    const kind: SettingField['kind'] =
+      choices.length > 0 ? 'enum' : property.type === 'boolean' ? 'boolean' : property.type === 'number' || property.type === 'integer' ? 'number' : 'string'
+    return { key, kind, choices, required: (schema.required ?? []).includes(key), secret: secrets.has(key), description: property.description ?? null }
+  })
+}
+
+export interface IntegrationFormValues {
+  name: string
+  handle: string
+  enabled: string
+  settings: Record<string, string>
+  statusMap: Array<[string, string]>
+}
+
+export function integrationFormValues(integration: Integration | null, provider: AnyProviderDefinition): IntegrationFormValues {
+  const settings: Record<string, string> = {}
+  for (const setting of settingFields(provider)) {
+    const value = integration?.settings[setting.key]
+    settings[setting.key] = value === undefined || value === null ? '' : String(value)
+  }
+  return {
+    name: integration?.name ?? '',
+    handle: integration?.handle ?? '',
+    enabled: integration ? String(integration.enabled) : 'true',
+    settings,
+    statusMap: Object.entries(integration?.statusMap ?? {}),
+  }
+}
+
+const first = (value: unknown) => (typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '')
+const all = (value: unknown) => (Array.isArray(value) ? value.map((item) => (typeof item === 'string' ? item : '')) : typeof value === 'string' ? [value] : [])
+
+/** The integration a submitted form describes, in the service's input shape. */
+export function readIntegrationForm(body: Record<string, unknown>, provider: AnyProviderDefinition) {
+  const values: IntegrationFormValues = { name: first(body.name), handle: first(body.handle).trim(), enabled: first(body.enabled).trim(), settings: {}, statusMap: [] }
+  const settings: Record<string, unknown> = {}
+  for (const setting of settingFields(provider)) {
+    const text = first(body[`settings.${setting.key}`])
+    values.settings[setting.key] = text
+    const trimmed = text.trim()
+    // Left blank: no value. Undefined (not left out) so that an update drops a value stored before.
+    if (trimmed === '') {
+      settings[setting.key] = undefined
+      continue
+    }
+    if (environmentReference(trimmed) !== null || setting.kind === 'string' || setting.kind === 'enum') settings[setting.key] = setting.kind === 'string' ? text : trimmed
+    else if (setting.kind === 'boolean') settings[setting.key] = trimmed === 'true' ? true : trimmed === 'false' ? false : trimmed
+    // Not a number: kept as text, so the provider's schema names the setting in its message.
+    else settings[setting.key] = /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed
+  }
+  const codes = all(body['statusMap.code'])
+  const statuses = all(body['statusMap.status'])
+  const statusMap: Record<string, string> = {}
+  codes.forEach((code, index) => {
+    const status = statuses[index] ?? ''
+    if (code.trim() === '' && status === '') return
+    values.statusMap.push([code, status])
+    statusMap[code.trim()] = status
+  })
+  const enabled = values.enabled === 'true' ? true : values.enabled === 'false' ? false : values.enabled
+  return { values, input: { name: values.name, handle: values.handle, enabled, settings, statusMap } }
+}
+
+/** The service's "key: message" as field errors of the form. */
+export function integrationErrors(message: string): FieldErrors {
+  const match = /^([A-Za-z][\w.-]*): (.*)$/s.exec(message)
+  if (!match) return { form: [message] }
+  const [, key, reason] = match
+  if (key.startsWith('statusMap')) return { statusMap: [message] }
+  return { [key === 'settings' ? 'form' : key]: [reason] }
+}
+
+export function integrationListPage(context: PageContext, integrations: Integration[], providers: AnyProviderDefinition[], isEnabled: (integration: Integration) => boolean): SafeHtml {
+  return html`<h1>Integrations</h1>
+<table class="integrations"><thead><tr><th>Name</th><th>Handle</th><th>Provider</th><th>Enabled</th><th>Updated</th></tr></thead><tbody>${integrations.map(
+    (integration) => html`<tr data-integration="${integration.handle}"><td><a href="${context.prefix}/integrations/${integration.handle}">${integration.name}</a></td>
+<td><code>${integration.handle}</code></td><td>${integration.providerId ?? '—'}</td>
+<td>${enabledBadge(integration, isEnabled(integration))}</td><td class="meta">${integration.dateUpdated}</td></tr>`,
+  )}</tbody></table>
+${integrations.length === 0 ? html`<p>No integrations yet.</p>` : ''}
+<h2>New integration</h2>
+<form method="get" action="${context.prefix}/integrations/new" class="toolbar">
+<div><label for="input-provider">Provider</label>${select('provider', '', providers.map((provider) => [provider.id, provider.name ?? provider.id] as const))}</div>
+<button type="submit">Continue</button></form>`
+}
+
+function enabledBadge(integration: Integration, on: boolean): SafeHtml {
+  const reference = typeof integration.enabled === 'string' ? integration.enabled : null
+  return html`<span class="badge ${on ? 'badge-ok' : 'badge-muted'}">${on ? 'Enabled' : 'Disabled'}</span>${reference ? html` <span class="meta">from <code>${reference}</code></span>` : ''}`
+}
+
+export interface IntegrationPageData {
+  integration: Integration | null
+  provider: AnyProviderDefinition
+  values: IntegrationFormValues
+  errors: FieldErrors
+  flash: string | null
+  check: ConnectionCheck | null
+  deliveries: Array<{ deliveryId: string; date: string; outcome: string; reason: string | null }>
+  enabled: boolean
+}
+
+export function integrationPage(context: PageContext, data: IntegrationPageData): SafeHtml {
+  const { integration, provider, values, errors } = data
+  const action = integration ? `${context.prefix}/integrations/${integration.handle}` : `${context.prefix}/integrations`
+  const settings = settingFields(provider)
+  const knownFields = new Set(['name', 'handle', 'enabled', 'statusMap', ...settings.map((setting) => `settings.${setting.key}`)])
+  return html`<h1>${integration ? html`Integration ${integration.name}` : html`New ${provider.name ?? provider.id} integration`}</h1>
+${data.flash ? notice('ok', data.flash) : ''}
+${data.check ? notice(data.check.ok ? 'ok' : 'error', html`<strong>Connection check: ${data.check.ok ? 'OK' : 'failed'}.</strong> ${data.check.message ?? ''}`) : ''}
+${integration ? html`<div class="toolbar">
+<form method="post" action="${action}/${data.enabled ? 'disable' : 'enable'}"${data.enabled ? html` data-confirm="Disable this integration? Its gateway requests will be refused."` : ''}>${csrfField(context.csrf)}<button type="submit">${data.enabled ? 'Disable' : 'Enable'}</button></form>
+<form method="post" action="${action}/check">${csrfField(context.csrf)}<button type="submit">Check connection</button></form>
+</div>` : ''}
+<form method="post" action="${action}" novalidate aria-label="Integration">
+${csrfField(context.csrf)}
+${integration ? '' : html`<input type="hidden" name="providerId" value="${provider.id}">`}
+${formErrors(errors, knownFields)}
+${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name, aria))}
+${field({ name: 'handle', label: 'Handle', errors, hint: 'Lowercase letters, digits, "-" and "_"; the gateway URL names it.' }, (aria) => textInput('handle', values.handle, aria))}
+${field({ name: 'enabled', label: 'Enabled', errors, hint: 'Or an environment reference such as $WEBHOOKS_ENABLED.' }, (aria) =>
+    environmentReference(values.enabled) !== null
+      ? textInput('enabled', values.enabled, aria)
+      : select('enabled', values.enabled, [['true', 'Yes'], ['false', 'No']], aria),
+  )}
+<h2>Settings</h2>
+${settings.length === 0 ? html`<p class="meta">This provider has no settings.</p>` : ''}
+${settings.map((setting) => settingField(setting, values.settings[setting.key] ?? '', errors))}
+<h2>Status map</h2>
+<p class="hint">The provider's status codes and the shipment status each one moves a shipment to.</p>
+${errors.statusMap ? html`${errors.statusMap.map((message) => html`<p class="field-error" role="alert">${message}</p>`)}` : ''}
+<table id="status-map" class="status-map"><thead><tr><th>External code</th><th>Shipment status</th></tr></thead>
+<tbody>${[...values.statusMap, ['', ''] as [string, string]].map(([code, status]) => statusMapRow(code, status))}</tbody>
+<template>${statusMapRow('', '')}</template></table>
+<p><button type="button" data-add-row="status-map">Add a row</button></p>
+<button type="submit" class="primary">${integration ? 'Save' : 'Create'}</button>
+</form>
+${integration ? deliveriesTable(data.deliveries) : ''}`
+}
+
+function statusMapRow(code: string, status: string): SafeHtml {
+  return html`<tr><td><input type="text" name="statusMap.code" value="${code}" aria-label="External code"></td>
+<td><select name="statusMap.status" aria-label="Shipment status"><option value="">—</option>${SHIPMENT_STATUSES.map(
+    (choice) => html`<option value="${choice}"${choice === status ? html` selected` : ''}>${STATUS_LABELS[choice]}</option>`,
+  )}</select></td></tr>`
+}
+
+function settingField(setting: SettingField, value: string, errors: FieldErrors): SafeHtml {
+  const name = `settings.${setting.key}`
+  const reference = environmentReference(value)
+  const hints: Array<SafeHtml | string> = []
+  if (setting.description) hints.push(setting.description)
+  if (reference) hints.push(html` Read from the environment variable <code>${reference}</code>.`)
+  else if (setting.secret) hints.push(html` Secret: ${value === SECRET_MASK ? 'leave the mask to keep the stored value; ' : ''}or use an environment reference such as <code>$MY_SECRET</code>.`)
+  const label = `${setting.key}${setting.required ? '' : ' (optional)'}`
+  return field({ name, label, errors, hint: html`${hints}` }, (aria) => {
+    if (reference === null && setting.kind === 'boolean') return select(name, value, [['', '—'], ['true', 'Yes'], ['false', 'No']], aria)
+    if (reference === null && setting.kind === 'enum') return select(name, value, [['', '—'], ...setting.choices.map((choice) => [choice, choice] as const)], aria)
+    return textInput(name, value, aria, setting.secret && reference === null ? 'password' : 'text')
+  })
+}
+
+function deliveriesTable(deliveries: IntegrationPageData['deliveries']): SafeHtml {
+  return html`<h2>Recent deliveries</h2>
+${deliveries.length === 0 ? html`<p class="meta">No deliveries recorded yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Delivery id</th><th>Outcome</th><th>Reason</th></tr></thead><tbody>${deliveries.map(
+    (delivery) => html`<tr><td class="meta">${delivery.date}</td><td><code>${delivery.deliveryId}</code></td><td>${outcomeBadge(delivery.outcome)}</td><td>${delivery.reason ?? ''}</td></tr>`,
+  )}</tbody></table>`}`
+}
+
+const outcomeBadge = (outcome: string) =>
+  html`<span class="badge ${outcome === 'applied' ? 'badge-ok' : outcome === 'rejected' ? 'badge-error' : 'badge-muted'}">${outcome}</span>`
+
+export { statusBadge }

@@ -1,0 +1,67 @@
+// The `admin` option: where the store admins' pages are mounted, where users log in, the host's layout.
+import type { FastifyRequest } from 'fastify'
+import type { SafeHtml } from './html.js'
+
+/** What a layout receives: the page's parts, ready to place inside the host's own chrome. */
+export interface AdminPage<User extends ShipmentsUser = ShipmentsUser> {
+  /** The page title, plain text (escape it). */
+  title: string
+  /** Markup for `<head>`: the package's stylesheet and script (CSP: no inline script). */
+  head: string
+  /** The page's markup, escaped already. */
+  content: string
+  /** Links to the admin screens the user may open: `{ label, href, current }`. */
+  navigation: Array<{ label: string; href: string; current: boolean }>
+  user: User
+  request: FastifyRequest
+}
+
+/** Returns the whole HTML document (`<!DOCTYPE html>...`) with the page inside the host's panel chrome. */
+export type AdminLayout<User extends ShipmentsUser = ShipmentsUser> = (page: AdminPage<User>) => string | Promise<string>
+
+export interface AdminOptions<User extends ShipmentsUser = ShipmentsUser> {
+  /** Where the pages are mounted. Default '/shipments/admin'. */
+  prefix?: string
+  /**
+   * Where a request without a user is sent (303), with `returnTo` (the page asked for) added to its
+   * query. Default '/login'.
+   */
+  loginUrl?: string
+  /** Wraps every page in the host's panel chrome. Default: a standalone page. */
+  layout?: AdminLayout<User>
+  /**
+   * The key of the CSRF tokens' HMAC (at least 32 characters). Tokens are bound to the user; hosts
+   * running several instances set the same key on each. Default: a random key per process.
+   */
+  csrfKey?: string
+}
+
+export interface ResolvedAdminOptions {
+  prefix: string
+  loginUrl: string
+  layout: AdminLayout | null
+  csrfKey: string | null
+}
+
+/** Checks the admin option; `[option, reason]` is thrown as the plugin's InvalidOption. */
+export function resolveAdminOptions(raw: unknown, fail: (option: string, reason: string) => never): ResolvedAdminOptions {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('admin', 'must be an object')
+  const { prefix = '/shipments/admin', loginUrl = '/login', layout, csrfKey, ...rest } = raw as Record<string, unknown>
+  const unknown = Object.keys(rest)[0]
+  if (unknown !== undefined) fail(`admin.${unknown}`, 'is not an option of the admin pages')
+  if (typeof prefix !== 'string' || !/^(\/[^/?#]+)+$/.test(prefix)) fail('admin.prefix', 'must be a path such as "/shipments/admin"')
+  // A relative or absolute URL of the host's; never a scheme-relative one (//evil.example).
+  if (typeof loginUrl !== 'string' || !(/^\/(?!\/)[^\s]*$/.test(loginUrl) || /^https?:\/\/[^\s]+$/i.test(loginUrl))) {
+    fail('admin.loginUrl', 'must be a path such as "/login" or an http(s) URL')
+  }
+  if (layout !== undefined && typeof layout !== 'function') fail('admin.layout', 'must be a function returning the page HTML')
+  if (csrfKey !== undefined && (typeof csrfKey !== 'string' || csrfKey.length < 32)) fail('admin.csrfKey', 'must be a string of at least 32 characters')
+  return { prefix, loginUrl, layout: (layout as AdminLayout | undefined) ?? null, csrfKey: (csrfKey as string | undefined) ?? null }
+}
+
+export type { SafeHtml }
+
+/** The least the pages need of a host user (the plugin's ShipmentsUser, restated: options.ts imports this module). */
+interface ShipmentsUser {
+  id: string | number
+}

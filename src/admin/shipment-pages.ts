@@ -1,0 +1,350 @@
+// The shipment screens: the list with its bulk status change, a shipment's page, an order's panel.
+import type { Shipment, ShipmentHistoryEntry, ShipmentStatus } from '../shipments/shipment.js'
+import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
+import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
+import type { ShipmentPage } from '../shipments/service.js'
+import type { ExternalReference } from '../gateway/integration.js'
+import { attributeLabel } from '../shipments/update-input.js'
+import { formatIsoWithOffset } from '../time.js'
+import { html, safeHref, type SafeHtml } from './html.js'
+import {
+  csrfField,
+  field,
+  formErrors,
+  notice,
+  select,
+  STATUS_LABELS,
+  statusBadge,
+  textArea,
+  textInput,
+  type FieldErrors,
+} from './components.js'
+
+/** What every page knows about the request: where it is mounted, the form token, what the user may do. */
+export interface PageContext {
+  prefix: string
+  csrf: string
+  can: { edit: boolean; transition: boolean; manage: boolean }
+  timeZone: string
+}
+
+const statusChoices = (withAny: string | null) => [
+  ...(withAny === null ? [] : ([['', withAny]] as const)),
+  ...SHIPMENT_STATUSES.map((status) => [status, STATUS_LABELS[status]] as const),
+]
+
+// --- The list -------------------------------------------------------------------------------------
+
+export interface ShipmentListFilters {
+  status: ShipmentStatus | ''
+  order: string
+  q: string
+}
+
+/** One line of the bulk status change's report. */
+export interface BulkOutcome {
+  id: number
+  reference: string | null
+  outcome: 'moved' | 'unchanged' | 'refused'
+  message: string
+}
+
+export function shipmentListPage(
+  context: PageContext,
+  page: ShipmentPage,
+  filters: ShipmentListFilters,
+  extra: { orderNotFound?: boolean; bulk?: BulkOutcome[] } = {},
+): SafeHtml {
+  const query = (pageNumber: number) => {
+    const params = new URLSearchParams()
+    if (filters.status) params.set('status', filters.status)
+    if (filters.order) params.set('order', filters.order)
+    if (filters.q) params.set('q', filters.q)
+    params.set('page', String(pageNumber))
+    return `${context.prefix}/shipments?${params}`
+  }
+  const pages = Math.max(1, Math.ceil(page.total / page.perPage))
+  return html`<h1>Shipments</h1>
+${extra.bulk ? bulkReport(extra.bulk) : ''}
+<form class="filters" method="get" action="${context.prefix}/shipments" role="search">
+  <div><label for="filter-status">Status</label>${statusFilter(filters.status)}</div>
+  <div><label for="filter-order">Order</label><input type="search" id="filter-order" name="order" value="${filters.order}" placeholder="Order reference or id"></div>
+  <div><label for="filter-q">Reference</label><input type="search" id="filter-q" name="q" value="${filters.q}" placeholder="Shipment reference contains"></div>
+  <button type="submit">Filter</button>
+</form>
+${extra.orderNotFound ? notice('error', html`No order matches “${filters.order}”.`) : ''}
+<form method="post" action="${context.prefix}/shipments/bulk-status">
+${csrfField(context.csrf)}
+<table class="shipments">
+<thead><tr>${context.can.transition ? html`<th><input type="checkbox" data-select-all aria-label="Select all"></th>` : ''}<th>Reference</th><th>Order</th><th>Status</th><th>Carrier</th><th>Tracking number</th><th>Updated</th></tr></thead>
+<tbody>${page.shipments.map(
+    (shipment) => html`<tr data-shipment="${shipment.id}">${
+      context.can.transition ? html`<td><input type="checkbox" name="ids" value="${shipment.id}" aria-label="${`Select ${shipment.reference}`}"></td>` : ''
+    }<td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a>${shipment.dateDeleted ? html` <span class="badge badge-muted">Deleted</span>` : ''}</td>
+<td><a href="${context.prefix}/orders/${shipment.orderId}">${shipment.orderId}</a></td>
+<td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td><td class="meta">${shipment.dateUpdated}</td></tr>`,
+  )}</tbody></table>
+${page.shipments.length === 0 ? html`<p>No shipments match.</p>` : ''}
+${
+  context.can.transition && page.shipments.length > 0
+    ? html`<div class="toolbar"><div><label for="bulk-status">Change the selected to</label>${bulkStatusSelect()}</div>
+<div><label for="bulk-message">Message</label><input type="text" id="bulk-message" name="statusMessage"></div>
+<button type="submit" class="primary">Change status</button></div>`
+    : ''
+}
+</form>
+<nav class="pager" aria-label="Pages">
+${page.page > 1 ? html`<a href="${query(page.page - 1)}" rel="prev">Previous</a>` : ''}
+<span>Page ${page.page} of ${pages} · ${page.total} shipments</span>
+${page.page < pages ? html`<a href="${query(page.page + 1)}" rel="next">Next</a>` : ''}
+</nav>`
+}
+
+const statusFilter = (status: string) =>
+  html`<select id="filter-status" name="status">${statusChoices('Any status').map(
+    ([value, label]) => html`<option value="${value}"${value === status ? html` selected` : ''}>${label}</option>`,
+  )}</select>`
+
+const bulkStatusSelect = () =>
+  html`<select id="bulk-status" name="status">${statusChoices('Choose a status').map(
+    ([value, label]) => html`<option value="${value}">${label}</option>`,
+  )}</select>`
+
+function bulkReport(outcomes: BulkOutcome[]): SafeHtml {
+  const refused = outcomes.filter((outcome) => outcome.outcome === 'refused').length
+  return html`<section class="notice ${refused > 0 ? 'notice-error' : 'notice-ok'}" aria-label="Status change report" role="status">
+<strong>Status change: ${outcomes.length - refused} done, ${refused} refused.</strong>
+<ul class="bulk-report">${outcomes.map(
+    (outcome) => html`<li data-outcome="${outcome.outcome}">${outcome.reference ?? `#${outcome.id}`}: ${outcome.message}</li>`,
+  )}</ul></section>`
+}
+
+// --- A shipment -----------------------------------------------------------------------------------
+
+const TEXT_FIELDS = ['trackingNumber', 'trackingUrl', 'carrier', 'service'] as const
+const NOTE_FIELDS = ['fulfillmentNotes', 'shippingNotes'] as const
+const DATE_FIELD = 'dateScheduledShip'
+
+const fieldLabel = (definition: ShipmentFieldDefinition) => definition.name ?? attributeLabel(definition.handle)
+
+/** The form's values for a shipment as stored: what the edit form shows, and what a submission is compared to. */
+export function shipmentFormValues(shipment: Shipment, fields: readonly ShipmentFieldDefinition[], timeZone: string): Record<string, string> {
+  const values: Record<string, string> = {}
+  for (const key of [...TEXT_FIELDS, ...NOTE_FIELDS]) values[key] = shipment[key] ?? ''
+  // ISO 8601 in the site timezone: the wall date and time are its first characters.
+  values[`${DATE_FIELD}.date`] = shipment.dateScheduledShip?.slice(0, 10) ?? ''
+  values[`${DATE_FIELD}.time`] = shipment.dateScheduledShip?.slice(11, 16) ?? ''
+  for (const definition of fields) {
+    const value = shipment.fields[definition.handle]
+    const name = `fields.${definition.handle}`
+    if (value === undefined || value === null) values[name] = ''
+    else if (definition.type === 'json') values[name] = JSON.stringify(value, null, 2)
+    // Stored as an instant (UTC ISO 8601): the form shows its date in the site timezone.
+    else if (definition.type === 'date') values[name] = typeof value === 'string' && Number.isFinite(Date.parse(value)) ? formatIsoWithOffset(Date.parse(value), timeZone).slice(0, 10) : ''
+    else values[name] = String(value)
+  }
+  return values
+}
+
+/**
+ * The update a submitted edit form asks for: only what differs from the form as it was shown, so an
+ * untouched field is never rewritten. Values the form itself cannot read (JSON) are errors here.
+ */
+export function readShipmentForm(
+  body: Record<string, unknown>,
+  shown: Record<string, string>,
+  fields: readonly ShipmentFieldDefinition[],
+  timeZone: string,
+): { submitted: Record<string, string>; update: Record<string, unknown>; errors: FieldErrors } {
+  const submitted: Record<string, string> = {}
+  for (const name of Object.keys(shown)) {
+    const value = body[name]
+    const text = typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : ''
+    // Browsers send a textarea's line breaks as CRLF.
+    submitted[name] = text.replace(/\r\n?/g, '\n')
+  }
+  const changed = (name: string) => submitted[name] !== shown[name]
+  const update: Record<string, unknown> = {}
+  const errors: FieldErrors = {}
+  for (const key of [...TEXT_FIELDS, ...NOTE_FIELDS]) if (changed(key)) update[key] = submitted[key]
+  if (changed(`${DATE_FIELD}.date`) || changed(`${DATE_FIELD}.time`)) {
+    const date = submitted[`${DATE_FIELD}.date`].trim()
+    update[DATE_FIELD] = date === '' ? '' : { date, time: submitted[`${DATE_FIELD}.time`].trim() || '00:00', timezone: timeZone }
+  }
+  const fieldValues: Record<string, unknown> = {}
+  for (const definition of fields) {
+    const name = `fields.${definition.handle}`
+    if (!changed(name)) continue
+    const text = submitted[name]
+    if (text.trim() === '') {
+      fieldValues[definition.handle] = ''
+      continue
+    }
+    switch (definition.type) {
+      case 'number':
+        // Not a number: sent as it is, so the service's message names the field.
+        fieldValues[definition.handle] = /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text
+        break
+      case 'boolean':
+        fieldValues[definition.handle] = text === 'true' ? true : text === 'false' ? false : text
+        break
+      case 'date':
+        fieldValues[definition.handle] = { date: text.trim(), timezone: timeZone }
+        break
+      case 'json':
+        try {
+          fieldValues[definition.handle] = JSON.parse(text)
+        } catch {
+          errors[name] = [`${fieldLabel(definition)} is not valid JSON.`]
+        }
+        break
+      default:
+        fieldValues[definition.handle] = text
+    }
+  }
+  if (Object.keys(fieldValues).length > 0) update.fields = fieldValues
+  return { submitted, update, errors }
+}
+
+/** The service's error keys, as the form names its fields. */
+export function formFieldErrors(errors: Record<string, string[]>): FieldErrors {
+  const named: FieldErrors = {}
+  for (const [key, messages] of Object.entries(errors)) {
+    const name = key === DATE_FIELD ? `${DATE_FIELD}.date` : key === 'targetStatusCode' ? 'status' : key
+    named[name] = [...(named[name] ?? []), ...messages]
+  }
+  return named
+}
+
+export interface ShipmentPageData {
+  shipment: Shipment
+  history: ShipmentHistoryEntry[]
+  references: ExternalReference[]
+  fields: readonly ShipmentFieldDefinition[]
+  /** The edit form's values: the stored ones, or what was submitted when it failed. */
+  values: Record<string, string>
+  errors: FieldErrors
+  transitionErrors: FieldErrors
+  flash: string | null
+}
+
+export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
+  const { shipment, values, errors } = data
+  const url = `${context.prefix}/shipments/${shipment.id}`
+  const names = new Set(Object.keys(values))
+  const readOnly = context.can.edit ? html`` : html` disabled`
+  const textField = (name: (typeof TEXT_FIELDS)[number] | (typeof NOTE_FIELDS)[number], multiline = false) =>
+    field({ name, label: attributeLabel(name), errors }, (aria) =>
+      multiline ? textArea(name, values[name], html`${aria}${readOnly}`) : textInput(name, values[name], html`${aria}${readOnly}`),
+    )
+  const trackingHref = safeHref(shipment.trackingUrl)
+  return html`<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
+${data.flash ? notice('ok', data.flash) : ''}
+${shipment.dateDeleted ? notice('error', html`This shipment was deleted on ${shipment.dateDeleted}. It stays readable; restore it to list it again.`) : ''}
+<div class="columns"><div>
+<form method="post" action="${url}" novalidate aria-label="Shipment fields">
+${csrfField(context.csrf)}
+${formErrors(errors, new Set([...names, `${DATE_FIELD}.date`]))}
+${textField('trackingNumber')}
+${field({ name: 'trackingUrl', label: 'Tracking Url', errors, hint: trackingHref ? html`<a href="${trackingHref}" rel="noopener noreferrer" target="_blank">Open the tracking page</a>` : '' }, (aria) => textInput('trackingUrl', values.trackingUrl, html`${aria}${readOnly}`))}
+${textField('carrier')}
+${textField('service')}
+${field({ name: `${DATE_FIELD}.date`, label: `Date Scheduled Ship (${context.timeZone})`, errors, hint: `Date and time in the site timezone, ${context.timeZone}.` }, (aria) =>
+    html`<div class="field-row">${textInput(`${DATE_FIELD}.date`, values[`${DATE_FIELD}.date`], html`${aria}${readOnly}`, 'date')}
+<input type="time" name="${`${DATE_FIELD}.time`}" value="${values[`${DATE_FIELD}.time`]}" aria-label="Time"${readOnly}></div>`,
+  )}
+${textField('fulfillmentNotes', true)}
+${textField('shippingNotes', true)}
+${data.fields.length > 0 ? html`<h2>Custom fields</h2>${data.fields.map((definition) => customField(definition, values, errors, readOnly))}` : ''}
+${context.can.edit ? html`<button type="submit" class="primary">Save</button>` : html`<p class="meta">You may view this shipment, not edit it.</p>`}
+</form>
+${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
+</div><aside>
+<h2>Details</h2>
+<table><tbody>
+<tr><th>Order</th><td><a href="${context.prefix}/orders/${shipment.orderId}">${shipment.orderId}</a></td></tr>
+<tr><th>Status</th><td>${statusBadge(shipment.status)}</td></tr>
+<tr><th>Shipped</th><td>${shipment.dateShipped ?? '—'}</td></tr>
+<tr><th>Created</th><td>${shipment.dateCreated}</td></tr>
+<tr><th>Updated</th><td>${shipment.dateUpdated}</td></tr>
+<tr><th>Timezone</th><td>${context.timeZone}</td></tr>
+</tbody></table>
+<h2>External references</h2>
+${data.references.length === 0 ? html`<p class="meta">None.</p>` : html`<ul class="references">${data.references.map((reference) => {
+    const href = safeHref(reference.externalUrl)
+    return html`<li><strong>${reference.integrationHandle}</strong>: ${href ? html`<a href="${href}" rel="noopener noreferrer" target="_blank">${reference.externalId ?? href}</a>` : (reference.externalId ?? '—')}</li>`
+  })}</ul>`}
+<h2>History</h2>
+<ol class="timeline" aria-label="History">${data.history.map(
+    (entry) => html`<li data-history="${entry.id}"><div>${entry.fromStatus ? html`${statusBadge(entry.fromStatus)} → ` : html`Created `}${statusBadge(entry.toStatus)}</div>
+${entry.message ? html`<div class="history-message">${entry.message}</div>` : ''}
+<div class="meta">${entry.dateCreated}${entry.userId ? html` · by user ${entry.userId}` : ''}${entry.sourceIntegration ? html` · via ${entry.sourceIntegration}` : ''}${entry.externalCode ? html` · code ${entry.externalCode}` : ''}</div></li>`,
+  )}</ol>
+${context.can.edit ? deleteForm(context, shipment) : ''}
+</aside></div>`
+}
+
+function customField(definition: ShipmentFieldDefinition, values: Record<string, string>, errors: FieldErrors, readOnly: SafeHtml): SafeHtml {
+  const name = `fields.${definition.handle}`
+  const label = fieldLabel(definition)
+  return field({ name, label, errors, hint: definition.type === 'json' ? 'JSON' : definition.type === 'date' ? 'A date in the site timezone.' : '' }, (aria) => {
+    const attributes = html`${aria}${readOnly}`
+    switch (definition.type) {
+      case 'boolean':
+        return select(name, values[name], [['', '—'], ['true', 'Yes'], ['false', 'No']], attributes)
+      case 'json':
+        return textArea(name, values[name], attributes)
+      case 'date':
+        return textInput(name, values[name], attributes, 'date')
+      case 'number':
+        return html`<input type="text" inputmode="decimal" id="${`input-${name}`}" name="${name}" value="${values[name]}"${attributes}>`
+      default:
+        return textInput(name, values[name], attributes)
+    }
+  })
+}
+
+function transitionForm(context: PageContext, shipment: Shipment, errors: FieldErrors): SafeHtml {
+  const choices = statusChoices('Choose a status').filter(([status]) => status !== shipment.status)
+  return html`<h2>Change status</h2>
+<form method="post" action="${context.prefix}/shipments/${shipment.id}/transition" aria-label="Change status">
+${csrfField(context.csrf)}
+${formErrors(errors, new Set(['status', 'statusMessage']))}
+${field({ name: 'status', label: 'New status', errors }, (aria) => select('status', '', choices, aria))}
+${field({ name: 'statusMessage', label: 'Message', errors, hint: 'Recorded in the history.' }, (aria) => textInput('statusMessage', '', aria))}
+<button type="submit" class="primary">Change status</button>
+</form>`
+}
+
+function deleteForm(context: PageContext, shipment: Shipment): SafeHtml {
+  const url = `${context.prefix}/shipments/${shipment.id}`
+  return shipment.dateDeleted
+    ? html`<form method="post" action="${url}/restore">${csrfField(context.csrf)}<button type="submit">Restore</button></form>`
+    : html`<form method="post" action="${url}/delete" data-confirm="Delete this shipment? It can be restored later.">${csrfField(context.csrf)}<button type="submit" class="danger">Delete</button></form>`
+}
+
+// --- An order's shipments -------------------------------------------------------------------------
+
+/** The order's shipments and "create N shipments": a fragment a host may embed on its own order screen. */
+export function orderPanel(
+  context: PageContext,
+  order: { id: number; reference: string },
+  shipments: Shipment[],
+  state: { errors: FieldErrors; count: string; flash: string | null },
+): SafeHtml {
+  return html`<section class="shipments-admin shipments-order-panel" data-order="${order.id}" aria-label="${`Shipments of order ${order.reference}`}">
+<h2>Shipments of order ${order.reference}</h2>
+${state.flash ? notice('ok', state.flash) : ''}
+${shipments.length === 0 ? html`<p>No shipments yet.</p>` : html`<table><thead><tr><th>Reference</th><th>Status</th><th>Carrier</th><th>Tracking number</th></tr></thead><tbody>${shipments.map(
+    (shipment) => html`<tr data-shipment="${shipment.id}"><td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a></td><td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td></tr>`,
+  )}</tbody></table>`}
+${
+  context.can.edit
+    ? html`<form method="post" action="${context.prefix}/orders/${order.id}/shipments" class="toolbar" aria-label="Create shipments">
+${csrfField(context.csrf)}
+${field({ name: 'count', label: 'Create shipments', errors: state.errors }, (aria) => html`<input type="number" min="1" max="100" id="input-count" name="count" value="${state.count}"${aria}>`)}
+<button type="submit">Create</button></form>`
+    : ''
+}
+</section>`
+}

@@ -1,0 +1,45 @@
+// The ShipStation screen: what to paste into ShipStation, the settings in force, and the activity log.
+import type { ExchangeActivity } from '../order-exchange/activity-log.js'
+import { EXCHANGE_ACTIVITY_KEPT } from '../order-exchange/activity-log.js'
+import type { OrderExchangeSettings } from '../order-exchange/settings.js'
+import { html, type SafeHtml } from './html.js'
+import { notice } from './components.js'
+
+const yesNo = (value: boolean) => (value ? 'Yes' : 'No')
+
+export function shipStationPage(
+  exchange: { url: string; settings: OrderExchangeSettings; activity: ExchangeActivity[] } | null,
+): SafeHtml {
+  if (!exchange) {
+    return html`<h1>ShipStation</h1>${notice('error', html`The order exchange is not configured: the host registers the plugin without the <code>orderExchange</code> option.`)}`
+  }
+  const { settings } = exchange
+  const rows: Array<[string, string]> = [
+    ['Page Size for Orders', String(settings.pageSize)],
+    ['Store field', settings.storeField ?? '— (the store parameter is ignored)'],
+    ['Fail the export on an invalid order', yesNo(settings.failOnValidation)],
+    ['Status Handle (ship notifications)', settings.shippedStatus || '— (blank: ship notifications fail)'],
+    ['Tracking field', `${settings.tracking.matrix || '—'} (carrier: ${settings.tracking.carrier || '—'}, service: ${settings.tracking.service || '—'}, tracking number: ${settings.tracking.trackingNumber || '—'})`],
+    ['Credentials in the query (SS-UserName / SS-Password)', yesNo(settings.acceptQueryCredentials)],
+    ['Ship notifications move open shipments to shipped', yesNo(settings.updateShipments)],
+    ['Integration recorded on those moves', settings.integrationHandle || '—'],
+    ['Site URL for image links', settings.siteUrl ?? '— (the origin of each request)'],
+  ]
+  return html`<h1>ShipStation</h1>
+<h2>Connect ShipStation</h2>
+<p>In ShipStation, add a <strong>Custom Store</strong> and paste these:</p>
+<table class="connect"><tbody>
+<tr><th>URL to Custom XML Page</th><td><code data-copy="url">${exchange.url}</code></td></tr>
+<tr><th>Username</th><td><code data-copy="username">${settings.username}</code></td></tr>
+<tr><th>Password</th><td>The password set on this site (not shown here).</td></tr>
+</tbody></table>
+<h2>Settings in force</h2>
+<table class="settings"><tbody>${rows.map(([label, value]) => html`<tr><th>${label}</th><td>${value}</td></tr>`)}</tbody></table>
+<h2>Activity</h2>
+<p class="hint">Every request ShipStation made, newest first (at least the last ${EXCHANGE_ACTIVITY_KEPT} are kept). No export requests, or only refused ones, explain orders that do not show up in ShipStation.</p>
+${exchange.activity.length === 0 ? html`<p>No requests yet: ShipStation has not called this site.</p>` : html`<table class="activity"><thead><tr><th>Time</th><th>Action</th><th>Page / order</th><th>Orders exported</th><th>Status</th><th>Reason</th></tr></thead><tbody>${exchange.activity.map(
+    (entry) => html`<tr data-status-code="${entry.statusCode}"><td class="meta">${entry.date}</td><td>${entry.action || '—'}</td>
+<td>${entry.page !== null ? `page ${entry.page}` : (entry.orderNumber ?? '—')}</td><td>${entry.ordersExported ?? '—'}</td>
+<td><span class="badge ${entry.statusCode < 400 ? 'badge-ok' : 'badge-error'}">${entry.statusCode}</span></td><td>${entry.reason ?? ''}</td></tr>`,
+  )}</tbody></table>`}`
+}
