@@ -112,7 +112,18 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   })
 
   const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
-  const integrations = createIntegrationService({ data, registry: providers, shipments, orders: orderStore, logger, timeZone: options.timezone, clock: options.clock })
+  // The pushes' cache of pushing integrations is filled in below; a change saved here drops it at once.
+  let integrationsChanged = () => {}
+  const integrations = createIntegrationService({
+    data,
+    registry: providers,
+    shipments,
+    orders: orderStore,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+    changed: () => integrationsChanged(),
+  })
 
   const exchangeSettings = options.orderExchange
   const orderExchange = exchangeSettings
@@ -142,6 +153,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     lockTimeoutMs: options.lockTimeoutMs,
     retryDelaysMs: options.outbox.retryDelaysMs,
   })
+  integrationsChanged = pushes.integrationsChanged
   jobs[WEBHOOK_DELIVERY_JOB] = webhooks.deliveryJob
   jobs[PUSH_JOB] = pushes.pushJob
   jobs[ORDER_ADVANCE_JOB] = shipments.orderAdvanceJob

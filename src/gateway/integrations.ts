@@ -24,6 +24,8 @@ export interface IntegrationServiceDependencies {
   timeZone: string
   /** The plugin's clock, handed to providers as `context.now`. */
   clock: () => number
+  /** Told after every change saved through this service (caches of integration rows listen). */
+  changed?: () => void
 }
 
 const SHORT_TEXT: TextRule = { maxLength: TEXT_LIMITS.short }
@@ -176,7 +178,9 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
   return {
     async create(input: IntegrationInput): Promise<Integration> {
       await checkInput(input, null)
-      return present(await data.insertIntegration(storedValues(input)))
+      const row = await data.insertIntegration(storedValues(input))
+      deps.changed?.()
+      return present(row)
     },
 
     /** Changes an integration; keys left out keep their value, and a masked secret keeps the stored one. */
@@ -195,7 +199,9 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         pushOn: changes.pushOn ?? row.pushOn,
       }
       await checkInput(merged, row.id)
-      return present(await data.updateIntegration(row.id, storedValues(merged)))
+      const saved = await data.updateIntegration(row.id, storedValues(merged))
+      deps.changed?.()
+      return present(saved)
     },
 
     async get(handle: string): Promise<Integration | null> {
@@ -209,6 +215,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
 
     async remove(handle: string): Promise<void> {
       await data.deleteIntegration((await requireRow(handle)).id)
+      deps.changed?.()
     },
 
     /** Whether the integration is on now; an environment reference is read at every call. */

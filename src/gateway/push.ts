@@ -9,6 +9,7 @@ import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset } from '../time.js'
 import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
+import { cachedRows, FOLLOW_UP_ROWS_MAX_AGE_MS } from '../outbox/cached-rows.js'
 import type { IntegrationService } from './integrations.js'
 import type { ProviderRegistry } from './providers.js'
 
@@ -58,6 +59,8 @@ export function createPushService(deps: PushDependencies) {
 
   const findById = async (id: number): Promise<IntegrationRow | undefined> => (await data.listIntegrations()).find((row) => row.id === id)
   const methodOf = (action: PushAction) => (action === 'cancel' ? 'cancelShipment' : 'pushShipment')
+  // Integrations that push on some status; a change to pushOn is seen within FOLLOW_UP_ROWS_MAX_AGE_MS.
+  const pushingIntegrations = cachedRows(async () => (await data.listIntegrations()).filter((row) => row.pushOn.length > 0), FOLLOW_UP_ROWS_MAX_AGE_MS)
 
   async function pushOnce(payload: PushPayload): Promise<{ ok: true } | { ok: false; error: string; retryable: boolean }> {
     const row = await findById(payload.integrationId)
@@ -108,7 +111,7 @@ export function createPushService(deps: PushDependencies) {
   async function pushesFor(events: OutboxRow[]): Promise<NewOutboxMessage[]> {
     const changes = events.filter((event) => event.name === 'shipmentStatusChanged')
     if (changes.length === 0) return []
-    const pushing = (await data.listIntegrations()).filter((row) => row.pushOn.length > 0 && integrations.isEnabled(row))
+    const pushing = (await pushingIntegrations.get()).filter((row) => integrations.isEnabled(row))
     const jobs: NewOutboxMessage[] = []
     for (const event of changes) {
       const { shipment, to, sourceIntegration } = event.payload as { shipment: Shipment; to: ShipmentStatus; sourceIntegration: string | null }
@@ -145,6 +148,8 @@ export function createPushService(deps: PushDependencies) {
   return {
     pushJob,
     pushesFor,
+    /** Drops the cached pushing integrations (one was saved or removed through this instance). */
+    integrationsChanged: () => pushingIntegrations.invalidate(),
     /** Sends the shipment to the integration now. */
     push: (handle: string, shipmentId: number) => pushNow(handle, shipmentId, 'push'),
     /** Cancels the shipment at the integration now. */

@@ -38,6 +38,11 @@ export interface DispatcherDependencies {
 }
 
 const SWEEP_BATCH = 100
+/**
+ * Delivered events are marked done together, this long after the first of a batch: under load one
+ * transaction covers many events. A crash in this window only means they are delivered again.
+ */
+const COMPLETE_BATCH_MS = 20
 const PRUNE_EVERY_MS = 60 * 60 * 1000
 /** The longest a close waits for listeners and jobs in flight. */
 const STOP_WAIT_MS = 15_000
@@ -88,7 +93,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     toComplete.push(row)
     if (!flushScheduled) {
       flushScheduled = true
-      track(new Promise<void>((resolve) => setImmediate(() => void flushCompleted().then(resolve))))
+      track(new Promise<void>((resolve) => setTimeout(() => void flushCompleted().then(resolve), COMPLETE_BATCH_MS)))
     }
   }
 

@@ -7,6 +7,7 @@ import { signWebhook } from '../gateway/providers/signed-webhook.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import type { JobHandler, OutboxDispatcher } from './dispatcher.js'
 import { postHttp } from './http-delivery.js'
+import { cachedRows, FOLLOW_UP_ROWS_MAX_AGE_MS } from './cached-rows.js'
 import { WEBHOOK_EVENT_NAMES, type WebhookEventName } from './event-names.js'
 
 export const WEBHOOK_DELIVERY_JOB = 'webhookDelivery'
@@ -107,6 +108,8 @@ export type WebhookService = ReturnType<typeof createWebhookService>
 
 export function createWebhookService(deps: WebhookServiceDependencies) {
   const { data, options, present } = deps
+  // Changes made here are seen at once; another instance's within FOLLOW_UP_ROWS_MAX_AGE_MS.
+  const enabledSubscriptions = cachedRows(async () => (await data.outbox.listSubscriptions()).filter((row) => row.enabled), FOLLOW_UP_ROWS_MAX_AGE_MS)
 
   const toSubscription = (row: WebhookSubscriptionRow): WebhookSubscription => ({
     id: row.id,
@@ -128,7 +131,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
 
   /** The delivery jobs every matching, enabled subscription gets for these delivered events. */
   async function deliveriesFor(events: OutboxRow[]): Promise<NewOutboxMessage[]> {
-    const subscriptions = (await data.outbox.listSubscriptions()).filter((row) => row.enabled)
+    const subscriptions = await enabledSubscriptions.get()
     if (subscriptions.length === 0) return []
     const jobs: NewOutboxMessage[] = []
     for (const event of events) {
@@ -176,12 +179,13 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
         },
       })
       const succeeded = result.error === null
-      await data.outbox.recordSubscriptionResult(
+      const after = await data.outbox.recordSubscriptionResult(
         subscription.id,
         succeeded,
         options.disableAfterFailures,
         `Disabled after ${options.disableAfterFailures} failed attempts in a row; the last: ${result.error}`,
       )
+      if (after && !after.enabled) enabledSubscriptions.invalidate()
       if (succeeded) return { state: 'done', statusCode: result.statusCode }
       return { state: result.permanent ? 'failed' : 'retry', error: result.error!, statusCode: result.statusCode }
     },
@@ -206,6 +210,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
         disabledReason: null,
         updatedAt: new Date(),
       })
+      enabledSubscriptions.invalidate()
       return { ...toSubscription(row), secret }
     },
 
@@ -222,6 +227,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
         ...(changes.enabled === true && { failureCount: 0, disabledReason: null }),
         updatedAt: new Date(),
       })
+      enabledSubscriptions.invalidate()
       return toSubscription(row!)
     },
 
@@ -230,6 +236,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
       await requireRow(id)
       const secret = newSecret()
       await data.outbox.updateSubscription(id, { secret, updatedAt: new Date() })
+      enabledSubscriptions.invalidate()
       return secret
     },
 
@@ -245,6 +252,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
     async remove(id: number): Promise<void> {
       await requireRow(id)
       await data.outbox.deleteSubscription(id)
+      enabledSubscriptions.invalidate()
     },
 
     /** The subscription's deliveries, oldest first, each with its attempt log (newest attempt first). */
