@@ -192,6 +192,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       admin: options.admin,
       shipments,
       integrations,
+      webhooks,
       providers,
       orders: orderStore,
       orderExchange,
