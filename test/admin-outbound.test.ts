@@ -257,12 +257,19 @@ t.test('webhooks: a subscription\'s recent deliveries with their state and error
 })
 
 t.test('webhooks: every page and action needs shipments-manageIntegrations and the CSRF token; refusals change nothing', async (t) => {
-  const app = await buildAdminApp(t, { outbox: { pollIntervalMs: 20 } })
+  const app = await buildAdminApp(t, { outbox: { pollIntervalMs: 20 }, webhooks: { disableAfterFailures: 1 } })
   const subscription = await app.shipments.webhooks.create({ url: PRIVATE_URL, events: ['shipmentCreated'] })
   await orderWithShipments(app)
   await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'failed'))
   const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
   const { db, schema } = tables(app)
+
+  // A subscription disabled after its failures: the list shows why.
+  await eventually(app, async () => !(await app.shipments.webhooks.get(subscription.id))!.enabled)
+  const reason = (await app.shipments.webhooks.get(subscription.id))!.disabledReason!
+  t.match(reason, /^Disabled after 1 failed attempt/)
+  const listed = await adminClient(app, 'admin').get('/webhooks')
+  t.match(listed.body, new RegExp(`<tr data-webhook="${subscription.id}">[^]*?badge-muted">Disabled</span></td><td>1</td><td>Disabled after 1 failed attempt`))
   const before = await db.select().from(schema.webhookSubscriptions)
 
   const editor = adminClient(app, 'editor')
