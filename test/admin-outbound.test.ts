@@ -245,6 +245,7 @@ t.test('webhooks: a subscription\'s recent deliveries with their state and error
   const foreign = await admin.post(`/webhooks/${subscription.id}/redeliver`, { deliveryId: otherDelivery.deliveryId })
   t.equal(foreign.statusCode, 404)
   t.equal((await admin.post(`/webhooks/${subscription.id}/redeliver`, { deliveryId: 'no-such-delivery' })).statusCode, 404)
+  t.equal((await admin.post(`/webhooks/${subscription.id}/redeliver`, { deliveryId: `no-such-event:webhook:${subscription.id}` })).statusCode, 404)
   t.match(await app.shipments.webhooks.deliveries(other.id), [{ state: 'failed', attempts: 1 }])
 
   const redelivered = await admin.post(`/webhooks/${subscription.id}/redeliver`, { deliveryId: delivery.deliveryId })
@@ -254,6 +255,15 @@ t.test('webhooks: a subscription\'s recent deliveries with their state and error
   t.match(await app.shipments.webhooks.deliveries(subscription.id), [{ deliveryId: delivery.deliveryId, state: 'failed', attempts: 1 }])
   t.equal((await app.shipments.webhooks.deliveries(subscription.id))[0].attemptLog.length, 2, 'it was sent again')
   t.match((await admin.get(`/webhooks/${subscription.id}?notice=redelivered`)).body, /Delivery queued again\./)
+
+  // The newest delivery is listed first.
+  await orderWithShipments(app)
+  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).filter((entry) => entry.state === 'failed').length === 2)
+  const [oldest, newest] = await app.shipments.webhooks.deliveries(subscription.id)
+  t.same((await app.shipments.webhooks.deliveries(subscription.id, { newestFirst: true })).map((entry) => entry.deliveryId), [newest.deliveryId, oldest.deliveryId])
+  const both = await admin.get(`/webhooks/${subscription.id}`)
+  const listed = [...both.body.matchAll(/<tr data-delivery="([^"]+)">/g)].map((match) => match[1])
+  t.same(listed, [newest.deliveryId, oldest.deliveryId], 'newest first')
 })
 
 t.test('webhooks: every page and action needs shipments-manageIntegrations and the CSRF token; refusals change nothing', async (t) => {

@@ -530,8 +530,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return subscription
   }
 
-  /** The subscription's newest deliveries first (the service lists the oldest first, at most 500). */
-  const recentDeliveries = async (id: number) => (await webhooks.deliveries(id, { limit: 500 })).slice(-RECENT_DELIVERIES).reverse()
+  const recentDeliveries = (id: number) => webhooks.deliveries(id, { limit: RECENT_DELIVERIES, newestFirst: true })
 
   scope.get<{ Params: { id: string } }>('/webhooks/:id', { schema: hide, config: manage }, async (request, reply) => {
     const subscription = await requireSubscription(request.params.id)
@@ -556,10 +555,15 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   scope.post<{ Params: { id: string }; Body: Form }>('/webhooks/:id/redeliver', { schema: formSchema, config: manage }, async (request, reply) => {
     const subscription = await requireSubscription(request.params.id)
     const deliveryId = text(request.body.deliveryId)
-    // Only a delivery of this subscription, as its page lists them.
-    const deliveries = await webhooks.deliveries(subscription.id, { limit: 500 })
-    if (!deliveries.some((delivery) => delivery.deliveryId === deliveryId)) throw AdminNotFound('Webhook delivery')
-    const queued = await webhooks.redeliver(deliveryId)
+    // Only a delivery of this subscription: its id ends with the subscription's (see deliveriesFor).
+    if (!deliveryId.endsWith(`:webhook:${subscription.id}`)) throw AdminNotFound('Webhook delivery')
+    let queued: boolean
+    try {
+      queued = await webhooks.redeliver(deliveryId)
+    } catch (error) {
+      if (error instanceof WebhookSubscriptionError) throw AdminNotFound('Webhook delivery')
+      throw error
+    }
     return reply.redirect(`${prefix}/webhooks/${subscription.id}?notice=${queued ? 'redelivered' : 'notRedelivered'}`, 303)
   })
 
