@@ -315,4 +315,15 @@ t.test('webhooks: every page and action needs shipments-manageIntegrations and t
   t.equal(noCookie.statusCode, 403, 'a token without its cookie secret is refused')
   t.same(await db.select().from(schema.webhookSubscriptions), before, 'no subscription was created, changed or deleted')
   t.match(await app.shipments.webhooks.deliveries(subscription.id), [{ state: 'failed', attempts: 1, attemptLog: [{}] }], 'nothing was redelivered')
+
+  // With the token: enabling again starts afresh, as the service does.
+  await admin.get(`/webhooks/${subscription.id}`)
+  const enabled = await admin.post(`/webhooks/${subscription.id}/enable`, {})
+  t.equal(enabled.statusCode, 303)
+  t.match(await app.shipments.webhooks.get(subscription.id), { enabled: true, failureCount: 0, disabledReason: null })
+  const page = await admin.get(`/webhooks/${subscription.id}?notice=webhookEnabled`)
+  t.match(page.body, /notice-ok" role="status">Subscription enabled\./)
+  t.notMatch(page.body, /Disabled because/)
+  t.match((await admin.get(`/webhooks/${subscription.id}?notice=notRedelivered`)).body, /notice-error" role="alert">Not redelivered: the delivery is still pending\./)
+  t.notMatch((await admin.get(`/webhooks/${subscription.id}?notice=${encodeURIComponent(XSS)}`)).body, /<script>alert/, 'no text is taken from the query')
 })
