@@ -1,5 +1,6 @@
 // The integration screens: the list, the form generated from the provider's settings schema with the
-// status map editor, enable/disable, the connection check, and the recent deliveries.
+// status map editor, the outbound editor (outboundStatusMap and pushOn), enable/disable, the connection
+// check, and the recent deliveries.
 import type { TSchema } from '@sinclair/typebox'
 import type { Integration } from '../gateway/integration.js'
 import type { AnyProviderDefinition, ConnectionCheck } from '../gateway/providers.js'
