@@ -81,6 +81,7 @@ function homePage(username: string | null): string {
 <li><a href="/shipments/admin/shipments">Shipments</a></li>
 <li><a href="/shipments/admin/orders/1">Order 1001: its shipments</a></li>
 <li><a href="/shipments/admin/integrations">Integrations</a></li>
+<li><a href="/shipments/admin/webhooks">Webhooks</a></li>
 <li><a href="/shipments/admin/shipstation">ShipStation</a></li>
 </ul>`,
   )

@@ -204,6 +204,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       admin: options.admin,
       shipments,
       integrations,
+      webhooks,
       providers,
       orders: orderStore,
       orderExchange,

@@ -1,13 +1,14 @@
 // The integration screens: the list, the form generated from the provider's settings schema with the
-// status map editor, enable/disable, the connection check, and the recent deliveries.
+// status map editor, the outbound editor (outboundStatusMap and pushOn), enable/disable, the connection
+// check, and the recent deliveries.
 import type { TSchema } from '@sinclair/typebox'
 import type { Integration } from '../gateway/integration.js'
 import type { AnyProviderDefinition, ConnectionCheck } from '../gateway/providers.js'
 import { SECRET_MASK } from '../gateway/integrations.js'
-import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
+import { isShipmentStatus, SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import { environmentReference } from '../env.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, field, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors } from './components.js'
+import { csrfField, field, fieldErrors, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 
 /** A setting as the form presents it. */
@@ -43,6 +44,10 @@ export interface IntegrationFormValues {
   enabled: string
   settings: Record<string, string>
   statusMap: Array<[string, string]>
+  /** Outbound: a shipment status to the integration's own code ('' = no code). */
+  outboundStatusMap: Record<string, string>
+  /** The shipment statuses whose reaching pushes the shipment to the integration. */
+  pushOn: string[]
 }
 
 export function integrationFormValues(integration: Integration | null, provider: AnyProviderDefinition): IntegrationFormValues {
@@ -57,6 +62,8 @@ export function integrationFormValues(integration: Integration | null, provider:
     enabled: integration ? String(integration.enabled) : 'true',
     settings,
     statusMap: Object.entries(integration?.statusMap ?? {}),
+    outboundStatusMap: Object.fromEntries(SHIPMENT_STATUSES.map((status) => [status, integration?.outboundStatusMap[status] ?? ''])),
+    pushOn: [...(integration?.pushOn ?? [])],
   }
 }
 
@@ -65,7 +72,7 @@ const all = (value: unknown) => (Array.isArray(value) ? value.map((item) => (typ
 
 /** The integration a submitted form describes, in the service's input shape. */
 export function readIntegrationForm(body: Record<string, unknown>, provider: AnyProviderDefinition) {
-  const values: IntegrationFormValues = { name: first(body.name), handle: first(body.handle).trim(), enabled: first(body.enabled).trim(), settings: {}, statusMap: [] }
+  const values: IntegrationFormValues = { name: first(body.name), handle: first(body.handle).trim(), enabled: first(body.enabled).trim(), settings: {}, statusMap: [], outboundStatusMap: {}, pushOn: [] }
   const settings: Record<string, unknown> = {}
   for (const setting of settingFields(provider)) {
     const text = first(body[`settings.${setting.key}`])
@@ -90,8 +97,18 @@ export function readIntegrationForm(body: Record<string, unknown>, provider: Any
     values.statusMap.push([code, status])
     statusMap[code.trim()] = status
   })
+  // One input per shipment status; left blank: no code for that status.
+  const outboundStatusMap: Record<string, string> = {}
+  for (const status of SHIPMENT_STATUSES) {
+    const code = first(body[`outboundStatusMap.${status}`])
+    values.outboundStatusMap[status] = code
+    if (code.trim() !== '') outboundStatusMap[status] = code.trim()
+  }
+  // Checked boxes only; an unknown value is passed on, so the service names it in its refusal.
+  const pushOn = [...new Set(all(body.pushOn).filter((status) => status !== ''))]
+  values.pushOn = pushOn
   const enabled = values.enabled === 'true' ? true : values.enabled === 'false' ? false : values.enabled
-  return { values, input: { name: values.name, handle: values.handle, enabled, settings, statusMap } }
+  return { values, input: { name: values.name, handle: values.handle, enabled, settings, statusMap, outboundStatusMap, pushOn } }
 }
 
 /** The service's "key: message" as field errors of the form. */
@@ -100,6 +117,8 @@ export function integrationErrors(message: string): FieldErrors {
   if (!match) return { form: [message] }
   const [, key, reason] = match
   if (key.startsWith('statusMap')) return { statusMap: [message] }
+  // "outboundStatusMap.shipped: ..." sits beside that status's input; "outboundStatusMap: ..." above the table.
+  if (key.startsWith('outboundStatusMap.') && !isShipmentStatus(key.slice('outboundStatusMap.'.length))) return { outboundStatusMap: [message] }
   return { [key === 'settings' ? 'form' : key]: [reason] }
 }
 
@@ -137,7 +156,16 @@ export function integrationPage(context: PageContext, data: IntegrationPageData)
   const { integration, provider, values, errors } = data
   const action = integration ? `${context.prefix}/integrations/${integration.handle}` : `${context.prefix}/integrations`
   const settings = settingFields(provider)
-  const knownFields = new Set(['name', 'handle', 'enabled', 'statusMap', ...settings.map((setting) => `settings.${setting.key}`)])
+  const knownFields = new Set([
+    'name',
+    'handle',
+    'enabled',
+    'statusMap',
+    'outboundStatusMap',
+    'pushOn',
+    ...SHIPMENT_STATUSES.map((status) => `outboundStatusMap.${status}`),
+    ...settings.map((setting) => `settings.${setting.key}`),
+  ])
   return html`<h1>${integration ? html`Integration ${integration.name}` : html`New ${provider.name ?? provider.id} integration`}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.check ? notice(data.check.ok ? 'ok' : 'error', html`<strong>Connection check: ${data.check.ok ? 'OK' : 'failed'}.</strong> ${data.check.message ?? ''}`) : ''}
@@ -166,9 +194,31 @@ ${errors.statusMap ? html`${errors.statusMap.map((message) => html`<p class="fie
 <tbody>${[...values.statusMap, ['', ''] as [string, string]].map(([code, status]) => statusMapRow(code, status))}</tbody>
 <template>${statusMapRow('', '')}</template></table>
 <p><button type="button" data-add-row="status-map">Add a row</button></p>
+${outboundEditor(provider, values, errors)}
 <button type="submit" class="primary">${integration ? 'Save' : 'Create'}</button>
 </form>
 ${integration ? deliveriesTable(data.deliveries) : ''}`
+}
+
+/** The outbound direction: the code sent for each shipment status, and the statuses that push. */
+function outboundEditor(provider: AnyProviderDefinition, values: IntegrationFormValues, errors: FieldErrors): SafeHtml {
+  const pushes = Boolean(provider.pushShipment)
+  const cancels = Boolean(provider.cancelShipment)
+  return html`<h2>Outbound</h2>
+<p class="hint">The code sent to the integration for each shipment status when a shipment is pushed (left blank: no code), and the statuses whose reaching pushes the shipment there (Cancelled: cancels it there).
+${pushes || cancels ? '' : html` This provider can neither push nor cancel shipments.`}</p>
+${errors.outboundStatusMap ? html`${errors.outboundStatusMap.map((message) => html`<p class="field-error" role="alert">${message}</p>`)}` : ''}
+<table id="outbound-status-map" class="status-map"><thead><tr><th>Shipment status</th><th>Integration's code</th><th>Push on reaching</th></tr></thead>
+<tbody>${SHIPMENT_STATUSES.map((status) => {
+    const name = `outboundStatusMap.${status}`
+    const failed = (errors[name] ?? []).length > 0
+    const aria = failed ? html` aria-invalid="true" aria-describedby="${`error-${name}`}"` : html``
+    const checked = values.pushOn.includes(status)
+    return html`<tr data-field="${name}"${failed ? html` class="has-error"` : ''}><td><label for="${`input-${name}`}">${STATUS_LABELS[status]}</label></td>
+<td><input type="text" id="${`input-${name}`}" name="${name}" value="${values.outboundStatusMap[status] ?? ''}"${aria}>${fieldErrors(errors, name)}</td>
+<td><input type="checkbox" id="${`input-pushOn-${status}`}" name="pushOn" value="${status}" aria-label="${`Push on reaching ${STATUS_LABELS[status]}`}"${checked ? html` checked` : ''}></td></tr>`
+  })}</tbody></table>
+<div class="field${errors.pushOn ? ' has-error' : ''}" data-field="pushOn">${fieldErrors(errors, 'pushOn')}</div>`
 }
 
 function statusMapRow(code: string, status: string): SafeHtml {

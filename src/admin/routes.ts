@@ -7,7 +7,14 @@ import fastifyCookie from '@fastify/cookie'
 import fastifyFormbody from '@fastify/formbody'
 import fastifyCsrfProtection from '@fastify/csrf-protection'
 import { Type } from '@sinclair/typebox'
-import { IntegrationConfigError, IntegrationError, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import {
+  IntegrationConfigError,
+  IntegrationError,
+  ShipmentsErrors,
+  ShipmentUpdateRejectedError,
+  ShipmentValidationError,
+  WebhookSubscriptionError,
+} from '../errors.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
@@ -33,11 +40,14 @@ import {
 } from './shipment-pages.js'
 import { integrationErrors, integrationFormValues, integrationListPage, integrationPage, readIntegrationForm, type IntegrationFormValues } from './integration-pages.js'
 import { shipStationPage } from './shipstation-page.js'
+import type { WebhookService, WebhookSubscription } from '../outbox/webhooks.js'
+import { emptyWebhookForm, readWebhookForm, webhookErrors, webhookListPage, webhookPage, type WebhookFormValues } from './webhook-pages.js'
 
 export interface AdminRoutesOptions {
   admin: ResolvedAdminOptions
   shipments: ShipmentService
   integrations: IntegrationService
+  webhooks: WebhookService
   providers: ProviderRegistry
   orders: OrderStore
   orderExchange: OrderExchangeService | null
@@ -79,6 +89,11 @@ const NOTICES: Record<string, string> = {
   created: 'Created.',
   enabled: 'Integration enabled.',
   disabled: 'Integration disabled.',
+  webhookEnabled: 'Subscription enabled.',
+  webhookDisabled: 'Subscription disabled.',
+  webhookDeleted: 'Subscription deleted.',
+  redelivered: 'Delivery queued again.',
+  notRedelivered: 'Not redelivered: the delivery is still pending.',
 }
 
 const FormBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))
@@ -96,7 +111,7 @@ const AdminNotFound = (what: string) => Object.assign(new Error(`${what} not fou
 const AdminBadRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400, code: 'SHIPMENTS_ADMIN_BAD_REQUEST' })
 
 export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope, options) => {
-  const { admin, shipments, integrations, providers, orders, orderExchange, resolveUser, hasPermission, timeZone, shipmentFields } = options
+  const { admin, shipments, integrations, webhooks, providers, orders, orderExchange, resolveUser, hasPermission, timeZone, shipmentFields } = options
   const prefix = admin.prefix
 
   // Cookies (for the CSRF secret): the host's @fastify/cookie when it has one, else the package's own,
@@ -164,7 +179,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   const navigationFor = (request: FastifyRequest) => {
     const can = request.shipmentsAdmin?.can
     const links = [{ label: 'Shipments', href: `${prefix}/shipments` }]
-    if (can?.manage) links.push({ label: 'Integrations', href: `${prefix}/integrations` }, { label: 'ShipStation', href: `${prefix}/shipstation` })
+    if (can?.manage) links.push({ label: 'Integrations', href: `${prefix}/integrations` }, { label: 'Webhooks', href: `${prefix}/webhooks` }, { label: 'ShipStation', href: `${prefix}/shipstation` })
     const path = request.url.split('?')[0]
     return links.map((link) => ({ ...link, current: path.startsWith(link.href) }))
   }
@@ -470,6 +485,86 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       check = { ok: false, message: error instanceof IntegrationError ? error.message : 'The check could not run; the log has the details.' }
     }
     return renderIntegration(request, reply, request.params.handle, null, { check })
+  })
+
+  // --- Outbound webhooks --------------------------------------------------------------------------
+
+  /** How many of a subscription's deliveries its page lists, newest first. */
+  const RECENT_DELIVERIES = 50
+
+  async function renderWebhooks(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    state: { values?: WebhookFormValues; errors?: FieldErrors; created?: WebhookSubscription & { secret: string }; status?: number } = {},
+  ) {
+    const content = webhookListPage(context(request, reply), {
+      subscriptions: await webhooks.list(),
+      values: state.values ?? emptyWebhookForm(),
+      errors: state.errors ?? {},
+      flash: noticeOf(request),
+      created: state.created ?? null,
+    })
+    // The page that shows a secret is never kept by a cache.
+    if (state.created) reply.header('cache-control', 'no-store')
+    return sendPage(request, reply, 'Webhooks', content, state.status)
+  }
+
+  scope.get('/webhooks', { schema: hide, config: manage }, async (request, reply) => renderWebhooks(request, reply))
+
+  // The answer is the page itself, not a redirect: the secret is shown once and never put in a URL.
+  scope.post<{ Body: Form }>('/webhooks', { schema: formSchema, config: manage }, async (request, reply) => {
+    const { values, input } = readWebhookForm(request.body)
+    try {
+      const created = await webhooks.create(input)
+      return renderWebhooks(request, reply, { created, status: 201 })
+    } catch (error) {
+      if (!(error instanceof WebhookSubscriptionError)) throw error
+      return renderWebhooks(request, reply, { values, errors: webhookErrors(error.message), status: 422 })
+    }
+  })
+
+  const requireSubscription = async (raw: string): Promise<WebhookSubscription> => {
+    const id = positiveId(raw, () => AdminNotFound('Webhook subscription'))
+    const subscription = await webhooks.get(id)
+    if (!subscription) throw AdminNotFound('Webhook subscription')
+    return subscription
+  }
+
+  const recentDeliveries = (id: number) => webhooks.deliveries(id, { limit: RECENT_DELIVERIES, newestFirst: true })
+
+  scope.get<{ Params: { id: string } }>('/webhooks/:id', { schema: hide, config: manage }, async (request, reply) => {
+    const subscription = await requireSubscription(request.params.id)
+    const content = webhookPage(context(request, reply), subscription, await recentDeliveries(subscription.id), noticeOf(request))
+    return sendPage(request, reply, `Webhook ${subscription.url}`, content)
+  })
+
+  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+    scope.post<{ Params: { id: string } }>(`/webhooks/:id/${action}`, { schema: formSchema, config: manage }, async (request, reply) => {
+      const subscription = await requireSubscription(request.params.id)
+      await webhooks.update(subscription.id, { enabled })
+      return reply.redirect(`${prefix}/webhooks/${subscription.id}?notice=${enabled ? 'webhookEnabled' : 'webhookDisabled'}`, 303)
+    })
+  }
+
+  scope.post<{ Params: { id: string } }>('/webhooks/:id/delete', { schema: formSchema, config: manage }, async (request, reply) => {
+    const subscription = await requireSubscription(request.params.id)
+    await webhooks.remove(subscription.id)
+    return reply.redirect(`${prefix}/webhooks?notice=webhookDeleted`, 303)
+  })
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/webhooks/:id/redeliver', { schema: formSchema, config: manage }, async (request, reply) => {
+    const subscription = await requireSubscription(request.params.id)
+    const deliveryId = text(request.body.deliveryId)
+    // Only a delivery of this subscription: its id ends with the subscription's (see deliveriesFor).
+    if (!deliveryId.endsWith(`:webhook:${subscription.id}`)) throw AdminNotFound('Webhook delivery')
+    let queued: boolean
+    try {
+      queued = await webhooks.redeliver(deliveryId)
+    } catch (error) {
+      if (error instanceof WebhookSubscriptionError) throw AdminNotFound('Webhook delivery')
+      throw error
+    }
+    return reply.redirect(`${prefix}/webhooks/${subscription.id}?notice=${queued ? 'redelivered' : 'notRedelivered'}`, 303)
   })
 
   // --- ShipStation --------------------------------------------------------------------------------

@@ -153,6 +153,8 @@ export interface OutboxListQuery {
   orderingKeyPrefix?: string
   /** Only messages with an id greater than this (paging forward). */
   afterId?: number
+  /** The newest first (by id), instead of the oldest. */
+  newestFirst?: boolean
   limit: number
 }
 

@@ -255,14 +255,15 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
       enabledSubscriptions.invalidate()
     },
 
-    /** The subscription's deliveries, oldest first, each with its attempt log (newest attempt first). */
-    async deliveries(id: number, page: { afterId?: number; limit?: number } = {}): Promise<WebhookDelivery[]> {
+    /** The subscription's deliveries, oldest first (or the newest first), each with its attempt log (newest attempt first). */
+    async deliveries(id: number, page: { afterId?: number; limit?: number; newestFirst?: boolean } = {}): Promise<WebhookDelivery[]> {
       await requireRow(id)
       const rows = await data.outbox.list({
         kind: 'job',
         name: WEBHOOK_DELIVERY_JOB,
         orderingKeyPrefix: `webhook:${id}:`,
         afterId: page.afterId,
+        newestFirst: page.newestFirst === true,
         limit: Math.min(500, Math.max(1, page.limit ?? 100)),
       })
       return Promise.all(

@@ -114,7 +114,7 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
             query.afterId !== undefined ? gt(outbox.id, query.afterId) : undefined,
           ),
         )
-        .orderBy(asc(outbox.id))
+        .orderBy(query.newestFirst ? desc(outbox.id) : asc(outbox.id))
         .limit(query.limit)
     },
 

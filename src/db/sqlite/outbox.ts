@@ -108,7 +108,7 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
             query.afterId !== undefined ? gt(outbox.id, query.afterId) : undefined,
           ),
         )
-        .orderBy(asc(outbox.id))
+        .orderBy(query.newestFirst ? desc(outbox.id) : asc(outbox.id))
         .limit(query.limit)
         .all()
     },
