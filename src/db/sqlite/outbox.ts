@@ -1,44 +1,47 @@
 // The outbox and webhook subscriptions on SQLite. One writer at a time holds the file, so a claim is
 // one UPDATE ... RETURNING over the due rows: two processes can never claim the same message.
 import { randomUUID } from 'node:crypto'
-import { and, asc, desc, eq, gt, inArray, like, lt, ne, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
 
-/** Writes messages inside the caller's transaction; those of a key with an older pending message stay unclaimed. */
+/**
+ * Writes messages inside the caller's transaction; those of a key with an older pending message stay
+ * unclaimed. Prepared once: the insert is on every transition's path.
+ */
 export function createSqliteOutboxWriter(db: SqliteDatabase) {
   const olderPending = db.$client.prepare(
     `SELECT 1 FROM shipments_outbox WHERE ordering_key = ? AND state = 'pending' AND (claimed_by IS NULL OR claimed_by <> ?) LIMIT 1`,
+  )
+  const insert = db.$client.prepare(
+    `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, payload, available_at, claimed_until, claimed_by, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *`,
   )
   return function writeMessages(messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): OutboxRow[] {
     const written: OutboxRow[] = []
     for (const message of messages) {
       // A message behind another instance's (or a dead process's) pending one waits for the sweep, in order.
       const claim = claimFor && !olderPending.get(message.orderingKey, claimFor.instanceId) ? claimFor : null
-      const row = db
-        .insert(outbox)
-        .values({
-          messageId: message.messageId ?? randomUUID(),
-          kind: message.kind,
-          name: message.name,
-          orderingKey: message.orderingKey,
-          payload: message.payload,
-          availableAt: message.availableAt ?? now,
-          claimedUntil: claim ? new Date(now.getTime() + claim.leaseMs) : null,
-          claimedBy: claim?.instanceId ?? null,
-          createdAt: now,
-        })
-        .onConflictDoNothing()
-        .returning()
-        .get()
-      if (row) written.push(row)
+      const row = insert.get(
+        message.messageId ?? randomUUID(),
+        message.kind,
+        message.name,
+        message.orderingKey,
+        JSON.stringify(message.payload),
+        (message.availableAt ?? now).getTime(),
+        claim ? now.getTime() + claim.leaseMs : null,
+        claim?.instanceId ?? null,
+        now.getTime(),
+      ) as Record<string, unknown> | undefined
+      if (row) written.push(decodeRow(row))
     }
     return written
   }
 }
 
 export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): OutboxStore {
+  const markDone = db.$client.prepare(`UPDATE shipments_outbox SET state = 'done', done_at = ?, claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))`)
   return {
     async enqueue(messages, claimFor) {
       return writeTransaction(db, () => writeMessages(messages, claimFor, new Date()))
@@ -60,7 +63,7 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
       if (ids.length === 0 && followUps.length === 0) return []
       return writeTransaction(db, () => {
         const now = new Date()
-        if (ids.length > 0) db.update(outbox).set({ state: 'done', doneAt: now, claimedUntil: null }).where(inArray(outbox.id, ids)).run()
+        if (ids.length > 0) markDone.run(now.getTime(), JSON.stringify(ids))
         return writeMessages(followUps, claimFor, now)
       })
     },
@@ -169,7 +172,7 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
   }
 }
 
-/** A raw row of shipments_outbox as Drizzle's typed selects return it. */
+/** A raw row of shipments_outbox, as Drizzle's typed selects return it. */
 function decodeRow(raw: Record<string, unknown>): OutboxRow {
   const date = (value: unknown) => (value === null ? null : new Date(Number(value)))
   return {
