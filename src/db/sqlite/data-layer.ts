@@ -19,7 +19,7 @@ import {
   type ShipmentRow,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
-import { createChangeStamp, isBusy, lockDirectoryFor, writeTransaction, writeTransactionWaiting, type SqliteDatabase } from './dialect.js'
+import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, writeTransaction, writeTransactionWaiting, type SqliteDatabase } from './dialect.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
 import {
@@ -306,7 +306,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     async recordExchangeActivity(entry, { keep, every }) {
       // One autocommit insert; now and then a prune by id (the primary key).
       const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
-      if (id % every === 0) db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run()
+      const pruned = id % every === 0 ? db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run().changes : 0
+      // A log of requests: no cached result depends on it (a ShipStation request must not empty the export's caches).
+      leaveUncounted(db, 1 + pruned)
     },
 
     async exchangeActivity(limit) {

@@ -77,26 +77,48 @@ export function writeTransactionWaiting<T>(db: SqliteDatabase, waitMs: number, b
 /** True for SQLite's "database is locked": another connection held the write lock for the whole wait. */
 export const isBusy = (error: unknown) => typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('SQLITE_BUSY')
 
+/** Per connection: row changes the change stamps leave out (see `leaveUncounted`). */
+const uncountedChanges = new WeakMap<Database.Database, number>()
+
+/**
+ * Row changes no cached query result depends on (the outbox's delivery bookkeeping, the order
+ * exchange's activity log): the change stamps of this connection do not move for them, so a
+ * ShipStation request or a delivered event does not empty the export's caches.
+ */
+export function leaveUncounted(db: SqliteDatabase, changes: number): void {
+  if (changes > 0) uncountedChanges.set(db.$client, (uncountedChanges.get(db.$client) ?? 0) + changes)
+}
+
 /**
  * A stamp that changes whenever anything is written to the database: by this connection
- * (total_changes, exact and nearly free) or committed by another one (data_version, a few
- * microseconds to read). Caches of query results stay valid as long as it stays the same.
- * `otherConnectionsCheckMs` > 0 reads data_version at most that often, so another process's writes
- * are seen within that time instead of at once.
+ * (total_changes, exact and nearly free, less the changes left uncounted) or committed by another one
+ * (data_version, a few microseconds to read). Caches of query results stay valid as long as it stays
+ * the same. `otherConnectionsCheckMs` > 0 reads data_version at most that often, so another process's
+ * writes are seen within that time instead of at once.
  */
 export function createChangeStamp(db: SqliteDatabase, otherConnectionsCheckMs = 0): () => string {
-  const both = db.$client.prepare(`SELECT total_changes() || '.' || (SELECT data_version FROM pragma_data_version)`).pluck()
-  if (otherConnectionsCheckMs <= 0) return () => both.get() as string
+  const both = db.$client.prepare(`SELECT total_changes(), (SELECT data_version FROM pragma_data_version)`).raw()
+  const counted = (total: number) => total - (uncountedChanges.get(db.$client) ?? 0)
+  const read = () => {
+    const [total, version] = both.get() as [number, number]
+    return { total: counted(total), version }
+  }
+  if (otherConnectionsCheckMs <= 0) {
+    return () => {
+      const { total, version } = read()
+      return `${total}.${version}`
+    }
+  }
   const totalChanges = db.$client.prepare('SELECT total_changes()').pluck()
-  let dataVersion = ''
+  let dataVersion = 0
   let readAt = Number.NEGATIVE_INFINITY
   return () => {
     const now = performance.now()
-    if (now - readAt < otherConnectionsCheckMs) return `${totalChanges.get() as number}.${dataVersion}`
+    if (now - readAt < otherConnectionsCheckMs) return `${counted(totalChanges.get() as number)}.${dataVersion}`
     readAt = now
-    const stamp = both.get() as string
-    dataVersion = stamp.slice(stamp.indexOf('.') + 1)
-    return stamp
+    const { total, version } = read()
+    dataVersion = version
+    return `${total}.${version}`
   }
 }
 

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
-import { writeTransaction, type SqliteDatabase } from './dialect.js'
+import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
 
 /**
@@ -49,7 +49,7 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
 
     async claimDue(instanceId, leaseMs, limit) {
       const now = Date.now()
-      return db.all<Record<string, unknown>>(sql`
+      const claimed = db.all<Record<string, unknown>>(sql`
         UPDATE shipments_outbox SET claimed_by = ${instanceId}, claimed_until = ${now + leaseMs}
         WHERE id IN (
           SELECT o.id FROM shipments_outbox o
@@ -57,14 +57,19 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
             AND NOT EXISTS (SELECT 1 FROM shipments_outbox e WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.id < o.id)
           ORDER BY o.id LIMIT ${limit})
         RETURNING *`).map(decodeRow).sort((a, b) => a.id - b.id)
+      // Delivery bookkeeping: no cached query result depends on it.
+      leaveUncounted(db, claimed.length)
+      return claimed
     },
 
     async complete(ids, followUps, claimFor) {
       if (ids.length === 0 && followUps.length === 0) return []
       return writeTransaction(db, () => {
         const now = new Date()
-        if (ids.length > 0) markDone.run(now.getTime(), JSON.stringify(ids))
-        return writeMessages(followUps, claimFor, now)
+        if (ids.length > 0) leaveUncounted(db, markDone.run(now.getTime(), JSON.stringify(ids)).changes)
+        const written = writeMessages(followUps, claimFor, now)
+        leaveUncounted(db, written.length)
+        return written
       })
     },
 
