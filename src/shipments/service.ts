@@ -160,6 +160,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     outcome: { row: ShipmentRow; previousStatus: string; historyId: number | null; orderAdvanceClaimed: boolean },
     patch: ShipmentPatch,
     userId: string | null,
+    presented: (row: ShipmentRow) => Shipment,
   ): NewOutboxMessage[] {
     const messages: NewOutboxMessage[] = []
     if (outcome.historyId !== null) {
@@ -168,7 +169,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
         name: 'shipmentStatusChanged',
         orderingKey: shipmentKey(outcome.row.id),
         payload: {
-          shipment: present(outcome.row),
+          shipment: presented(outcome.row),
           from: outcome.previousStatus,
           to: outcome.row.status,
           message: patch.statusMessage,
@@ -261,6 +262,12 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     // alone is one atomic read-and-write without it.
     const underMutex = patch.status !== undefined || context.externalEvent !== undefined
     const target = patch.status
+    // The shipment as presented, for the event and the answer alike: formatting its dates once.
+    let presentedRow: { row: ShipmentRow; shipment: Shipment } | null = null
+    const presented = (row: ShipmentRow) => {
+      if (presentedRow?.row !== row) presentedRow = { row, shipment: present(row) }
+      return presentedRow.shipment
+    }
     // A refusal (or any failure) of the caller's authorization reaches the caller as it was thrown.
     let refusal: unknown
     const authorizeTransition = context.authorizeTransition
@@ -297,7 +304,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
               }
               return planChange(before, patch, userId)
             },
-            messages: (outcome) => changeMessages(outcome, patch, userId),
+            messages: (outcome) => changeMessages(outcome, patch, userId, presented),
             claimFor: dispatcher.claim,
           }),
         (error) => error === refusal,
@@ -310,7 +317,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       )
     }
 
-    const shipment = present(committed.row)
+    const shipment = presented(committed.row)
     const transition =
       committed.historyId !== null
         ? { from: committed.previousStatus as ShipmentStatus, to: committed.row.status as ShipmentStatus, historyId: committed.historyId }
