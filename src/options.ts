@@ -116,10 +116,11 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   /** How long a transition waits for the shipment's mutex before giving up. Default 10000. */
   lockTimeoutMs?: number
   /**
-   * SQLite only: directory of the cross-process lock files (the migration lock; transitions need none,
-   * SQLite's write lock serializes them across processes). Default: `<database file>-locks` beside the
-   * SQLite file. null keeps the migration lock inside this process (only for a single process per
-   * database file). PostgreSQL locks in the database and ignores it.
+   * SQLite only: directory of the cross-process lock files (the migration lock, and one per shipment
+   * being pushed to an integration; transitions need none, SQLite's write lock serializes them across
+   * processes). Default: `<database file>-locks` beside the SQLite file. null keeps those locks inside
+   * this process (only for a single process per database file). PostgreSQL locks in the database and
+   * ignores it.
    */
   lockDirectory?: string | null
   /** The host's orders. Default: the reference order store on the package's own tables. */
