@@ -7,21 +7,12 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { fastifyShipments } from '../src/index.js'
 import { buildTestApp, insertOrder, orderRow, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
+import { eventually, sleep } from './fixtures/outbox.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { exited, lineMatching } from './fixtures/processes.js'
 
 const workerPath = fileURLToPath(new URL('./fixtures/outbox-worker.ts', import.meta.url))
 const spawnOutboxWorker = (args: string[]) => spawn(process.execPath, ['--import', 'tsx', workerPath, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Waits (sweeping) until `done` holds, at most `ms`. */
-async function eventually(app: { shipments: { outbox: { sweep(): Promise<void> } } }, done: () => boolean | Promise<boolean>, ms = 10_000) {
-  for (const started = Date.now(); !(await done()) && Date.now() - started < ms; ) {
-    await sleep(20)
-    await app.shipments.outbox.sweep()
-  }
-}
 
 t.test('events are written with their change and delivered once, in commit order, each with its outbox id', async (t) => {
   const app = await buildTestApp(t)

@@ -5,16 +5,7 @@ import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { defineProvider, IntegrationError, type PushRequest } from '../src/index.js'
 import { buildTestApp, historyRows, insertOrder, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-type App = Awaited<ReturnType<typeof buildTestApp>>
-async function eventually(app: App, done: () => boolean | Promise<boolean>, ms = 10_000) {
-  for (const started = Date.now(); !(await done()) && Date.now() - started < ms; ) {
-    await sleep(20)
-    await app.shipments.outbox.sweep()
-  }
-}
+import { eventually, sleep } from './fixtures/outbox.js'
 
 /** A 3PL provider whose push answers as `behaviour` says, recording every call. */
 function warehouseProvider(behaviour: (call: number, request: PushRequest) => Promise<void> | void) {

@@ -7,8 +7,7 @@ import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { WebhookSubscriptionError } from '../src/index.js'
 import { buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+import { eventually } from './fixtures/outbox.js'
 
 interface Received {
   headers: Record<string, string>
@@ -35,14 +34,6 @@ async function startReceiver(t: { teardown(fn: () => unknown): void }, answer: (
     return new Promise<void>((resolve) => server.close(() => resolve()))
   })
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received }
-}
-
-type App = Awaited<ReturnType<typeof buildTestApp>>
-async function eventually(app: App, done: () => boolean | Promise<boolean>, ms = 10_000) {
-  for (const started = Date.now(); !(await done()) && Date.now() - started < ms; ) {
-    await sleep(20)
-    await app.shipments.outbox.sweep()
-  }
 }
 
 const fastRetries = { outbox: { pollIntervalMs: 20, retryDelaysMs: [30, 30, 30] }, webhooks: { allowPrivateAddresses: true } }
