@@ -1,7 +1,6 @@
 // A provider written against the public API: a 3PL that posts JSON status updates with a bearer token.
 import { timingSafeEqual, createHash } from 'node:crypto'
-import { Type } from '@sinclair/typebox'
-import { defineProvider, IntegrationError } from '../src/index.js'
+import { defineProvider, IntegrationError, Type } from '../src/index.js'
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
 

@@ -1,13 +1,15 @@
 // The demo host started by `npm start`: a Fastify app with cookie sessions and the shipments plugin.
 import { randomBytes } from 'node:crypto'
+import type { ServerOptions } from 'node:http'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import rateLimit from '@fastify/rate-limit'
 import formbody from '@fastify/formbody'
-import { fastifyShipments, ShipmentsPermissions, type ShipmentsUser } from '../src/index.js'
+import { fastifyShipments, ShipmentsPermissions, standaloneTrackingLayout, type ShipmentsUser } from '../src/index.js'
 import { DEMO_ORDER_FIELDS, seedDemoData } from './seed.js'
 import { acmeThreePlProvider } from './custom-provider.js'
 import { ensureDemoIntegrations } from './demo-integrations.js'
+import { createMailCapture, DEMO_MAIL_PAGE_POLICY, ensureDemoNotification, mailPageBody, type MailCapture } from './demo-mail.js'
 
 interface DemoUser extends ShipmentsUser {
   id: number
@@ -30,6 +32,21 @@ export const DEMO_LOGIN_ATTEMPTS_PER_MINUTE = 10
 /** DEMO ONLY: ShipStation credentials used when SHIPSTATION_USERNAME / SHIPSTATION_PASSWORD are not set. */
 export const DEMO_SHIPSTATION_USERNAME = 'shipstation'
 export const DEMO_SHIPSTATION_PASSWORD = 'demo-shipstation-password-change-me'
+/** DEMO ONLY: the tracking links' signing key when DEMO_TRACKING_SECRET is not set. */
+export const DEMO_TRACKING_SECRET = 'demo-tracking-page-secret-change-me-0123456789'
+
+/**
+ * The server options the README recommends to hosts: a request arrives whole, headers and body, within
+ * 10 seconds, or the client gets a 408 and its connection (and the body buffered so far, up to
+ * `bodyLimit`) is let go. Fastify's default is no deadline at all; Node checks its deadlines every
+ * `connectionsCheckingInterval` (30 s by default), here every second, so the 408 comes within 11 s.
+ * A deadline runs until the request has arrived, never while a handler works on it.
+ */
+export const DEMO_SERVER_OPTIONS = {
+  requestTimeout: 10_000,
+  bodyLimit: 1_048_576,
+  http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 } satisfies ServerOptions,
+}
 
 export interface DemoHostOptions {
   /** A SQLite file name or a postgres:// connection string. */
@@ -38,13 +55,35 @@ export interface DemoHostOptions {
   logger?: FastifyServerOptions['logger']
   /** The clock of session expiry (milliseconds since the epoch). Default Date.now. */
   clock?: () => number
+  /**
+   * The site's origin for the tracking links in mails. Default DEMO_BASE_URL, else
+   * http://127.0.0.1:3000 (`npm start` passes its listen address).
+   */
+  baseUrl?: string
+  /** Where sent mail goes. Default a new capture of the newest 50 messages. */
+  mailbox?: MailCapture
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)
 
-/** Where a login returns to: a path on this site only (never `//other.example` or a full URL). */
+/** Where a login returns to when it names no usable place. */
+const DEFAULT_RETURN_TO = '/shipments/admin/shipments'
+/**
+ * Not in a place to return to: a backslash (browsers read `/\` as `//`), whitespace and control
+ * characters (browsers drop some, so `/<tab>/x` would become `//x`; NUL and DEL fail a header), and
+ * unpaired surrogates (no encoding holds one).
+ */
+// eslint-disable-next-line no-control-regex
+const NOT_IN_RETURN_PATH = /[\\\s\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * Where a login returns to: a path on this site only (`/` and then anything but `/`, so never a scheme
+ * or `//other.example`). Characters beyond ASCII are percent-encoded, as a browser sends them: a
+ * Location header holds Latin-1 at most, and anything else would fail the answer after the login.
+ */
 function localPath(value: unknown): string {
-  return typeof value === 'string' && /^\/(?![/\\])[^\s]*$/.test(value) ? value : '/shipments/admin/shipments'
+  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || NOT_IN_RETURN_PATH.test(value)) return DEFAULT_RETURN_TO
+  return value.replace(/[^\u0000-\u007f]+/g, (characters) => encodeURIComponent(characters))
 }
 
 function demoPage(title: string, body: string): string {
@@ -78,11 +117,17 @@ function homePage(username: string | null): string {
 <p>${username ? `Logged in as <strong>${escapeHtml(username)}</strong>.` : '<a href="/login">Log in</a> to open the admin pages.'}</p>
 <h2>Store admin pages</h2>
 <ul>
+<li><a href="/shipments/admin/overview">Overview</a></li>
 <li><a href="/shipments/admin/shipments">Shipments</a></li>
 <li><a href="/shipments/admin/orders/1">Order 1001: its shipments</a></li>
 <li><a href="/shipments/admin/integrations">Integrations</a></li>
 <li><a href="/shipments/admin/webhooks">Webhooks</a></li>
+<li><a href="/shipments/admin/notifications">Notifications</a></li>
 <li><a href="/shipments/admin/shipstation">ShipStation</a></li>
+</ul>
+<h2>Demo extras</h2>
+<ul>
+<li><a href="/demo/mail">Sent mail</a>: the customer notifications the demo "sent" (captured, never delivered)</li>
 </ul>`,
   )
 }
@@ -90,7 +135,7 @@ function homePage(username: string | null): string {
 export async function buildDemoHost(options: DemoHostOptions) {
   const clock = options.clock ?? Date.now
   // trustProxy: behind a TLS-terminating proxy, request.protocol is the client's (for Secure cookies).
-  const app = Fastify({ logger: options.logger ?? true, trustProxy: process.env.DEMO_TRUST_PROXY === 'true' })
+  const app = Fastify({ ...DEMO_SERVER_OPTIONS, logger: options.logger ?? true, trustProxy: process.env.DEMO_TRUST_PROXY === 'true' })
   await app.register(cookie, { secret: options.cookieSecret ?? process.env.DEMO_COOKIE_SECRET ?? 'demo-cookie-secret-change-me' })
   // Login throttling, the way a host should: per client address and username, on the login route only.
   // preHandler: the key needs the parsed body (the username).
@@ -126,6 +171,9 @@ export async function buildDemoHost(options: DemoHostOptions) {
   // DEMO ONLY: ShipStation's Custom Store credentials, from the environment with demo defaults.
   process.env.SHIPSTATION_USERNAME ??= DEMO_SHIPSTATION_USERNAME
   process.env.SHIPSTATION_PASSWORD ??= DEMO_SHIPSTATION_PASSWORD
+  // DEMO ONLY: the tracking links' key, from the environment with a demo default.
+  process.env.DEMO_TRACKING_SECRET ??= DEMO_TRACKING_SECRET
+  const mailbox = options.mailbox ?? createMailCapture()
 
   await app.register(fastifyShipments, {
     database: options.database,
@@ -148,7 +196,16 @@ export async function buildDemoHost(options: DemoHostOptions) {
     ],
     providers: [acmeThreePlProvider],
     // The store admins' pages under /shipments/admin; without a session they send users to /login.
-    admin: { loginUrl: '/login' },
+    // The history names users by their login ("by admin"), not by the id it records.
+    admin: { loginUrl: '/login', userName: (userId) => DEMO_USERS.find((user) => String(user.id) === userId)?.username ?? null },
+    // Customer notifications go to the capture (the /demo/mail page), never to a real mailbox.
+    notifications: { sendMail: mailbox.sendMail },
+    trackingPage: {
+      secret: '$DEMO_TRACKING_SECRET',
+      baseUrl: options.baseUrl ?? process.env.DEMO_BASE_URL ?? 'http://127.0.0.1:3000',
+      // The host's layout hook: the shop's own header around the package's page.
+      layout: (page) => standaloneTrackingLayout({ ...page, body: `<header class="demo-shop"><strong>Demo shop</strong>: where is my parcel?</header>${page.body}` }),
+    },
     resolveUser,
     hasPermission: (user: DemoUser, permission: string) => user.permissions.includes(permission),
   })
@@ -199,6 +256,17 @@ export async function buildDemoHost(options: DemoHostOptions) {
 
   app.get('/', async (request, reply) => reply.type('text/html; charset=utf-8').send(homePage(resolveUser(request)?.username ?? null)))
 
+  // DEMO ONLY: the captured mail, for those who may manage notifications (the mails hold customer addresses).
+  app.get('/demo/mail', async (request, reply) => {
+    const user = resolveUser(request)
+    if (!user) return reply.redirect(`/login?returnTo=${encodeURIComponent('/demo/mail')}`, 303)
+    reply.type('text/html; charset=utf-8').header('content-security-policy', DEMO_MAIL_PAGE_POLICY).header('cache-control', 'no-store')
+    if (!user.permissions.includes(ShipmentsPermissions.manageIntegrations)) {
+      return reply.code(403).send(demoPage('Forbidden', `<h1>Forbidden</h1><p>The sent mail is for users who may manage notifications (${ShipmentsPermissions.manageIntegrations}).</p>`))
+    }
+    return reply.send(demoPage('Sent mail: fastify-shipments demo', `<p><a href="/">Demo home</a></p>${mailPageBody(mailbox.messages())}`))
+  })
+
   app.post('/logout', async (request, reply: FastifyReply) => {
     const id = sessionOf(request)
     if (id) sessions.delete(id)
@@ -209,6 +277,7 @@ export async function buildDemoHost(options: DemoHostOptions) {
   await app.ready()
   await seedDemoData(app)
   await ensureDemoIntegrations(app)
+  await ensureDemoNotification(app)
   return app
 }
 
@@ -218,15 +287,18 @@ if (isMain) {
   const host = process.env.HOST ?? '127.0.0.1'
   // DATABASE_URL=postgres://... runs the demo on PostgreSQL; otherwise a SQLite file.
   const database = process.env.DATABASE_URL || (process.env.SHIPMENTS_DEMO_DB ?? '.data/demo.sqlite')
-  const app = await buildDemoHost({ database })
+  // Links in mails name the address the demo listens on (a wildcard address is reached on localhost).
+  const linkHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  const app = await buildDemoHost({ database, baseUrl: process.env.DEMO_BASE_URL ?? `http://${linkHost}:${port}` })
   await app.listen({ port, host })
-  const base = `http://${host}:${port}`
+  const base = `http://${linkHost}:${port}`
   console.log(`
 fastify-shipments demo host on ${base} (database: ${app.shipments.database.engine === 'postgres' ? 'PostgreSQL' : database})
 
 !!! DEMO ONLY: users admin, editor and viewer; each password equals the username. !!!
 
 Admin pages: ${base}/ (log in at ${base}/login)
+Sent mail (captured, never delivered): ${base}/demo/mail
 
 Try:
   curl -s -c /tmp/demo-cookies -H 'content-type: application/json' \\

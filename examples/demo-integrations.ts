@@ -1,5 +1,6 @@
 // The demo host's integrations: the built-in signed-webhook provider and the custom ACME provider.
 import type { FastifyInstance } from 'fastify'
+import type { IntegrationInput } from '../src/index.js'
 
 /** DEMO ONLY: the signing secret of the `demo-webhooks` integration (base64 of "demo-webhook-secret-change-me"). */
 export const DEMO_WEBHOOK_SECRET = 'whsec_ZGVtby13ZWJob29rLXNlY3JldC1jaGFuZ2UtbWU='
@@ -18,27 +19,34 @@ export const DEMO_STATUS_MAP = {
   cancelled: 'cancelled',
 } as const
 
-/** Creates the demo integrations when missing. Secrets are read from environment references. */
+/**
+ * Creates the demo integrations when missing. Secrets are read from environment references. Several
+ * instances starting at once may both find one missing: the one whose save fails finds it made.
+ */
 export async function ensureDemoIntegrations(app: FastifyInstance) {
   process.env.DEMO_WEBHOOK_SECRET ??= DEMO_WEBHOOK_SECRET
   process.env.DEMO_ACME_TOKEN ??= DEMO_ACME_TOKEN
   const { integrations } = app.shipments
-  if (!(await integrations.get('demo-webhooks'))) {
-    await integrations.create({
-      name: 'Demo signed webhooks',
-      handle: 'demo-webhooks',
-      providerId: 'signed-webhook',
-      settings: { secret: '$DEMO_WEBHOOK_SECRET' },
-      statusMap: DEMO_STATUS_MAP,
-    })
+  const ensure = async (input: IntegrationInput) => {
+    if (await integrations.get(input.handle)) return
+    try {
+      await integrations.create(input)
+    } catch (error) {
+      if (!(await integrations.get(input.handle))) throw error
+    }
   }
-  if (!(await integrations.get('acme-3pl'))) {
-    await integrations.create({
-      name: 'ACME 3PL',
-      handle: 'acme-3pl',
-      providerId: 'acme-3pl',
-      settings: { token: '$DEMO_ACME_TOKEN' },
-      statusMap: { PICKING: 'in_progress', DISPATCHED: 'shipped', HELD: 'on_hold' },
-    })
-  }
+  await ensure({
+    name: 'Demo signed webhooks',
+    handle: 'demo-webhooks',
+    providerId: 'signed-webhook',
+    settings: { secret: '$DEMO_WEBHOOK_SECRET' },
+    statusMap: DEMO_STATUS_MAP,
+  })
+  await ensure({
+    name: 'ACME 3PL',
+    handle: 'acme-3pl',
+    providerId: 'acme-3pl',
+    settings: { token: '$DEMO_ACME_TOKEN' },
+    statusMap: { PICKING: 'in_progress', DISPATCHED: 'shipped', HELD: 'on_hold' },
+  })
 }

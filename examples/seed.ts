@@ -1,6 +1,6 @@
 // Demo data for the reference order store: statuses, five orders, and shipments for the completed ones.
 import type { FastifyInstance } from 'fastify'
-import type { OrderFieldDefinition, ReferenceAddress, ReferenceLineItem, ReferenceOrderInput } from '../src/index.js'
+import { ReferenceOrderError, type OrderFieldDefinition, type ReferenceAddress, type ReferenceLineItem, type ReferenceOrderInput } from '../src/index.js'
 
 interface DemoOrder {
   order: ReferenceOrderInput
@@ -146,15 +146,30 @@ export const DEMO_ORDER_STATUSES = [
   { handle: 'shipped', name: 'Shipped' },
 ]
 
-/** Seeds the demo data once, through the reference store's service; false when the orders exist. */
-export async function seedDemoData(app: FastifyInstance): Promise<boolean> {
+/**
+ * Seeds the demo data through the reference store's service; returns how many orders this process
+ * created (0 once they exist). Safe for several instances starting at once on a fresh database: each
+ * order is created by whichever gets there first, and the others take "already exists" as done (a
+ * check before creating would let two of them through).
+ */
+export async function seedDemoData(app: FastifyInstance): Promise<number> {
   const orders = app.shipments.referenceOrders!
-  if (await app.shipments.orders.findOrderByReference(DEMO_ORDERS[0].order.reference)) return false
+  // A shortcut for every start after the first; the statuses are saved once, so renames made since stay.
+  if (await app.shipments.orders.findOrderByReference(DEMO_ORDERS[DEMO_ORDERS.length - 1]!.order.reference)) return 0
 
   for (const status of DEMO_ORDER_STATUSES) await orders.saveStatus(status)
+  let created = 0
   for (const demo of DEMO_ORDERS) {
-    const orderId = await orders.createOrder({ ...demo.order, items: demo.items, shippingAddress: demo.address, billingAddress: demo.address })
+    let orderId: number
+    try {
+      orderId = await orders.createOrder({ ...demo.order, items: demo.items, shippingAddress: demo.address, billingAddress: demo.address })
+    } catch (error) {
+      // Created by another instance (with its shipments), or by an earlier start: nothing left to do.
+      if (error instanceof ReferenceOrderError && error.duplicate) continue
+      throw error
+    }
+    created++
     if (demo.shipments > 0) await app.shipments.shipments.create(orderId, { count: demo.shipments })
   }
-  return true
+  return created
 }

@@ -20,7 +20,8 @@ export function environmentReference(value: unknown): string | null {
 export function resolveEnvironmentValue<T>(value: T, env: NodeJS.ProcessEnv = process.env): T | string {
   const variable = environmentReference(value)
   if (variable === null) return value
-  const resolved = env[variable]
+  // Own variables only: `$constructor` or `$toString` names an unset variable, not Object.prototype's.
+  const resolved = Object.hasOwn(env, variable) ? env[variable] : undefined
   if (resolved === undefined) throw new MissingEnvironmentVariableError(variable)
   return resolved
 }

@@ -70,7 +70,7 @@ export class IntegrationError extends Error {
   readonly code = 'SHIPMENTS_INTEGRATION_ERROR'
   /** Whether sending the same request again may succeed (for outbound calls and retry queues). */
   readonly retryable: boolean
-  constructor(message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(message: string, options: { retryable?: boolean | undefined; cause?: unknown } = {}) {
     super(message, { cause: options.cause })
     this.name = 'IntegrationError'
     this.retryable = options.retryable ?? false
@@ -86,11 +86,42 @@ export class WebhookSubscriptionError extends Error {
   }
 }
 
-/** An integration could not be saved: the message names the offending setting. */
+/**
+ * An integration could not be saved (or found): every problem, each naming its field. The message lists
+ * them all (`handle: ...; settings.secret: ...`); `fields` holds them by field, for a form to show each
+ * beside its input.
+ */
 export class IntegrationConfigError extends Error {
   readonly code = 'SHIPMENTS_INTEGRATION_CONFIG'
-  constructor(message: string) {
-    super(message)
+  /** The problems by field (`name`, `handle`, `enabled`, `providerId`, `pushOn`, `statusMap.<code>`, `settings.<key>`...). */
+  readonly fields: Readonly<Record<string, readonly string[]>>
+  /** `problems`: messages by field, or one `"<field>: <message>"` text. */
+  constructor(problems: string | Record<string, string[]>) {
+    const fields = typeof problems === 'string' ? fieldOfMessage(problems) : problems
+    super(
+      Object.entries(fields)
+        .flatMap(([field, messages]) => messages.map((message) => `${field}: ${message}`))
+        .join('; '),
+    )
     this.name = 'IntegrationConfigError'
+    this.fields = fields
+  }
+}
+
+/** `"handle: is taken"` as `{ handle: ['is taken'] }`; a text naming no field stands under `integration`. */
+function fieldOfMessage(message: string): Record<string, string[]> {
+  const named = /^([A-Za-z][\w.-]*): (.*)$/s.exec(message)
+  return named ? { [named[1]!]: [named[2]!] } : { integration: [message] }
+}
+
+/** A customer notification could not be saved or sent as a test: the message names the field. */
+export class NotificationConfigError extends Error {
+  readonly code = 'SHIPMENTS_NOTIFICATION_CONFIG'
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${field}: ${problem}`)
+    this.name = 'NotificationConfigError'
   }
 }

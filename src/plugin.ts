@@ -8,18 +8,20 @@ import type { OrderStore } from './orders/order-store.js'
 import { createReferenceOrderStore } from './orders/reference-store.js'
 import { createReferenceOrders, type ReferenceOrders } from './orders/reference-orders.js'
 import { shipmentRoutes } from './shipments/routes.js'
+import { createCarrierDetector } from './shipments/carriers.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
 import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
 import type { NewOutboxMessage, OutboxRow } from './db/data-layer.js'
 import { createProviderRegistry, type ProviderRegistry } from './gateway/providers.js'
-import { signedWebhookProvider } from './gateway/providers/signed-webhook.js'
+import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
 import { orderExchangeRoutes } from './order-exchange/routes.js'
 import { createExchangeActivityLog } from './order-exchange/activity-log.js'
-import { blankShipNotifySettings } from './order-exchange/settings.js'
+import { blankShipNotifySettings, missingTrackingFields } from './order-exchange/settings.js'
 import { redactedRequest } from './http/redact.js'
 import { adminRoutes } from './admin/routes.js'
+import { createShipmentsOverview } from './shipments/overview.js'
 import { shipmentsOpenApiDocument } from './openapi.js'
 import { createOutboxDispatcher, type JobHandler } from './outbox/dispatcher.js'
 import { createOutboxService, type OutboxService } from './outbox/outbox-service.js'
@@ -27,6 +29,9 @@ import { createWebhookService, WEBHOOK_DELIVERY_JOB, type WebhookService } from 
 import { createPushService, PUSH_JOB, type PushService } from './gateway/push.js'
 import { ORDER_ADVANCE_JOB } from './shipments/service.js'
 import { formatIsoWithOffset } from './time.js'
+import { createNotificationService, NOTIFICATION_JOB, type NotificationService } from './notifications/service.js'
+import { createTrackingLinks, type TrackingLinks } from './notifications/tracking-links.js'
+import { trackingPageRoutes } from './notifications/tracking-page.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -54,6 +59,10 @@ export interface ShipmentsDecorator {
   database: DatabaseHandle
   /** Integrations stored in the database: create, update, list, external references. */
   integrations: IntegrationService
+  /** Customer notifications: definitions (list, create, update, remove), test sends, deliveries. */
+  notifications: NotificationService
+  /** Public tracking links (`url`, `revoke`); null when the `trackingPage` option is absent. */
+  trackingLinks: Pick<TrackingLinks, 'url' | 'revoke'> | null
   /** Providers by id; `register` adds one (duplicate ids are refused). */
   providers: ProviderRegistry
   /** ShipStation's export page and ship notification, or null when `orderExchange` is not configured. */
@@ -109,9 +118,12 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     lockTimeoutMs: options.lockTimeoutMs,
     clock: options.clock,
     cancelWithOrderStatuses: options.cancelWithOrderStatuses,
+    splitRules: options.splitRules,
+    requireFullCoverage: options.requireFullCoverage,
+    detectCarrier: createCarrierDetector(options.carriers),
   })
 
-  const providers = createProviderRegistry([signedWebhookProvider, ...options.providers])
+  const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.providers])
   // The pushes' cache of pushing integrations is filled in below; a change saved here drops it at once.
   let integrationsChanged = () => {}
   const integrations = createIntegrationService({
@@ -135,10 +147,14 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
         logger,
         timeZone: options.timezone,
         activity: createExchangeActivityLog({ data, logger, timeZone: options.timezone, clock: options.clock }),
+        lockOrder: (orderId, task) => data.withNamedLock('shipNotice', orderId, options.lockTimeoutMs, task),
       })
     : null
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
   if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
+  // Decidable for the reference store only: a host's order store keeps its fields its own way.
+  const trackingFieldProblems = exchangeSettings && !options.orderStore ? missingTrackingFields(exchangeSettings, options.orderFields) : []
+  for (const problem of trackingFieldProblems) logger.warn(`Order exchange: ${problem}; ship notifications cannot store their tracking numbers there`)
 
   const present = (date: Date) => formatIsoWithOffset(date.getTime(), options.timezone)
   const webhooks = createWebhookService({ data, dispatcher, options: options.webhooks, retryDelaysMs: options.outbox.retryDelaysMs, present })
@@ -157,7 +173,10 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   jobs[WEBHOOK_DELIVERY_JOB] = webhooks.deliveryJob
   jobs[PUSH_JOB] = pushes.pushJob
   jobs[ORDER_ADVANCE_JOB] = shipments.orderAdvanceJob
-  followUps.push(webhooks.deliveriesFor, pushes.pushesFor)
+  const trackingLinks = options.trackingPage ? createTrackingLinks(data.notifications, options.trackingPage) : null
+  const notifications = createNotificationService({ data, orderStore, logger, timeZone: options.timezone, options: options.notifications, trackingLinks })
+  jobs[NOTIFICATION_JOB] = notifications.notificationJob
+  followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock)
@@ -173,6 +192,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     integrations,
     providers,
     orderExchange,
+    notifications,
+    trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
 
   // Every surface logs its request line with credential-like query parameters masked (SS-Password,
@@ -183,6 +204,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     prefix: options.prefixes.shipmentApi,
     logSerializers,
     service: shipments,
+    timeZone: options.timezone,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
   })
@@ -193,6 +215,15 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     registry: providers,
     bodyLimit: options.gatewayBodyLimit,
   })
+  if (options.trackingPage && trackingLinks) {
+    await app.register(trackingPageRoutes, {
+      prefix: options.trackingPage.prefix,
+      links: trackingLinks,
+      shipments,
+      timeZone: options.timezone,
+      layout: options.trackingPage.layout,
+    })
+  }
   if (options.openapi) {
     const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null })
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
@@ -209,10 +240,16 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       orders: orderStore,
       orderExchange,
       orderExchangePrefix: options.prefixes.orderExchange,
+      trackingFieldProblems,
+      gatewayPrefix: options.prefixes.gateway,
+      overview: createShipmentsOverview({ data, timeZone: options.timezone, clock: options.clock }),
       resolveUser: options.resolveUser,
       hasPermission: options.hasPermission,
       timeZone: options.timezone,
       shipmentFields: options.shipmentFields,
+      splitRules: options.splitRules,
+      notifications,
+      trackingLinks,
     })
   }
   if (orderExchange && exchangeSettings) {

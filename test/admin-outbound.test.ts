@@ -96,7 +96,7 @@ t.test('integrations: the outbound status map and pushOn are edited, saved throu
   t.same(row.pushOn, ['shipped'])
 
   // A provider that cannot push: the page says so, and a pushOn is refused beside the field.
-  await app.shipments.integrations.create({ name: 'Hook', handle: 'hook', providerId: 'signed-webhook', settings: { secret: 'whsec_c2VjcmV0' } })
+  await app.shipments.integrations.create({ name: 'Hook', handle: 'hook', providerId: 'signed-webhook', settings: { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=' } })
   const hook = await admin.get('/integrations/hook')
   t.match(hook.body, /This provider can neither push nor cancel shipments\./)
   const noPush = await admin.post('/integrations/hook', { name: 'Hook', handle: 'hook', enabled: 'true', 'settings.secret': '********', pushOn: 'shipped' })

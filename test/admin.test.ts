@@ -137,7 +137,7 @@ t.test('values are escaped everywhere: a carrier or note of <script> shows as te
   const { orderId, shipmentIds } = await orderWithShipments(app)
   const id = shipmentIds[0]
   await app.shipments.shipments.update(id, { carrier: XSS, fulfillmentNotes: `"><img src=x onerror=alert(1)>`, status: 'on_hold', statusMessage: XSS })
-  await app.shipments.integrations.create({ name: XSS, handle: 'xss', providerId: 'signed-webhook', settings: { secret: 'whsec_c2VjcmV0' } })
+  await app.shipments.integrations.create({ name: XSS, handle: 'xss', providerId: 'signed-webhook', settings: { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=' } })
   await app.shipments.integrations.setExternalReference(id, 'xss', { externalId: XSS, externalUrl: 'https://carrier.example/track?a=1&b=<2>' })
   const admin = adminClient(app, 'admin')
   for (const url of ['/shipments', `/shipments/${id}`, `/orders/${orderId}`, `/orders/${orderId}/panel`, '/integrations', '/integrations/xss']) {
@@ -161,7 +161,7 @@ t.test('a shipment page shows every field, the site timezone, the history and th
     { userId: 'admin' },
   )
   await app.shipments.shipments.update(id, { status: 'in_progress', statusMessage: 'Picking started', integrationHandle: 'wms', externalCode: 'PICK' }, { userId: 'admin' })
-  await app.shipments.integrations.create({ name: 'Carrier', handle: 'carrier', providerId: 'signed-webhook', settings: { secret: 'whsec_c2VjcmV0' } })
+  await app.shipments.integrations.create({ name: 'Carrier', handle: 'carrier', providerId: 'signed-webhook', settings: { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=' } })
   await app.shipments.integrations.setExternalReference(id, 'carrier', { externalId: 'C-77', externalUrl: 'javascript:alert(1)' })
   const page = await adminClient(app, 'admin').get(`/shipments/${id}`)
   t.equal(page.statusCode, 200)
@@ -408,11 +408,11 @@ t.test('integrations: create from the provider schema, secrets masked and kept, 
   t.match(form.body, /<template>/, 'the status map editor has a row template')
   t.equal((await admin.get('/integrations/new?provider=nope')).statusCode, 400)
 
-  const invalid = await admin.post('/integrations', { providerId: 'signed-webhook', name: 'Carrier', handle: 'Not Valid', enabled: 'true', 'settings.secret': 'whsec_c2VjcmV0' })
+  const invalid = await admin.post('/integrations', { providerId: 'signed-webhook', name: 'Carrier', handle: 'Not Valid', enabled: 'true', 'settings.secret': 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=' })
   t.equal(invalid.statusCode, 422)
   t.match(fieldMarkup(invalid.body, 'handle'), /lowercase letters, digits/)
   t.match(invalid.body, /name="name" value="Carrier"/)
-  const badSetting = await admin.post('/integrations', { providerId: 'signed-webhook', name: 'Carrier', handle: 'carrier', enabled: 'true', 'settings.secret': 'whsec_c2VjcmV0', 'settings.toleranceSeconds': 'soon' })
+  const badSetting = await admin.post('/integrations', { providerId: 'signed-webhook', name: 'Carrier', handle: 'carrier', enabled: 'true', 'settings.secret': 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=', 'settings.toleranceSeconds': 'soon' })
   t.equal(badSetting.statusCode, 422)
   t.match(fieldMarkup(badSetting.body, 'settings.toleranceSeconds'), /field-error/)
   t.same(await app.shipments.integrations.list(), [], 'nothing was created')
@@ -422,7 +422,7 @@ t.test('integrations: create from the provider schema, secrets masked and kept, 
     name: 'Carrier',
     handle: 'carrier',
     enabled: 'true',
-    'settings.secret': 'whsec_c2VjcmV0',
+    'settings.secret': 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=',
     'settings.toleranceSeconds': '600',
     'statusMap.code': ['in_transit', 'delivered', ''],
     'statusMap.status': ['shipped', 'shipped', ''],
@@ -431,13 +431,13 @@ t.test('integrations: create from the provider schema, secrets masked and kept, 
   t.equal(created.headers.location, `${ADMIN}/integrations/carrier?notice=created`)
   const { db, schema } = tables(app)
   const [row] = await db.select().from(schema.integrations).where(eq(schema.integrations.handle, 'carrier'))
-  t.same(row.settings, { secret: 'whsec_c2VjcmV0', toleranceSeconds: 600 })
+  t.same(row.settings, { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=', toleranceSeconds: 600 })
   t.same(row.statusMap, { in_transit: 'shipped', delivered: 'shipped' })
 
   const edit = await admin.get('/integrations/carrier')
   t.equal(edit.statusCode, 200)
   t.match(edit.body, /value="\*\*\*\*\*\*\*\*"/, 'the secret is masked')
-  t.notMatch(edit.body, /c2VjcmV0/, 'the secret never reaches the page')
+  t.notMatch(edit.body, /YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3Rz/, 'the secret never reaches the page')
   const saved = await admin.post('/integrations/carrier', {
     name: 'Carrier (EU)',
     handle: 'carrier',
@@ -450,7 +450,7 @@ t.test('integrations: create from the provider schema, secrets masked and kept, 
   t.equal(saved.statusCode, 303)
   const [updated] = await db.select().from(schema.integrations).where(eq(schema.integrations.handle, 'carrier'))
   t.equal(updated.name, 'Carrier (EU)')
-  t.same(updated.settings, { secret: 'whsec_c2VjcmV0', toleranceSeconds: 300 }, 'the masked secret kept its value')
+  t.same(updated.settings, { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=', toleranceSeconds: 300 }, 'the masked secret kept its value')
   t.same(updated.statusMap, { in_transit: 'shipped', exception: 'on_hold' })
   const badMap = await admin.post('/integrations/carrier', { name: 'Carrier', handle: 'carrier', enabled: 'true', 'statusMap.code': ['x'], 'statusMap.status': [''] })
   t.equal(badMap.statusCode, 422)
@@ -467,7 +467,7 @@ t.test('integrations: create from the provider schema, secrets masked and kept, 
 })
 
 t.test('integrations: environment references shown as such, the connection check, recent deliveries', async (t) => {
-  process.env.ADMIN_TEST_SECRET = 'whsec_c2VjcmV0'
+  process.env.ADMIN_TEST_SECRET = 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE='
   const app = await buildAdminApp(t)
   await app.shipments.integrations.create({ name: 'Env', handle: 'env', providerId: 'signed-webhook', settings: { secret: '$ADMIN_TEST_SECRET' }, enabled: '$ADMIN_TEST_ENABLED', statusMap: { in_transit: 'shipped' } })
   const admin = adminClient(app, 'admin')
@@ -484,7 +484,7 @@ t.test('integrations: environment references shown as such, the connection check
   await app.shipments.shipments.create(orderId)
   const body = JSON.stringify({ orderNumber: 'ORD-HOOK', status: 'in_transit', occurredAt: new Date().toISOString() })
   const timestamp = Math.floor(Date.now() / 1000)
-  const headers = { 'webhook-id': 'msg_admin_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook('whsec_c2VjcmV0', 'msg_admin_1', timestamp, body) }
+  const headers = { 'webhook-id': 'msg_admin_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook('whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=', 'msg_admin_1', timestamp, body) }
   const delivered = await app.inject({ method: 'POST', url: '/actions/shipments/gateway/handle?integration=env', headers: { ...headers, 'content-type': 'application/json' }, payload: body })
   t.equal(delivered.statusCode, 200, delivered.body)
   const withDelivery = await admin.get('/integrations/env')
@@ -539,7 +539,7 @@ t.test('the activity log keeps only the newest rows, pruned every so many writes
   const { data } = await openDatabase(await testDatabase(t, 'activity'), true, { lockDirectory: null, onLockCompromised: () => {}, onPoolError: () => {} })
   t.teardown(() => data.close())
   const record = (page: number) =>
-    data.recordExchangeActivity({ action: 'export', page, orderNumber: null, ordersExported: 0, statusCode: 200, reason: null, createdAt: new Date() }, { keep: 3, every: 5 })
+    data.recordExchangeActivity({ action: 'export', page, orderNumber: null, ordersExported: 0, statusCode: 200, reason: null, createdAt: new Date() }, { keep: 3, keepRefused: 3, every: 5 })
   const pages = async () => (await data.exchangeActivity(100)).map((row) => row.page)
   for (let page = 1; page <= 9; page++) await record(page)
   t.same(await pages(), [9, 8, 7, 6, 5, 4, 3], 'the 5th write dropped all but its newest 3')
@@ -581,18 +581,20 @@ t.test('a host layout wraps every page, error pages included, with the host user
   const { shipmentIds } = await orderWithShipments(app)
   const page = await app.inject({ url: `/panel/shipping/shipments/${shipmentIds[0]}`, headers: as('admin') })
   t.equal(page.statusCode, 200)
-  t.match(page.body, /<nav id="host-nav">Shipments\|Integrations\|Webhooks\|ShipStation<\/nav>/)
+  t.match(page.body, /<nav id="host-nav">Overview\|Shipments\|Attention\|Integrations\|Webhooks\|Notifications\|ShipStation<\/nav>/)
   t.match(page.body, /<link rel="stylesheet" href="\/panel\/shipping\/assets\/admin.css">/)
   t.match(page.body, /action="\/panel\/shipping\/shipments\/\d+"/)
   t.equal(seen[0].user.id, 'admin')
-  t.equal(seen[0].navigation[0].current, true)
+  t.match(seen[0].navigation[0], { label: 'Overview', href: '/panel/shipping/overview', current: false })
+  t.match(seen[0].navigation[1], { label: 'Shipments', href: '/panel/shipping/shipments', current: true })
+  t.match(seen[0].navigation[2], { label: 'Attention', href: '/panel/shipping/attention', current: false, count: 0 }, 'the attention list with its count, for the host to show')
   const forbidden = await app.inject({ url: '/panel/shipping/integrations', headers: as('viewer') })
   t.equal(forbidden.statusCode, 403)
-  t.match(forbidden.body, /<nav id="host-nav">Shipments<\/nav>/)
+  t.match(forbidden.body, /<nav id="host-nav">Overview\|Shipments\|Attention<\/nav>/)
   t.equal((await app.inject({ url: '/shipments/admin/shipments', headers: as('admin') })).statusCode, 404, 'only the prefix given')
   const root = await app.inject({ url: '/panel/shipping/', headers: as('admin') })
   t.equal(root.statusCode, 303)
-  t.equal(root.headers.location, '/panel/shipping/shipments')
+  t.equal(root.headers.location, '/panel/shipping/overview', 'the landing page is the overview')
 })
 
 t.test('the html template escapes every value and joins arrays; only http(s) URLs become links', async (t) => {

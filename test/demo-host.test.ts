@@ -319,7 +319,7 @@ t.test('the demo has a login form page that returns to the admin page asked for,
   t.teardown(() => app.close())
   const home = await app.inject({ url: '/' })
   t.equal(home.statusCode, 200)
-  for (const link of ['/shipments/admin/shipments', '/shipments/admin/integrations', '/shipments/admin/shipstation', '/login']) t.match(home.body, `href="${link}"`)
+  for (const link of ['/shipments/admin/shipments', '/shipments/admin/integrations', '/shipments/admin/notifications', '/shipments/admin/shipstation', '/demo/mail', '/login']) t.match(home.body, `href="${link}"`)
 
   const asked = await app.inject({ url: '/shipments/admin/shipments?status=new' })
   t.equal(asked.statusCode, 303)
@@ -349,4 +349,65 @@ t.test('the demo has a login form page that returns to the admin page asked for,
   t.equal(elsewhere.headers.location, '/shipments/admin/shipments', 'a login never returns to another site')
   const api = await app.inject({ method: 'POST', url: '/shipments/api/shipments/1', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `demo_session=${session.value}` }, payload: 'carrier=UPS' })
   t.equal(api.statusCode, 415, 'the form parser reaches the login route only')
+})
+
+t.test('the demo mails: shipping a seeded shipment through the API captures the customer mail with a tracking link that answers 200', async (t) => {
+  const { createMailCapture, DEMO_NOTIFICATION } = await import('../examples/demo-mail.js')
+  const { eventually } = await import('./fixtures/outbox.js')
+  const mailbox = createMailCapture(2)
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false, mailbox, baseUrl: 'http://shop.test:8080' })
+  t.teardown(() => app.close())
+  t.match(await app.shipments.notifications.list(), [{ name: 'Your order has shipped', statuses: ['shipped'], recipient: 'customer', enabled: true, subject: DEMO_NOTIFICATION.subject }], 'seeded once')
+
+  const { cookie } = await login(app, 'admin')
+  let response = await app.inject({
+    method: 'POST',
+    url: '/shipments/api/shipments/1',
+    headers: { cookie, ...json },
+    payload: JSON.stringify({ status: 'shipped', carrier: 'UPS', trackingNumber: '1Z999AA10123456784' }),
+  })
+  t.equal(response.statusCode, 200)
+  await eventually(app, () => mailbox.messages().length > 0)
+  const [mail] = mailbox.messages()
+  const link = await app.shipments.trackingLinks!.url(1)
+  t.match(link, /^http:\/\/shop\.test:8080\/shipments\/track\/1-[A-Za-z0-9_-]{32}$/, 'links name the base URL given')
+  t.match(mail, { to: ['jane.doe@example.com'], subject: 'Your order 1001 has shipped', language: 'en', notificationId: 1, shipmentId: 1, sentAt: /^\d{4}-\d\d-\d\dT/ })
+  t.match(mail.html, `<p><a href="${link}">Track your parcel</a></p>`)
+  t.match(mail.html, 'Shipment 1001-s001 travels with UPS (tracking number 1Z999AA10123456784).')
+  t.match(mail.text, `Track your parcel: ${link}`)
+
+  const page = await app.inject({ url: new URL(link).pathname })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<header class="demo-shop"><strong>Demo shop<\/strong>: where is my parcel\?<\/header><h1>Shipment 1001-s001<\/h1>/, 'in the demo layout')
+  t.match(page.body, /<p class="status" data-status="shipped">Shipped<\/p>/)
+
+  // A shipment holding items: the mail lists them.
+  const orderId = (await app.shipments.orders.findOrderByReference('1001'))!.id
+  const [staged] = await app.shipments.shipments.create(orderId, { rule: 'remaining' })
+  await app.shipments.shipments.update(staged.id, { status: 'shipped' })
+  await eventually(app, () => mailbox.messages().length > 1)
+  t.match(mailbox.messages()[0].html, /<ul><li>2 × Organic T-shirt<\/li><li>1 × Enamel mug<\/li><\/ul>/)
+  t.match(mailbox.messages()[0].text, /- 2 x Organic T-shirt\n- 1 x Enamel mug\n/)
+  t.equal(mailbox.messages()[1].shipmentId, 1, 'newest first')
+
+  // The capture keeps the newest only.
+  await app.shipments.shipments.update(2, { status: 'shipped' })
+  await eventually(app, () => mailbox.messages()[0].shipmentId === 2)
+  t.same(mailbox.messages().map((message) => message.shipmentId), [2, staged.id], 'bounded: the oldest dropped')
+
+  // The mail page, behind the demo login; for those who may manage notifications.
+  response = await app.inject({ url: '/demo/mail' })
+  t.equal(response.statusCode, 303)
+  t.equal(response.headers.location, `/login?returnTo=${encodeURIComponent('/demo/mail')}`)
+  const viewer = await login(app, 'viewer')
+  response = await app.inject({ url: '/demo/mail', headers: { cookie: viewer.cookie } })
+  t.equal(response.statusCode, 403)
+  response = await app.inject({ url: '/demo/mail', headers: { cookie } })
+  t.equal(response.statusCode, 200)
+  t.match(response.headers['content-security-policy'], /default-src 'none';/)
+  t.equal(response.body.match(/<article class="captured-mail" data-mail>/g)?.length, 2)
+  t.match(response.body, /<td data-mail-to>sam\.lee@example\.com<\/td>/)
+  t.match(response.body, /<iframe class="mail-preview" title="[^"]*" sandbox="" referrerpolicy="no-referrer" srcdoc="&#60;h1&#62;Your order 1002 is on its way/)
+  t.match(response.body, /<pre data-mail-text>Your order 1002 is on its way\./)
+  t.match((await app.inject({ url: '/' })).body, 'href="/demo/mail"', 'the home page links it')
 })

@@ -242,22 +242,22 @@ t.test('integrations: validated when saved, secrets masked, external references 
   await fail({ name: '', handle: 'x', providerId: 'echo' }, /^name:/)
   await fail({ name: 'X', handle: 'x', providerId: 'nope' }, /^providerId: no provider "nope"/)
   await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: {} }, /^settings.*secret/)
-  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: { secret: 's', toleranceSeconds: 0 } }, /^settings\.toleranceSeconds:/)
-  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: { secret: '$UNSET_TEST_SECRET' } }, /^settings: Environment variable UNSET_TEST_SECRET is not set/)
+  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=', toleranceSeconds: 0 } }, /^settings\.toleranceSeconds:/)
+  await fail({ name: 'X', handle: 'x', providerId: 'signed-webhook', settings: { secret: '$UNSET_TEST_SECRET' } }, /^settings\.secret: Environment variable UNSET_TEST_SECRET is not set$/)
   await fail({ name: 'X', handle: 'x', providerId: 'echo', statusMap: { DONE: 'finished' } }, /^statusMap\.DONE: "finished" is not a shipment status/)
   await fail({ name: 'X', handle: 'x', providerId: 'echo', enabled: 'maybe' }, /^enabled:/)
 
-  const created = await integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_c2VjcmV0' }, statusMap: { in_transit: 'shipped' } })
+  const created = await integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=' }, statusMap: { in_transit: 'shipped' } })
   t.match(created, { handle: 'hooks', enabled: true, providerId: 'signed-webhook', settings: { secret: '********' }, statusMap: { in_transit: 'shipped' } })
   await fail({ name: 'Again', handle: 'hooks', providerId: 'echo' }, /^handle: "hooks" is already used/)
   t.equal((await tables(app).db.select().from(tables(app).schema.integrations)).length, 1, 'failed saves stored nothing')
 
   const updated = await integrations.update('hooks', { settings: { secret: '********', toleranceSeconds: 60 } })
   t.same(updated.settings, { secret: '********', toleranceSeconds: 60 })
-  t.equal((await integrations.findStored('hooks'))!.settings.secret, 'whsec_c2VjcmV0', 'a masked secret keeps the stored one')
+  t.equal((await integrations.findStored('hooks'))!.settings.secret, 'whsec_YS1zaWduaW5nLXNlY3JldC1mb3ItdGhlLXRlc3RzISE=', 'a masked secret keeps the stored one')
   t.same((await integrations.list()).map((integration) => integration.handle), ['hooks'])
 
-  process.env.TEST_HOOK_SECRET = 'whsec_b3RoZXI='
+  process.env.TEST_HOOK_SECRET = 'whsec_YW5vdGhlci1zaWduaW5nLXNlY3JldC1mb3ItdGVzdHM='
   const viaEnv = await integrations.update('hooks', { settings: { secret: '$TEST_HOOK_SECRET' } })
   t.equal(viaEnv.settings.secret, '$TEST_HOOK_SECRET', 'an environment reference is shown, it is not the secret')
   delete process.env.TEST_HOOK_SECRET
@@ -277,7 +277,7 @@ t.test('integrations: validated when saved, secrets masked, external references 
 t.test('provider ids are unique: the option and register() both refuse a duplicate', async (t) => {
   const app = await gatewayApp(t)
   t.throws(() => app.shipments.providers.register(echoProvider), { name: 'DuplicateProviderError' })
-  t.same(app.shipments.providers.list().map((provider) => provider.id), ['signed-webhook', 'echo'])
+  t.same(app.shipments.providers.list().map((provider) => provider.id), ['signed-webhook', 'easypost', 'aftership', 'echo'])
 })
 
 t.test('integration changes reach the gateway: at once from this process, within GATEWAY_CROSS_PROCESS_MS from another', async (t) => {
@@ -312,4 +312,40 @@ t.test('handles a database cannot hold (a NUL) are unknown integrations, and lis
   t.same(response.json(), { name: 'Not Found', message: 'Unknown integration: a\u0000b', code: 0, status: 404 })
   for (const handle of ['ab', 'a-c', 'b', 'a_b']) await app.shipments.integrations.create({ name: handle, handle, providerId: 'echo' })
   t.same((await app.shipments.integrations.list()).map((integration) => integration.handle), ['a-c', 'a_b', 'ab', 'b'])
+})
+
+t.test('a value the update refuses inside a provider is a 400 naming the field, logged as a warning without stack (issue 20)', async (t) => {
+  // A README-style provider that passes what the sender sent straight to the update path.
+  const passThroughProvider = defineProvider({
+    id: 'pass-through',
+    settingsSchema: Type.Object({}),
+    async handleGatewayRequest(request, context) {
+      const body = JSON.parse(request.rawBody.toString('utf8')) as { shipmentId: number; state?: string; trackingNumber?: string }
+      const result = await context.shipments.update(body.shipmentId, { status: body.state, trackingNumber: body.trackingNumber })
+      return { body: { status: result.shipment.status } }
+    },
+  })
+  const logLines: string[] = []
+  const app = await gatewayApp(t, logLines, [passThroughProvider])
+  await app.shipments.integrations.create({ name: 'Pass', handle: 'pass', providerId: 'pass-through' })
+  const { db, schema: tablesSchema } = tables(app)
+  const [order] = await db.insert(tablesSchema.orders).values({ number: 'n-1', reference: 'R-1', dateUpdated: new Date() }).returning()
+  const [shipment] = await app.shipments.shipments.create(order.id)
+
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['NUL in a tracking number', { shipmentId: shipment.id, trackingNumber: 'AB\u0000C' }, 'Invalid webhook payload: trackingNumber: '],
+    ['an unmapped state passed as a status', { shipmentId: shipment.id, state: 'DISPATCHED' }, 'Invalid webhook payload: targetStatusCode: Target Status Code is invalid.'],
+    ['a shipment that is not there', { shipmentId: 99999 }, 'Shipment 99999 not found.'],
+  ]
+  for (const [name, body, message] of cases) {
+    const response = await app.inject({ method: 'POST', url: gateway('pass'), payload: body })
+    t.equal(response.statusCode, 400, name)
+    t.equal(response.json().name, 'Bad Request', name)
+    t.ok(response.json().message.startsWith(message), `${name}: ${response.json().message}`)
+  }
+  const [stored] = await db.select().from(tablesSchema.shipments).where(eq(tablesSchema.shipments.id, shipment.id))
+  t.match(stored, { status: 'new', trackingNumber: null }, 'nothing was stored')
+  const entries = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.integration === 'pass')
+  t.same(entries.map((entry) => entry.level), [40, 40, 40], 'three warnings, no error')
+  t.notOk(entries.some((entry) => 'err' in entry), 'without an error object or stack')
 })

@@ -53,6 +53,20 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ url: `/shipments/api/shipments/${id}/history`, headers: as('viewer') }), '/shipments/api/shipments/{id}/history', 'get')
   check(await app.inject({ url: `/shipments/api/shipments/${id}/history` }), '/shipments/api/shipments/{id}/history', 'get')
 
+  const lineOrder = await app.shipments.referenceOrders!.createOrder({ reference: 'OA1', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 1 }] })
+  const [line] = (await app.shipments.orders.orderLines!(lineOrder))!
+  const create = '/shipments/api/orders/{orderId}/shipments'
+  const post = (payload: Record<string, unknown>, orderId = lineOrder) => app.inject({ method: 'POST', url: `/shipments/api/orders/${orderId}/shipments`, headers: as('admin'), payload })
+  check(await post({ items: [{ lineItemId: line.id, quantity: 1 }] }), create, 'post')
+  check(await post({ items: [{ lineItemId: line.id, quantity: 1 }] }), create, 'post')
+  check(await post({ count: 'many' }), create, 'post')
+  check(await post({}, 424242), create, 'post')
+  check(await app.inject({ method: 'POST', url: `/shipments/api/orders/${lineOrder}/shipments`, headers: as('viewer'), payload: {} }), create, 'post')
+  check(await app.inject({ url: `/shipments/api/orders/${lineOrder}/allocation`, headers: as('viewer') }), '/shipments/api/orders/{orderId}/allocation', 'get')
+  check(await app.inject({ url: '/shipments/api/orders/424242/allocation', headers: as('viewer') }), '/shipments/api/orders/{orderId}/allocation', 'get')
+  check(await app.inject({ url: '/shipments/api/attention', headers: as('viewer') }), '/shipments/api/attention', 'get')
+  check(await app.inject({ url: '/shipments/api/attention?perPage=500', headers: as('viewer') }), '/shipments/api/attention', 'get')
+
   const gateway = '/actions/shipments/gateway/handle'
   await app.shipments.integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64') } })
   check(await app.inject({ method: 'POST', url: gateway }), gateway, 'post')
@@ -72,17 +86,20 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json }, payload: 'x'.repeat(65) }), exchange, 'post')
   check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'get')
 
-  t.equal(checked.size, 23, 'route and status pairs checked')
+  t.equal(checked.size, 31, 'route and status pairs checked')
 })
 
 t.test('the document follows the prefixes and leaves out an order exchange that is not mounted', async (t) => {
   const document = (await shipmentsOpenApiDocument({ prefixes: { shipmentApi: '/api/v2/shipments' }, orderExchange: false })) as unknown as Document
   t.same(Object.keys(document.paths).sort(), [
     '/actions/shipments/gateway/handle',
+    '/api/v2/shipments/attention',
+    '/api/v2/shipments/orders/{orderId}/allocation',
+    '/api/v2/shipments/orders/{orderId}/shipments',
     '/api/v2/shipments/shipments',
     '/api/v2/shipments/shipments/{id}',
     '/api/v2/shipments/shipments/{id}/history',
-  ])
+  ].sort())
   const app = await buildTestApp(t)
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404, 'not served unless asked')
 })

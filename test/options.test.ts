@@ -60,3 +60,54 @@ t.test('prefixes move the API', async (t) => {
   t.equal(old.statusCode, 404)
 })
 
+
+t.test('an option or service input given as undefined is the same as one left out (`cond ? undefined : value` under exactOptionalPropertyTypes)', async (t) => {
+  const app = await buildTestApp(t, {
+    migrate: undefined,
+    timezone: undefined,
+    shippedOrderStatus: undefined,
+    lockTimeoutMs: undefined,
+    lockDirectory: undefined,
+    orderStore: undefined,
+    providers: undefined,
+    clock: undefined,
+    openapi: undefined,
+    notifications: undefined,
+    trackingPage: undefined,
+    splitRules: undefined,
+    requireFullCoverage: undefined,
+    prefixes: { shipmentApi: undefined, gateway: undefined, orderExchange: undefined },
+    outbox: { leaseMs: undefined, pollIntervalMs: undefined, retentionMs: undefined, retryDelaysMs: undefined },
+    webhooks: { allowPrivateAddresses: undefined, timeoutMs: undefined, disableAfterFailures: undefined },
+    carriers: { custom: undefined, urlTemplates: undefined, detect: undefined },
+    admin: { prefix: undefined, loginUrl: undefined, layout: undefined, csrfKey: undefined },
+    orderFields: [{ handle: 'shippingInfo', type: 'matrix', subFields: ['carrier', 'service', 'trackingNumber'], options: undefined }],
+    orderExchange: { username: 'u', password: 'p', pageSize: undefined, storeField: undefined, trackingField: { matrix: undefined, carrier: undefined }, siteUrl: undefined, bodyLimit: undefined },
+  })
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const updated = await postUpdate(app, id, { carrier: 'UPS' })
+  t.equal(updated.statusCode, 200, 'the shipment API at its default prefix')
+  t.equal((await app.inject({ url: '/actions/shipments/gateway/handle?integration=x' })).statusCode, 404, 'the gateway at its default prefix')
+  const login = await app.inject({ url: '/shipments/admin/shipments' })
+  t.equal(login.statusCode, 303, 'the admin pages at their default prefix')
+  t.match(login.headers.location, /^\/login\?returnTo=/, 'the default login URL')
+  const exported = await app.inject({ url: '/actions/shippingplatformconnect/orders/process?action=export', headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` } })
+  t.equal(exported.statusCode, 200, 'the order exchange at its default prefix')
+  t.match(app.shipments.orderExchange!.settings, { pageSize: 25, storeField: null, tracking: { matrix: 'shippingInfo', carrier: 'carrier' }, bodyLimit: 1_048_576 })
+
+  // Service inputs: undefined keeps the value or takes the default, as a key left out does.
+  const result = await app.shipments.shipments.update(id, { carrier: undefined, service: 'Ground', status: undefined }, { userId: undefined })
+  t.match(result.shipment, { carrier: 'UPS', service: 'Ground', status: 'new' })
+  t.equal((await app.shipments.shipments.list({ status: undefined, orderId: undefined, page: undefined })).total, 1)
+  const webhook = await app.shipments.webhooks.create({ url: 'https://example.com/hooks', events: ['*'], secret: undefined, description: undefined, enabled: undefined })
+  t.match(webhook, { secret: /^whsec_/, enabled: true, description: null })
+  t.match(await app.shipments.webhooks.update(webhook.id, { url: undefined, description: 'ERP', enabled: undefined }), { url: 'https://example.com/hooks', description: 'ERP', enabled: true })
+  await app.shipments.integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', enabled: undefined, statusMap: undefined, settings: { secret: `whsec_${Buffer.alloc(32, 9).toString('base64')}` } })
+  t.match(await app.shipments.integrations.update('hooks', { name: undefined, enabled: undefined, statusMap: { a: 'shipped' } }), { name: 'Hooks', enabled: true, statusMap: { a: 'shipped' } })
+  const orders = app.shipments.referenceOrders!
+  const orderId = await orders.createOrder({ reference: 'U-1', number: undefined, email: undefined, items: [{ name: 'Mug', quantity: undefined, price: undefined }], shippingAddress: undefined })
+  await orders.updateOrder(orderId, { email: 'jane@example.com', isCompleted: undefined, reference: undefined })
+  t.match(await app.shipments.orders.findOrder(orderId), { reference: 'U-1', email: 'jane@example.com', isCompleted: false })
+  const notification = await app.shipments.notifications.create({ name: 'Shipped', statuses: ['shipped'], recipient: 'customer', subject: 'S', html: '<p>H</p>', text: 'T', enabled: undefined, language: undefined, addresses: undefined })
+  t.match(await app.shipments.notifications.update(notification.id, { enabled: undefined, subject: 'Shipped!', addresses: undefined }), { enabled: true, subject: 'Shipped!', addresses: [] })
+})

@@ -83,7 +83,11 @@ t.test('the document: spec 2.4 element order, values, units, discount, absolute 
   t.equal(textOf(order, 'CustomField3'), 'three')
 
   const items = child(order, 'Items').children
-  t.same(childNames(items[0]), ['SKU', 'Name', 'Weight', 'Quantity', 'UnitPrice', 'ImageUrl', 'WeightUnits', 'Adjustment', 'Options'])
+  // Spec 2.4's children in its order, then the line's id (LineItemID), which ShipStation echoes in its ShipNotice.
+  t.same(childNames(items[0]), ['SKU', 'Name', 'Weight', 'Quantity', 'UnitPrice', 'ImageUrl', 'WeightUnits', 'Adjustment', 'Options', 'LineItemID'])
+  const lineIds = (await app.shipments.orders.orderLines!(Number(textOf(order, 'OrderID'))))!.map((line) => String(line.id))
+  t.same(items.slice(0, 5).map((item) => textOf(item, 'LineItemID')), lineIds, 'each line\'s id, as orderLines gives it')
+  t.same(childNames(items[5]), ['SKU', 'Name', 'Weight', 'Quantity', 'UnitPrice', 'ImageUrl', 'WeightUnits', 'Adjustment', 'Options'], 'the discount is no line: no LineItemID')
   const row = (item: (typeof items)[number]) => ['SKU', 'Weight', 'WeightUnits', 'Quantity', 'UnitPrice', 'ImageUrl', 'Adjustment'].map((name) => textOf(item, name))
   t.same(items.map(row), [
     ['G', '180', 'Grams', '2', '19.95', 'http://shop.example.com/img/g.jpg', 'false'],

@@ -19,7 +19,7 @@ const notify = (app: FastifyInstance, query: Record<string, string>, body?: stri
 const shipNotice = (fields: Record<string, string>) =>
   `<?xml version="1.0" encoding="utf-8"?>\n<ShipNotice>${Object.entries(fields)
     .map(([name, value]) => `<${name}><![CDATA[${value}]]></${name}>`)
-    .join('')}<Recipient><Name>Jane</Name></Recipient><Items><Item><SKU>A</SKU></Item></Items></ShipNotice>`
+    .join('')}<Recipient><Name>Jane</Name></Recipient><Items><Item><SKU>A</SKU><Quantity>1</Quantity></Item></Items></ShipNotice>`
 
 const stored = async (app: FastifyInstance, orderId: number) => {
   const row = await orderRow(app, orderId)

@@ -1,14 +1,15 @@
 // The transactional outbox: events written with their change and delivered in commit order with their
-// ids; a process killed between a commit and its delivery; two instances dispatching from one database;
-// retention.
+// ids; a process killed between a commit and its delivery; a backlog behind a crashed instance's
+// messages; two instances dispatching from one database; retention.
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import Fastify from 'fastify'
+import { eq } from 'drizzle-orm'
 import { fastifyShipments } from '../src/index.js'
 import { buildTestApp, insertOrder, orderRow, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
 import { eventually, sleep } from './fixtures/outbox.js'
-import { tables, testDatabase } from './fixtures/database.js'
+import { rawQuery, tables, testDatabase } from './fixtures/database.js'
 import { exited, lineMatching } from './fixtures/processes.js'
 
 const workerPath = fileURLToPath(new URL('./fixtures/outbox-worker.ts', import.meta.url))
@@ -132,6 +133,59 @@ t.test('two instances dispatching from one database: each event handled by one o
     }
     for (const indexes of byKey.values()) t.same(indexes, [...indexes].sort((a, b) => a - b))
   }
+})
+
+t.test('a backlog behind messages a crashed instance left drains in one sweep once their lease is over (it drained one event per shipment per poll)', async (t) => {
+  // Only the sweeps this test makes (and the one at start-up).
+  const app = await buildTestApp(t, { outbox: { pollIntervalMs: 3_600_000 } })
+  const { shipmentIds } = await orderWithShipments(app, 10)
+  const delivered: Array<{ eventId: string; shipmentId: number }> = []
+  app.shipments.events.on('shipmentStatusChanged', (event) => void delivered.push({ eventId: event.eventId, shipmentId: event.shipment.id }))
+
+  // Each shipment's event that a dead instance held when it crashed, and 98 more written behind it,
+  // interleaved across the shipments: 990 rows.
+  const { db, schema } = tables(app)
+  const event = (index: number) => {
+    const id = shipmentIds[index % 10]
+    return {
+      messageId: `left-${index}`,
+      kind: 'event' as const,
+      name: 'shipmentStatusChanged',
+      orderingKey: `shipment:${id}`,
+      payload: { shipment: { id }, from: 'new', to: 'new', message: null, historyId: 0, userId: null, sourceIntegration: null, externalCode: null },
+      availableAt: new Date(Date.now() - 1000),
+      ...(index < 10 && { claimedBy: 'a-crashed-instance', claimedUntil: new Date(Date.now() + 3_600_000) }),
+    }
+  }
+  await db.insert(schema.outbox).values(Array.from({ length: 990 }, (_, index) => event(index)))
+  // And a change on each shipment now: its event waits behind them. 1,000 pending in all.
+  for (const id of shipmentIds) {
+    const response = await postUpdate(app, id, { status: 'in_progress' })
+    t.equal(response.statusCode, 200)
+    t.equal(response.json().shipment.status, 'in_progress')
+  }
+  t.same(delivered, [], 'nothing is delivered ahead of the crashed instance\'s messages')
+  await app.shipments.outbox.sweep()
+  t.same(delivered, [], 'nor while its lease runs')
+  const pending = async () => Number((await rawQuery(app, `SELECT count(*) AS n FROM shipments_outbox WHERE state = 'pending'`))[0].n)
+  t.equal(await pending(), 1000)
+
+  // The lease runs out (set back rather than waited for: no timing in the test).
+  await db.update(schema.outbox).set({ claimedUntil: new Date(Date.now() - 1) }).where(eq(schema.outbox.claimedBy, 'a-crashed-instance'))
+  await app.shipments.outbox.sweep()
+  t.equal(delivered.length, 1000, 'one sweep delivered the whole backlog')
+  t.equal(new Set(delivered.map((entry) => entry.eventId)).size, 1000, 'each event once')
+  const order = await rawQuery(app, `SELECT message_id, ordering_key FROM shipments_outbox WHERE name = 'shipmentStatusChanged' ORDER BY id`)
+  for (const id of shipmentIds) {
+    t.same(
+      delivered.filter((entry) => entry.shipmentId === id).map((entry) => entry.eventId),
+      order.filter((row) => row.ordering_key === `shipment:${id}`).map((row) => row.message_id),
+      `shipment ${id}: in commit order`,
+    )
+  }
+  // Marked delivered in the background, without another sweep.
+  for (const started = Date.now(); (await pending()) > 0 && Date.now() - started < 10_000; ) await sleep(20)
+  t.equal(await pending(), 0, 'all marked delivered')
 })
 
 t.test('delivered messages are pruned after the retention age; pending ones never', async (t) => {

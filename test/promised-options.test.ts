@@ -296,7 +296,7 @@ t.test('providers.register() adds a provider after registration; a duplicate id 
   )
   providers.register(lateProvider)
   t.equal(providers.get('late-3pl'), lateProvider)
-  t.same(providers.list().map((provider) => provider.id), ['signed-webhook', 'late-3pl'])
+  t.same(providers.list().map((provider) => provider.id), ['signed-webhook', 'easypost', 'aftership', 'late-3pl'])
   const integration = await integrations.create({ name: 'Late', handle: 'late', providerId: 'late-3pl', settings: { shipmentId: id } })
   t.match(integration, { handle: 'late', providerId: 'late-3pl', enabled: true })
 

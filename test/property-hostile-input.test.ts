@@ -47,7 +47,7 @@ t.test('the gateway: random methods, queries, headers and bodies never give a 50
     name: 'Hooks',
     handle: 'hooks',
     providerId: 'signed-webhook',
-    settings: { secret: 'whsec_' + Buffer.from('property-secret').toString('base64') },
+    settings: { secret: 'whsec_' + Buffer.from('property-test-signing-secret-32b').toString('base64') },
     statusMap: { in_transit: 'shipped' },
   })
   await orderWithShipments(app, 1)
@@ -84,7 +84,7 @@ t.test('the gateway: random methods, queries, headers and bodies never give a 50
   const response = await app.inject({
     method: 'POST',
     url: '/actions/shipments/gateway/handle?integration=hooks',
-    headers: { 'webhook-id': 'm1', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook('whsec_' + Buffer.from('property-secret').toString('base64'), 'm1', timestamp, body) },
+    headers: { 'webhook-id': 'm1', 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook('whsec_' + Buffer.from('property-test-signing-secret-32b').toString('base64'), 'm1', timestamp, body) },
     payload: body,
   })
   t.equal(response.statusCode, 400)

@@ -54,7 +54,7 @@ async function setup(t: Test, logLines?: string[]) {
 const event = (overrides: Record<string, unknown> = {}) => ({
   orderNumber: 'A100',
   status: 'in_transit',
-  occurredAt: new Date().toISOString(),
+  occurredAt: new Date(NOW_SECONDS * 1000).toISOString(),
   trackingNumber: '1Z999',
   carrier: 'UPS',
   ...overrides,
@@ -219,4 +219,31 @@ t.test('the webhook secret never reaches a log line', async (t) => {
   t.ok(logLines.length > 0)
   const secretBody = SECRET.slice('whsec_'.length)
   t.notOk(logLines.some((line) => line.includes(secretBody) || line.includes(Buffer.from(secretBody, 'base64').toString())))
+})
+
+t.test('an event dated beyond the clock skew into the future is refused and does not freeze the shipment (issue 20)', async (t) => {
+  const { app, send, singleShipment } = await setup(t)
+  const farFuture = await send({ body: event({ occurredAt: '9999-12-31T23:59:59Z' }), id: 'msg_future' })
+  t.equal(farFuture.statusCode, 400)
+  t.same(farFuture.json(), { name: 'Bad Request', message: 'Invalid webhook payload: occurredAt: Occurred At must be a date at most 5 minutes in the future.', code: 0, status: 400 })
+  const tooEarly = await send({ body: event({ occurredAt: new Date(NOW_SECONDS * 1000 + 5 * 60_000 + 1000).toISOString() }) })
+  t.equal(tooEarly.statusCode, 400, 'five minutes and a second ahead is refused')
+  t.match(await shipmentRow(app, singleShipment.id), { status: 'new', trackingNumber: null })
+  t.equal(await deliveryCount(app), 0, 'no ledger mark for a refused event')
+
+  const withinSkew = await send({ body: event({ status: 'picking', occurredAt: new Date(NOW_SECONDS * 1000 + 4 * 60_000).toISOString() }) })
+  t.equal(withinSkew.json().applied, true, 'four minutes ahead is clock skew, applied')
+  const genuine = await send({ body: event({ status: 'in_transit', occurredAt: new Date(NOW_SECONDS * 1000 + 4 * 60_000 + 1000).toISOString() }) })
+  t.equal(genuine.json().applied, true, 'a genuine later event still applies')
+  t.equal((await shipmentRow(app, singleShipment.id)).status, 'shipped')
+})
+
+t.test('an unmapped delivery is recorded with its outcome; its replay is a duplicate', async (t) => {
+  const { app, send } = await setup(t)
+  const first = await send({ body: event({ status: 'teleported' }), id: 'msg_unmapped_twice' })
+  t.equal(first.json().reason, 'unmapped-status')
+  const again = await send({ body: event({ status: 'teleported' }), id: 'msg_unmapped_twice' })
+  t.same(again.json(), { success: true, applied: false, reason: 'duplicate', deliveryId: 'msg_unmapped_twice' })
+  const [record] = await app.shipments.integrations.recentDeliveries('carrier')
+  t.match(record, { deliveryId: 'msg_unmapped_twice', outcome: 'unmapped-status', reason: 'Unmapped status teleported' })
 })

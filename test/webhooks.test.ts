@@ -12,20 +12,28 @@ import { eventually } from './fixtures/outbox.js'
 interface Received {
   headers: Record<string, string>
   body: string
+  /** When the request arrived and when it was answered (performance.now()). */
+  arrivedAt: number
+  answeredAt?: number
 }
 
-/** A local receiver; `answer` decides each status code (or null: never answer). */
-async function startReceiver(t: { teardown(fn: () => unknown): void }, answer: (index: number) => number | null) {
+/** A local receiver; `answer` decides each status code (or null: never answer), given after `delayMs`. */
+async function startReceiver(t: { teardown(fn: () => unknown): void }, answer: (index: number, body: string) => number | null, delayMs = 0) {
   const received: Received[] = []
   const hanging: ServerResponse[] = []
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      const status = answer(received.length)
-      received.push({ headers: request.headers as Record<string, string>, body: Buffer.concat(chunks).toString() })
+      const body = Buffer.concat(chunks).toString()
+      const status = answer(received.length, body)
+      const entry: Received = { headers: request.headers as Record<string, string>, body, arrivedAt: performance.now() }
+      received.push(entry)
       if (status === null) return void hanging.push(response)
-      response.writeHead(status).end('ok')
+      setTimeout(() => {
+        entry.answeredAt = performance.now()
+        response.writeHead(status).end('ok')
+      }, delayMs)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -69,6 +77,57 @@ t.test('a receiver that fails and then recovers gets every event, signed per Sta
   t.ok(attempts.filter((attempt) => attempt.statusCode === 503).every((attempt) => attempt.error === 'The receiver answered 503.'))
   t.ok(attempts.every((attempt) => attempt.durationMs >= 0 && typeof attempt.date === 'string'))
   t.match(await app.shipments.webhooks.get(subscription.id), { enabled: true, failureCount: 0, disabledReason: null }, 'a success clears the failure count')
+})
+
+t.test('one shipment\'s deliveries reach a subscription one at a time in commit order, with their sequence (a batch went out at once, newest first)', async (t) => {
+  // Shipment A's first delivery fails once, C's fails for good; each answer takes 40 ms, so deliveries
+  // sent together would overlap at the receiver.
+  const shipmentOf = (body: string) => (JSON.parse(body) as { data: { shipment: { id: number } } }).data.shipment.id
+  const statusOf = (body: string) => (JSON.parse(body) as { data: { to: string } }).data.to
+  let a = 0
+  let c = 0
+  let failedA = false
+  const receiver = await startReceiver(
+    t,
+    (_, body) => {
+      if (shipmentOf(body) === a && !failedA) return (failedA = true), 503
+      return shipmentOf(body) === c && statusOf(body) === 'in_progress' ? 500 : 204
+    },
+    40,
+  )
+  const app = await buildTestApp(t, fastRetries)
+  const subscription = await app.shipments.webhooks.create({ url: receiver.url, events: ['shipmentStatusChanged'] })
+  const { shipmentIds } = await orderWithShipments(app, 3)
+  ;[a, , c] = shipmentIds
+  const statuses = ['in_progress', 'fulfilled', 'shipped'] as const
+  // Quick succession: one shipment's events are delivered in one batch, and so are their deliveries.
+  for (const id of shipmentIds) {
+    for (const status of statuses) {
+      const response = await postUpdate(app, id, { status })
+      t.equal(response.statusCode, 200)
+      t.equal(response.json().shipment.status, status)
+    }
+  }
+  const settled = async () => (await app.shipments.webhooks.deliveries(subscription.id)).filter((delivery) => delivery.state !== 'pending').length === 9
+  await eventually(app, settled, 20_000)
+  t.ok(await settled(), 'every delivery is done or failed')
+
+  const sequences = new Map((await app.shipments.outbox.list({ kind: 'event', name: 'shipmentStatusChanged' })).map((event) => [event.id, event.sequence]))
+  const bodies = receiver.received.map((request) => ({ ...request, json: new Webhook(subscription.secret).verify(request.body, request.headers) as { id: string; sequence: number; data: { to: string; shipment: { id: number } } } }))
+  t.ok(bodies.every((body) => body.json.sequence === sequences.get(body.json.id)), 'each carries its event\'s outbox sequence')
+  for (const id of shipmentIds) {
+    const ofShipment = bodies.filter((body) => body.json.data.shipment.id === id)
+    const expected = id === a ? ['in_progress', ...statuses] : id === c ? ['in_progress', 'in_progress', 'in_progress', 'in_progress', 'fulfilled', 'shipped'] : [...statuses]
+    t.same(ofShipment.map((body) => body.json.data.to), expected, `shipment ${id}: in commit order, a retry before the next`)
+    t.ok(ofShipment.every((body, index) => index === 0 || body.json.sequence >= ofShipment[index - 1].json.sequence), `shipment ${id}: sequences never go back`)
+    t.ok(ofShipment.every((body, index) => index === 0 || body.arrivedAt >= ofShipment[index - 1].answeredAt!), `shipment ${id}: one at a time`)
+    t.equal(ofShipment.at(-1)!.json.data.to, (await app.shipments.shipments.get(id))!.status, `shipment ${id}: the receiver ends on the stored status`)
+  }
+  const deliveries = await app.shipments.webhooks.deliveries(subscription.id)
+  const stateOf = (id: number) => deliveries.filter((delivery) => bodies.some((body) => body.json.id === delivery.eventId && body.json.data.shipment.id === id)).map((delivery) => [delivery.state, delivery.attempts])
+  t.same(stateOf(a), [['done', 2], ['done', 1], ['done', 1]], 'A: the first after a retry')
+  t.same(stateOf(c), [['failed', 4], ['done', 1], ['done', 1]], 'C: the next went once the first failed for good')
+  t.same(stateOf(shipmentIds[1]), [['done', 1], ['done', 1], ['done', 1]])
 })
 
 t.test('manual redelivery sends a delivered event again under the same webhook-id', async (t) => {

@@ -17,6 +17,30 @@ document.addEventListener('click', (event) => {
     if (template) table.querySelector('tbody').appendChild(template.content.cloneNode(true))
   }
 })
+// "Copy" beside a read-only value (the gateway URL, the public tracking link): shown only when this
+// script runs; without it the value is selected on focus, to copy by hand. The clipboard API needs a
+// secure context (https or localhost); elsewhere the selection is copied with execCommand. The outcome
+// shows in the value's .copy-status when it has one, else on the button.
+for (const button of document.querySelectorAll('button[data-copy-from][hidden]')) button.hidden = false
+document.addEventListener('click', (event) => {
+  const button = event.target instanceof Element ? event.target.closest('button[data-copy-from]') : null
+  if (!(button instanceof HTMLButtonElement)) return
+  const source = document.getElementById(button.getAttribute('data-copy-from') || '')
+  if (!(source instanceof HTMLInputElement)) return
+  const status = button.parentElement && button.parentElement.querySelector('.copy-status')
+  const report = (message) => {
+    if (status) status.textContent = message
+    else if (message === 'Copied.') button.textContent = 'Copied'
+  }
+  source.focus()
+  source.select()
+  const fallback = () => report(document.execCommand('copy') ? 'Copied.' : 'Press Ctrl+C (⌘C) to copy the selected URL.')
+  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(source.value).then(() => report('Copied.'), fallback)
+  else fallback()
+})
+document.addEventListener('focusin', (event) => {
+  if (event.target instanceof HTMLInputElement && event.target.hasAttribute('data-select-on-focus')) event.target.select()
+})
 // Forms marked data-confirm ask first (soft delete, disable).
 document.addEventListener('submit', (event) => {
   const form = event.target

@@ -2,15 +2,11 @@
 import { html, unsafeRaw, type HtmlValue, type SafeHtml } from './html.js'
 import type { AdminPage } from './options.js'
 import type { ShipmentStatus } from '../shipments/shipment.js'
+import { formatIsoWithOffset, parseIsoDateTime, wallTimeAt } from '../time.js'
 
-export const STATUS_LABELS: Record<ShipmentStatus, string> = {
-  new: 'New',
-  in_progress: 'In progress',
-  on_hold: 'On hold',
-  fulfilled: 'Fulfilled',
-  shipped: 'Shipped',
-  cancelled: 'Cancelled',
-}
+import { STATUS_LABELS } from '../shipments/shipment.js'
+
+export { STATUS_LABELS }
 
 /** The default layout: the page on its own, with the package's navigation. */
 export function standaloneLayout(page: AdminPage): string {
@@ -19,7 +15,10 @@ export function standaloneLayout(page: AdminPage): string {
 <title>${page.title}</title>${unsafeRaw(page.head)}</head>
 <body class="shipments-admin shipments-admin-standalone">
 <header><strong>Shipments admin</strong><nav aria-label="Shipments admin">${page.navigation.map(
-    (link) => html`<a href="${link.href}"${link.current ? html` aria-current="page"` : ''}>${link.label}</a>`,
+    (link) =>
+      html`<a href="${link.href}"${link.current ? html` aria-current="page"` : ''}>${link.label}${
+        link.count !== undefined ? html` <span class="badge nav-count${link.count > 0 ? ' badge-attention' : ' badge-muted'}" data-count="${link.count}">${link.count}</span>` : ''
+      }</a>`,
   )}</nav></header>
 <main>${unsafeRaw(page.content)}</main>
 </body></html>`}\n`
@@ -27,6 +26,23 @@ export function standaloneLayout(page: AdminPage): string {
 
 export const statusBadge = (status: string) =>
   html`<span class="badge badge-${status}" data-status="${status}">${STATUS_LABELS[status as ShipmentStatus] ?? status}</span>`
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+
+/**
+ * A time for people, "4 Mar 2025, 11:20" in the site timezone, in a `<time>` whose `datetime` (and
+ * tooltip) is the ISO 8601 value. Built from the wall time, not the runtime's locale data, so every
+ * Node.js writes the same. An ISO string that does not parse shows as it is.
+ */
+export function dateTime(value: string | Date | null | undefined, timeZone: string): SafeHtml {
+  if (value === null || value === undefined) return html`—`
+  const instant = value instanceof Date ? value.getTime() : parseIsoDateTime(value, timeZone)
+  if (instant === null || !Number.isFinite(instant)) return html`${String(value)}`
+  const iso = formatIsoWithOffset(instant, timeZone)
+  const wall = wallTimeAt(instant, timeZone)
+  const time = `${String(wall.hour).padStart(2, '0')}:${String(wall.minute).padStart(2, '0')}`
+  return html`<time datetime="${iso}" title="${iso}">${wall.day} ${MONTHS[wall.month - 1]} ${wall.year}, ${time}</time>`
+}
 
 /** Messages by form field name; a field shows its own beside it, the rest show above the form. */
 export type FieldErrors = Record<string, string[]>
@@ -73,4 +89,12 @@ export function formErrors(errors: FieldErrors, fieldNames: ReadonlySet<string>)
   const loose = Object.entries(errors).filter(([name]) => !fieldNames.has(name))
   if (loose.length === 0) return html``
   return notice('error', html`${loose.flatMap(([, messages]) => messages.map((message) => html`<div>${message}</div>`))}`)
+}
+
+/** What every page renders with: where it is mounted, the CSRF token, what the user may do, the site timezone. */
+export interface PageContext {
+  prefix: string
+  csrf: string
+  can: { view: boolean; edit: boolean; transition: boolean; manage: boolean }
+  timeZone: string
 }

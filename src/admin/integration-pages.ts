@@ -8,7 +8,7 @@ import { SECRET_MASK } from '../gateway/integrations.js'
 import { isShipmentStatus, SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import { environmentReference } from '../env.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, field, fieldErrors, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors } from './components.js'
+import { csrfField, dateTime, field, fieldErrors, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 
 /** A setting as the form presents it. */
@@ -18,6 +18,8 @@ interface SettingField {
   choices: string[]
   required: boolean
   secret: boolean
+  /** The schema's `title`, or the key. */
+  label: string
   description: string | null
 }
 
@@ -34,7 +36,9 @@ export function settingFields(provider: AnyProviderDefinition): SettingField[] {
         : []
     const kind: SettingField['kind'] =
       choices.length > 0 ? 'enum' : property.type === 'boolean' ? 'boolean' : property.type === 'number' || property.type === 'integer' ? 'number' : 'string'
-    return { key, kind, choices, required: (schema.required ?? []).includes(key), secret: secrets.has(key), description: property.description ?? null }
+    const title = typeof property.title === 'string' && property.title.trim() !== '' ? property.title : key
+    const description = typeof property.description === 'string' && property.description.trim() !== '' ? property.description : null
+    return { key, kind, choices, required: (schema.required ?? []).includes(key), secret: secrets.has(key), label: title, description }
   })
 }
 
@@ -61,7 +65,8 @@ export function integrationFormValues(integration: Integration | null, provider:
     handle: integration?.handle ?? '',
     enabled: integration ? String(integration.enabled) : 'true',
     settings,
-    statusMap: Object.entries(integration?.statusMap ?? {}),
+    // A new integration starts from the provider's default map, to edit before it is created.
+    statusMap: Object.entries(integration ? integration.statusMap : (provider.defaultStatusMap ?? {})),
     outboundStatusMap: Object.fromEntries(SHIPMENT_STATUSES.map((status) => [status, integration?.outboundStatusMap[status] ?? ''])),
     pushOn: [...(integration?.pushOn ?? [])],
   }
@@ -90,7 +95,8 @@ export function readIntegrationForm(body: Record<string, unknown>, provider: Any
   }
   const codes = all(body['statusMap.code'])
   const statuses = all(body['statusMap.status'])
-  const statusMap: Record<string, string> = {}
+  // No prototype: a row whose code is `__proto__` is a key like any other, not an assignment of the prototype.
+  const statusMap: Record<string, string> = Object.create(null)
   codes.forEach((code, index) => {
     const status = statuses[index] ?? ''
     if (code.trim() === '' && status === '') return
@@ -111,15 +117,19 @@ export function readIntegrationForm(body: Record<string, unknown>, provider: Any
   return { values, input: { name: values.name, handle: values.handle, enabled, settings, statusMap, outboundStatusMap, pushOn } }
 }
 
-/** The service's "key: message" as field errors of the form. */
-export function integrationErrors(message: string): FieldErrors {
-  const match = /^([A-Za-z][\w.-]*): (.*)$/s.exec(message)
-  if (!match) return { form: [message] }
-  const [, key, reason] = match
-  if (key.startsWith('statusMap')) return { statusMap: [message] }
-  // "outboundStatusMap.shipped: ..." sits beside that status's input; "outboundStatusMap: ..." above the table.
-  if (key.startsWith('outboundStatusMap.') && !isShipmentStatus(key.slice('outboundStatusMap.'.length))) return { outboundStatusMap: [message] }
-  return { [key === 'settings' ? 'form' : key]: [reason] }
+/** The service's problems (IntegrationConfigError's `fields`) as the form's errors, each beside its field. */
+export function integrationErrors(fields: Readonly<Record<string, readonly string[]>>): FieldErrors {
+  const errors: FieldErrors = {}
+  const put = (key: string, message: string) => void (errors[key] ??= []).push(message)
+  for (const [key, messages] of Object.entries(fields)) {
+    for (const message of messages) {
+      if (key.startsWith('statusMap')) put('statusMap', `${key}: ${message}`)
+      // "outboundStatusMap.shipped: ..." sits beside that status's input; "outboundStatusMap: ..." above the table.
+      else if (key.startsWith('outboundStatusMap.') && !isShipmentStatus(key.slice('outboundStatusMap.'.length))) put('outboundStatusMap', `${key}: ${message}`)
+      else put(key === 'settings' || key === 'integration' ? 'form' : key, message)
+    }
+  }
+  return errors
 }
 
 export function integrationListPage(context: PageContext, integrations: Integration[], providers: AnyProviderDefinition[], isEnabled: (integration: Integration) => boolean): SafeHtml {
@@ -127,7 +137,7 @@ export function integrationListPage(context: PageContext, integrations: Integrat
 <table class="integrations"><thead><tr><th>Name</th><th>Handle</th><th>Provider</th><th>Enabled</th><th>Updated</th></tr></thead><tbody>${integrations.map(
     (integration) => html`<tr data-integration="${integration.handle}"><td><a href="${context.prefix}/integrations/${integration.handle}">${integration.name}</a></td>
 <td><code>${integration.handle}</code></td><td>${integration.providerId ?? '—'}</td>
-<td>${enabledBadge(integration, isEnabled(integration))}</td><td class="meta">${integration.dateUpdated}</td></tr>`,
+<td>${enabledBadge(integration, isEnabled(integration))}</td><td class="meta">${dateTime(integration.dateUpdated, context.timeZone)}</td></tr>`,
   )}</tbody></table>
 ${integrations.length === 0 ? html`<p>No integrations yet.</p>` : ''}
 <h2>New integration</h2>
@@ -150,6 +160,8 @@ export interface IntegrationPageData {
   check: ConnectionCheck | null
   deliveries: Array<{ deliveryId: string; date: string; outcome: string; reason: string | null }>
   enabled: boolean
+  /** The gateway URL the sending service posts to (an existing integration only). */
+  gatewayUrl: string | null
 }
 
 export function integrationPage(context: PageContext, data: IntegrationPageData): SafeHtml {
@@ -173,6 +185,7 @@ ${integration ? html`<div class="toolbar">
 <form method="post" action="${action}/${data.enabled ? 'disable' : 'enable'}"${data.enabled ? html` data-confirm="Disable this integration? Its gateway requests will be refused."` : ''}>${csrfField(context.csrf)}<button type="submit">${data.enabled ? 'Disable' : 'Enable'}</button></form>
 <form method="post" action="${action}/check">${csrfField(context.csrf)}<button type="submit">Check connection</button></form>
 </div>` : ''}
+${data.gatewayUrl ? gatewayUrlSection(data.gatewayUrl) : ''}
 <form method="post" action="${action}" novalidate aria-label="Integration">
 ${csrfField(context.csrf)}
 ${integration ? '' : html`<input type="hidden" name="providerId" value="${provider.id}">`}
@@ -197,7 +210,7 @@ ${errors.statusMap ? html`${errors.statusMap.map((message) => html`<p class="fie
 ${outboundEditor(provider, values, errors)}
 <button type="submit" class="primary">${integration ? 'Save' : 'Create'}</button>
 </form>
-${integration ? deliveriesTable(data.deliveries) : ''}`
+${integration ? deliveriesTable(data.deliveries, context.timeZone) : ''}`
 }
 
 /** The outbound direction: the code sent for each shipment status, and the statuses that push. */
@@ -235,7 +248,7 @@ function settingField(setting: SettingField, value: string, errors: FieldErrors)
   if (setting.description) hints.push(setting.description)
   if (reference) hints.push(html` Read from the environment variable <code>${reference}</code>.`)
   else if (setting.secret) hints.push(html` Secret: ${value === SECRET_MASK ? 'leave the mask to keep the stored value; ' : ''}or use an environment reference such as <code>$MY_SECRET</code>.`)
-  const label = `${setting.key}${setting.required ? '' : ' (optional)'}`
+  const label = `${setting.label}${setting.required ? '' : ' (optional)'}`
   return field({ name, label, errors, hint: html`${hints}` }, (aria) => {
     if (reference === null && setting.kind === 'boolean') return select(name, value, [['', '—'], ['true', 'Yes'], ['false', 'No']], aria)
     if (reference === null && setting.kind === 'enum') return select(name, value, [['', '—'], ...setting.choices.map((choice) => [choice, choice] as const)], aria)
@@ -243,10 +256,18 @@ function settingField(setting: SettingField, value: string, errors: FieldErrors)
   })
 }
 
-function deliveriesTable(deliveries: IntegrationPageData['deliveries']): SafeHtml {
+/** The URL to paste into the sending service, selectable, with a copy button (admin.js shows it; CSP: no inline script). */
+function gatewayUrlSection(url: string): SafeHtml {
+  return html`<section class="gateway-url" aria-labelledby="gateway-url-heading"><h2 id="gateway-url-heading">Gateway URL</h2>
+<p class="hint">Paste this URL into the sending service as its webhook (callback) URL.</p>
+<div class="copy-row"><input type="text" id="gateway-url" value="${url}" readonly aria-labelledby="gateway-url-heading" data-select-on-focus>
+<button type="button" data-copy-from="gateway-url" hidden>Copy</button><span class="copy-status meta" role="status" aria-live="polite"></span></div></section>`
+}
+
+function deliveriesTable(deliveries: IntegrationPageData['deliveries'], timeZone: string): SafeHtml {
   return html`<h2>Recent deliveries</h2>
 ${deliveries.length === 0 ? html`<p class="meta">No deliveries recorded yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Delivery id</th><th>Outcome</th><th>Reason</th></tr></thead><tbody>${deliveries.map(
-    (delivery) => html`<tr><td class="meta">${delivery.date}</td><td><code>${delivery.deliveryId}</code></td><td>${outcomeBadge(delivery.outcome)}</td><td>${delivery.reason ?? ''}</td></tr>`,
+    (delivery) => html`<tr><td class="meta">${dateTime(delivery.date, timeZone)}</td><td><code>${delivery.deliveryId}</code></td><td>${outcomeBadge(delivery.outcome)}</td><td>${delivery.reason ?? ''}</td></tr>`,
   )}</tbody></table>`}`
 }
 

@@ -10,8 +10,11 @@ export interface AdminPage<User extends ShipmentsUser = ShipmentsUser> {
   head: string
   /** The page's markup, escaped already. */
   content: string
-  /** Links to the admin screens the user may open: `{ label, href, current }`. */
-  navigation: Array<{ label: string; href: string; current: boolean }>
+  /**
+   * Links to the admin screens the user may open: `{ label, href, current, count? }`. `count` (the
+   * attention list's size) is a number to show beside the label, as a badge.
+   */
+  navigation: Array<{ label: string; href: string; current: boolean; count?: number | undefined }>
   user: User
   request: FastifyRequest
 }
@@ -21,19 +24,24 @@ export type AdminLayout<User extends ShipmentsUser = ShipmentsUser> = (page: Adm
 
 export interface AdminOptions<User extends ShipmentsUser = ShipmentsUser> {
   /** Where the pages are mounted. Default '/shipments/admin'. */
-  prefix?: string
+  prefix?: string | undefined
   /**
    * Where a request without a user is sent (303), with `returnTo` (the page asked for) added to its
    * query. Default '/login'.
    */
-  loginUrl?: string
+  loginUrl?: string | undefined
   /** Wraps every page in the host's panel chrome. Default: a standalone page. */
-  layout?: AdminLayout<User>
+  layout?: AdminLayout<User> | undefined
   /**
    * The key of the CSRF tokens' HMAC (at least 32 characters). Tokens are bound to the user; hosts
    * running several instances set the same key on each. Default: a random key per process.
    */
-  csrfKey?: string
+  csrfKey?: string | undefined
+  /**
+   * The display name of the user with this id (the id history rows record), for "by Jane" in a
+   * shipment's history; null (or a failure, which is logged) shows the id. Default: the id.
+   */
+  userName?: ((userId: string) => string | null | Promise<string | null>) | undefined
 }
 
 export interface ResolvedAdminOptions {
@@ -41,12 +49,13 @@ export interface ResolvedAdminOptions {
   loginUrl: string
   layout: AdminLayout | null
   csrfKey: string | null
+  userName: ((userId: string) => string | null | Promise<string | null>) | null
 }
 
 /** Checks the admin option; `[option, reason]` is thrown as the plugin's InvalidOption. */
 export function resolveAdminOptions(raw: unknown, fail: (option: string, reason: string) => never): ResolvedAdminOptions {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('admin', 'must be an object')
-  const { prefix = '/shipments/admin', loginUrl = '/login', layout, csrfKey, ...rest } = raw as Record<string, unknown>
+  const { prefix = '/shipments/admin', loginUrl = '/login', layout, csrfKey, userName, ...rest } = raw as Record<string, unknown>
   const unknown = Object.keys(rest)[0]
   if (unknown !== undefined) fail(`admin.${unknown}`, 'is not an option of the admin pages')
   if (typeof prefix !== 'string' || !/^(\/[^/?#]+)+$/.test(prefix)) fail('admin.prefix', 'must be a path such as "/shipments/admin"')
@@ -56,7 +65,14 @@ export function resolveAdminOptions(raw: unknown, fail: (option: string, reason:
   }
   if (layout !== undefined && typeof layout !== 'function') fail('admin.layout', 'must be a function returning the page HTML')
   if (csrfKey !== undefined && (typeof csrfKey !== 'string' || csrfKey.length < 32)) fail('admin.csrfKey', 'must be a string of at least 32 characters')
-  return { prefix, loginUrl, layout: (layout as AdminLayout | undefined) ?? null, csrfKey: (csrfKey as string | undefined) ?? null }
+  if (userName !== undefined && typeof userName !== 'function') fail('admin.userName', "must be a function returning the user's display name")
+  return {
+    prefix,
+    loginUrl,
+    layout: (layout as AdminLayout | undefined) ?? null,
+    csrfKey: (csrfKey as string | undefined) ?? null,
+    userName: (userName as ResolvedAdminOptions['userName'] | undefined) ?? null,
+  }
 }
 
 export type { SafeHtml }

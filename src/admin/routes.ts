@@ -2,6 +2,8 @@
 // security headers and error pages. Every change goes through the package's services.
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifyFormbody from '@fastify/formbody'
@@ -10,25 +12,33 @@ import { Type } from '@sinclair/typebox'
 import {
   IntegrationConfigError,
   IntegrationError,
+  NotificationConfigError,
   ShipmentsErrors,
   ShipmentUpdateRejectedError,
   ShipmentValidationError,
   WebhookSubscriptionError,
 } from '../errors.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
-import type { ShipmentService } from '../shipments/service.js'
+import type { AllocatedLine, ShipmentService } from '../shipments/service.js'
+import { BUILT_IN_SPLIT_RULES, type SplitRule } from '../shipments/items.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { AnyProviderDefinition, ConnectionCheck, ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { OrderExchangeService } from '../order-exchange/service.js'
+import type { NotificationService } from '../notifications/service.js'
+import type { TrackingLinks } from '../notifications/tracking-links.js'
+import { shortError } from '../outbox/dispatcher.js'
 import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
+import type { ShipmentsOverviewQuery } from '../shipments/overview.js'
+import { overviewPage } from './overview-page.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { html, type SafeHtml } from './html.js'
 import { notice, standaloneLayout, STATUS_LABELS, type FieldErrors } from './components.js'
 import type { AdminPage, ResolvedAdminOptions } from './options.js'
 import {
   formFieldErrors,
+  orderDetails,
   orderPanel,
   readShipmentForm,
   shipmentFormValues,
@@ -40,8 +50,27 @@ import {
 } from './shipment-pages.js'
 import { integrationErrors, integrationFormValues, integrationListPage, integrationPage, readIntegrationForm, type IntegrationFormValues } from './integration-pages.js'
 import { shipStationPage } from './shipstation-page.js'
+import {
+  emptyNotificationForm,
+  notificationFormValues,
+  notificationListPage,
+  notificationPage,
+  readNotificationForm,
+  trackingLinkSection,
+  type NotificationFormValues,
+  type NotificationTestResult,
+  type NotificationTestValues,
+} from './notification-pages.js'
 import type { WebhookService, WebhookSubscription } from '../outbox/webhooks.js'
 import { emptyWebhookForm, readWebhookForm, webhookErrors, webhookListPage, webhookPage, type WebhookFormValues } from './webhook-pages.js'
+import {
+  attentionPage,
+  itemEditorLines,
+  readItemQuantities,
+  shipmentItemValues,
+  suggestByRule,
+  type StagingState,
+} from './line-item-pages.js'
 
 export interface AdminRoutesOptions {
   admin: ResolvedAdminOptions
@@ -53,10 +82,21 @@ export interface AdminRoutesOptions {
   orderExchange: OrderExchangeService | null
   /** Where the order exchange is mounted, for the URL to paste into ShipStation. */
   orderExchangePrefix: string
+  /** Why ship notifications cannot store tracking numbers (missingTrackingFields; empty for a host order store). */
+  trackingFieldProblems: readonly string[]
+  /** Where the gateway is mounted, for the URL an integration page gives to paste into the sending service. */
+  gatewayPrefix: string
+  /** The overview page's figures. */
+  overview: ShipmentsOverviewQuery
   resolveUser: ResolveUser
   hasPermission: HasPermission
   timeZone: string
   shipmentFields: ShipmentFieldDefinition[]
+  /** The host's split rules by name, offered beside the built-in ones on the order page. */
+  splitRules: Readonly<Record<string, SplitRule>>
+  notifications: NotificationService
+  /** null without the `trackingPage` option: the shipment page shows no public link. */
+  trackingLinks: Pick<TrackingLinks, 'url' | 'revoke'> | null
 }
 
 declare module 'fastify' {
@@ -77,6 +117,20 @@ export const ADMIN_CONTENT_SECURITY_POLICY =
 const ASSETS = {
   'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.css', import.meta.url)) },
   'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.js', import.meta.url)) },
+  'overview.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/overview.js', import.meta.url)) },
+}
+
+let chartScript: Buffer | null = null
+/**
+ * Chart.js's UMD build from the installed package (a dependency, so it comes with the package: no CDN,
+ * no copy kept in assets/), read on first use. Its `exports` name no UMD file: it sits beside the
+ * CommonJS entry. The source map it names is not served, so its comment goes.
+ */
+function chartJs(): Buffer {
+  chartScript ??= Buffer.from(
+    readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'),
+  )
+  return chartScript
 }
 
 /** Notices a redirect may ask for by name; the page never shows text taken from the query. */
@@ -93,7 +147,10 @@ const NOTICES: Record<string, string> = {
   webhookDisabled: 'Subscription disabled.',
   webhookDeleted: 'Subscription deleted.',
   redelivered: 'Delivery queued again.',
+  nothingLeft: 'Nothing is left to allocate: no shipment was created.',
   notRedelivered: 'Not redelivered: the delivery is still pending.',
+  notificationDeleted: 'Notification deleted.',
+  linkRevoked: 'Tracking link revoked: every earlier link answers 404. The link below is the new one.',
 }
 
 const FormBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))
@@ -111,8 +168,10 @@ const AdminNotFound = (what: string) => Object.assign(new Error(`${what} not fou
 const AdminBadRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400, code: 'SHIPMENTS_ADMIN_BAD_REQUEST' })
 
 export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope, options) => {
-  const { admin, shipments, integrations, webhooks, providers, orders, orderExchange, resolveUser, hasPermission, timeZone, shipmentFields } = options
+  const { admin, shipments, integrations, webhooks, providers, orders, orderExchange, resolveUser, hasPermission, timeZone, shipmentFields, splitRules, notifications, trackingLinks } = options
   const prefix = admin.prefix
+  // The attention list needs the order store's lines; without them its page says so and the navigation leaves it out.
+  const storeHasLines = Boolean(orders.orderLines && orders.listCompletedOrders)
 
   // Cookies (for the CSRF secret): the host's @fastify/cookie when it has one, else the package's own,
   // in this scope only. No session library is required of the host.
@@ -155,7 +214,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       may(ShipmentsPermissions.transitionShipments),
       may(ShipmentsPermissions.manageIntegrations),
     ])
-    request.shipmentsAdmin = { user, can: { edit, transition, manage } }
+    request.shipmentsAdmin = { user, can: { view, edit, transition, manage } }
     const granted: Record<string, boolean> = {
       [ShipmentsPermissions.viewShipments]: view,
       [ShipmentsPermissions.editShipments]: edit,
@@ -176,12 +235,31 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return { prefix, csrf: reply.generateCsrf({ userInfo: String(state.user.id) }), can: state.can, timeZone }
   }
 
-  const navigationFor = (request: FastifyRequest) => {
+  const navigationFor = async (request: FastifyRequest): Promise<AdminPage['navigation']> => {
     const can = request.shipmentsAdmin?.can
-    const links = [{ label: 'Shipments', href: `${prefix}/shipments` }]
-    if (can?.manage) links.push({ label: 'Integrations', href: `${prefix}/integrations` }, { label: 'Webhooks', href: `${prefix}/webhooks` }, { label: 'ShipStation', href: `${prefix}/shipstation` })
+    const links: Array<{ label: string; href: string; count?: number }> = can?.view ? [{ label: 'Overview', href: `${prefix}/overview` }] : []
+    links.push({ label: 'Shipments', href: `${prefix}/shipments` })
+    if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
+    if (can?.manage) {
+      links.push(
+        { label: 'Integrations', href: `${prefix}/integrations` },
+        { label: 'Webhooks', href: `${prefix}/webhooks` },
+        { label: 'Notifications', href: `${prefix}/notifications` },
+        { label: 'ShipStation', href: `${prefix}/shipstation` },
+      )
+    }
     const path = request.url.split('?')[0]
     return links.map((link) => ({ ...link, current: path.startsWith(link.href) }))
+  }
+
+  /** The attention list's size for the navigation (the service caches it); a failure costs the badge, never the page. */
+  async function attentionCount(request: FastifyRequest): Promise<number | undefined> {
+    try {
+      return (await shipments.attention({ perPage: 1 })).total
+    } catch (error) {
+      request.log.error({ err: error }, 'The attention count for the admin navigation failed')
+      return undefined
+    }
   }
 
   const head = html`<link rel="stylesheet" href="${prefix}/assets/admin.css"><script src="${prefix}/assets/admin.js" defer></script>`.value
@@ -191,7 +269,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const state = request.shipmentsAdmin
     const wrapped = html`<div class="shipments-admin">${content}</div>`.value
     const page: AdminPage | null = state
-      ? { title, head, content: wrapped, navigation: navigationFor(request), user: state.user, request }
+      ? { title, head, content: wrapped, navigation: await navigationFor(request), user: state.user, request }
       : null
     const document = page && admin.layout ? await admin.layout(page) : standaloneLayout(page ?? { title, head, content: wrapped, navigation: [], user: { id: '' }, request })
     return reply.code(status).type('text/html; charset=utf-8').send(document)
@@ -227,14 +305,65 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   // --- Assets -------------------------------------------------------------------------------------
 
   scope.get<{ Params: { file: string } }>('/assets/:file', { schema: hide }, async (request, reply) => {
-    const asset = ASSETS[request.params.file as keyof typeof ASSETS]
+    const { file } = request.params
+    const asset = file === 'chart.umd.js' ? { type: 'text/javascript; charset=utf-8', body: chartJs() } : Object.hasOwn(ASSETS, file) ? ASSETS[file as keyof typeof ASSETS] : null
     if (!asset) throw AdminNotFound('Asset')
     return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body)
   })
 
   // --- Shipments ----------------------------------------------------------------------------------
 
-  scope.get('/', { schema: hide, config: view }, async (_request, reply) => reply.redirect(`${prefix}/shipments`, 303))
+  scope.get('/', { schema: hide, config: view }, async (_request, reply) => reply.redirect(`${prefix}/overview`, 303))
+
+  /** Order references by order id (one lookup per order); an order the store no longer knows, or a failing lookup (logged), shows as `#id`. */
+  async function orderReferencesOf(request: FastifyRequest, orderIds: Iterable<number>): Promise<Map<number, string>> {
+    const ids = [...new Set(orderIds)]
+    const found = await Promise.all(
+      ids.map((id) =>
+        orders.findOrder(id).catch((error: unknown) => {
+          request.log.error({ err: error, orderId: id }, 'An order lookup for an admin page failed; the page shows the order id')
+          return null
+        }),
+      ),
+    )
+    return new Map(ids.flatMap((id, index) => (found[index] ? [[id, found[index].reference] as const] : [])))
+  }
+
+  /** Display names of these users (`admin.userName`); one that fails (logged) or answers null keeps its id. */
+  async function userNamesOf(request: FastifyRequest, userIds: Iterable<string>): Promise<Map<string, string>> {
+    const names = new Map<string, string>()
+    const userName = admin.userName
+    if (!userName) return names
+    await Promise.all(
+      [...new Set(userIds)].map(async (userId) => {
+        try {
+          const name = await userName(userId)
+          if (typeof name === 'string' && name.trim() !== '') names.set(userId, name)
+        } catch (error) {
+          request.log.error({ err: error, userId }, 'admin.userName failed; the history shows the user id')
+        }
+      }),
+    )
+    return names
+  }
+
+  scope.get('/overview', { schema: hide, config: view }, async (request, reply) => {
+    const figures = await options.overview()
+    // Webhooks and ShipStation are the integration managers' pages: their sections show to them only.
+    const manages = request.shipmentsAdmin!.can.manage
+    const [orderReferences, subscriptions, lastExport] = await Promise.all([
+      orderReferencesOf(request, figures.late.shipments.map((shipment) => shipment.orderId)),
+      manages ? webhooks.list() : null,
+      manages && orderExchange ? orderExchange.activity.newest('export') : null,
+    ])
+    const content = overviewPage(context(request, reply), {
+      figures,
+      orderReferences,
+      failingWebhooks: subscriptions?.filter((subscription) => !subscription.enabled || subscription.failureCount > 0) ?? null,
+      shipStation: manages ? { configured: orderExchange !== null, lastExport } : null,
+    })
+    return sendPage(request, reply, 'Overview', content)
+  })
 
   async function renderList(request: FastifyRequest, reply: FastifyReply, query: Record<string, unknown>, bulk?: BulkOutcome[], status = 200) {
     const statusFilter = text(query.status)
@@ -251,7 +380,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const page = orderNotFound
       ? { shipments: [], total: 0, page: 1, perPage: 50 }
       : await shipments.list({ status: filters.status || undefined, orderId, search: filters.q || undefined, page: pageNumber, perPage: 50 })
-    return sendPage(request, reply, 'Shipments', shipmentListPage(context(request, reply), page, filters, { orderNotFound, bulk }), status)
+    const orderReferences = await orderReferencesOf(request, page.shipments.map((shipment) => shipment.orderId))
+    return sendPage(request, reply, 'Shipments', shipmentListPage(context(request, reply), page, filters, { orderNotFound, bulk, orderReferences }), status)
   }
 
   scope.get('/shipments', { schema: hide, config: view }, async (request, reply) => renderList(request, reply, request.query as Record<string, unknown>))
@@ -298,12 +428,28 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     request: FastifyRequest,
     reply: FastifyReply,
     id: number,
-    state: { values?: Record<string, string>; errors?: FieldErrors; transitionErrors?: FieldErrors; status?: number } = {},
+    state: {
+      values?: Record<string, string>
+      errors?: FieldErrors
+      transitionErrors?: FieldErrors
+      itemValues?: Record<string, string>
+      itemErrors?: FieldErrors
+      status?: number
+    } = {},
   ) {
     const shipment = await shipments.get(id)
     if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
-    const [history, references] = await Promise.all([shipments.history(id), integrations.externalReferences(id)])
-    const content = shipmentPage(context(request, reply), {
+    const [history, references, lines, orderReferences] = await Promise.all([
+      shipments.history(id),
+      integrations.externalReferences(id),
+      orderLinesOf(shipment.orderId),
+      orderReferencesOf(request, [shipment.orderId]),
+    ])
+    const userNames = await userNamesOf(request, history.flatMap((entry) => (entry.userId ? [entry.userId] : [])))
+    const editorLines = lines || shipment.items.length > 0 ? itemEditorLines(lines ?? [], shipment) : null
+    // One context per page: on a first visit each token made would come with a new secret, and only the last one's cookie is kept.
+    const pageContext = context(request, reply)
+    const content = shipmentPage(pageContext, {
       shipment,
       history,
       references,
@@ -311,7 +457,13 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       values: state.values ?? shipmentFormValues(shipment, shipmentFields, timeZone),
       errors: state.errors ?? {},
       transitionErrors: state.transitionErrors ?? {},
+      items: editorLines
+        ? { lines: editorLines, values: state.itemValues ?? shipmentItemValues(editorLines, shipment), errors: state.itemErrors ?? {} }
+        : null,
       flash: noticeOf(request),
+      trackingLink: trackingLinks ? trackingLinkSection(pageContext, shipment, await trackingLinks.url(id)) : null,
+      orderReference: orderReferences.get(shipment.orderId) ?? null,
+      userNames,
     })
     return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
   }
@@ -353,6 +505,29 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return reply.redirect(`${prefix}/shipments/${id}?notice=${moved ? 'transitioned' : 'unchanged'}`, 303)
   })
 
+  // The items editor: quantities per line of the order replace the shipment's items (0 removes a line).
+  scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/items', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const current = await shipments.get(id)
+    if (!current) throw new ShipmentsErrors.ShipmentNotFound(id)
+    const lines = itemEditorLines((await orderLinesOf(current.orderId)) ?? [], current)
+    const shown = shipmentItemValues(lines, current)
+    const { values, items, errors } = readItemQuantities(request.body, Object.keys(shown).map((name) => Number(name.slice('items.'.length))))
+    if (Object.keys(errors).length > 0) return renderShipment(request, reply, id, { itemValues: values, itemErrors: errors, status: 422 })
+    const held = new Map(current.items.map((item) => [item.lineItemId, item.quantity]))
+    if (items.length === held.size && items.every((item) => held.get(item.lineItemId) === item.quantity)) {
+      return reply.redirect(`${prefix}/shipments/${id}?notice=unchanged`, 303)
+    }
+    try {
+      await shipments.update(id, { items }, { userId: String(request.shipmentsAdmin!.user.id) })
+    } catch (error) {
+      if (error instanceof ShipmentValidationError) return renderShipment(request, reply, id, { itemValues: values, itemErrors: error.errors, status: 422 })
+      if (error instanceof ShipmentUpdateRejectedError) return renderShipment(request, reply, id, { itemValues: values, itemErrors: { form: [error.message] }, status: 422 })
+      throw error
+    }
+    return reply.redirect(`${prefix}/shipments/${id}?notice=saved`, 303)
+  })
+
   for (const [action, deleted] of [['delete', true], ['restore', false]] as const) {
     scope.post<{ Params: { id: string } }>(`/shipments/:id/${action}`, { schema: formSchema, config: edit }, async (request, reply) => {
       const id = shipmentId(request.params.id)
@@ -361,38 +536,141 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     })
   }
 
+  // The public tracking link: revoking raises its version, so every link given out before answers 404.
+  scope.post<{ Params: { id: string } }>('/shipments/:id/tracking-link/revoke', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    if (!trackingLinks) throw AdminNotFound('Tracking link')
+    if (!(await shipments.get(id))) throw new ShipmentsErrors.ShipmentNotFound(id)
+    await trackingLinks.revoke(id)
+    return reply.redirect(`${prefix}/shipments/${id}?notice=linkRevoked`, 303)
+  })
+
   // --- An order's shipments -----------------------------------------------------------------------
 
-  async function orderPanelFor(request: FastifyRequest, reply: FastifyReply, rawId: string, state: { errors?: FieldErrors; count?: string } = {}) {
+  /** An order's lines with their allocation; null when the order store gives none (or the order is gone). */
+  async function orderLinesOf(orderId: number): Promise<AllocatedLine[] | null> {
+    try {
+      const { lines } = await shipments.allocation(orderId)
+      return lines && lines.length > 0 ? lines : null
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SHIPMENTS_ORDER_NOT_FOUND') return null
+      throw error
+    }
+  }
+
+  const ruleNames = [...Object.keys(BUILT_IN_SPLIT_RULES), ...Object.keys(splitRules)]
+  /** A split rule by name, the host's or a built-in one; own keys only (a rule named `constructor` is no rule). */
+  const splitRuleNamed = (name: string): SplitRule | undefined =>
+    Object.hasOwn(splitRules, name) ? splitRules[name] : Object.hasOwn(BUILT_IN_SPLIT_RULES, name) ? BUILT_IN_SPLIT_RULES[name as keyof typeof BUILT_IN_SPLIT_RULES] : undefined
+
+  interface OrderPanelState {
+    errors?: FieldErrors
+    count?: string
+    /** The staging form's rule (default `remaining`) and, after a refusal, what was typed. */
+    rule?: string
+    values?: Record<string, string>
+  }
+
+  async function orderPanelFor(request: FastifyRequest, reply: FastifyReply, rawId: string, state: OrderPanelState = {}) {
     const orderId = positiveId(rawId, () => new ShipmentsErrors.OrderNotFound(rawId))
-    const order = await orders.findOrder(orderId)
-    if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
+    const { order, lines } = await shipments.allocation(orderId)
     const page = await shipments.list({ orderId, perPage: 100 })
-    const panel = orderPanel(context(request, reply), order, page.shipments, { errors: state.errors ?? {}, count: state.count ?? '1', flash: noticeOf(request) })
+    const errors = state.errors ?? {}
+    const panel = orderPanel(context(request, reply), order, page.shipments, {
+      errors,
+      count: state.count ?? '1',
+      flash: noticeOf(request),
+      lines: lines && lines.length > 0 ? { lines, staging: staging(request, order, lines, state.rule, state.values, errors) } : null,
+    })
     return { order, panel }
   }
 
-  scope.get<{ Params: { orderId: string } }>('/orders/:orderId', { schema: hide, config: view }, async (request, reply) => {
-    const { order, panel } = await orderPanelFor(request, reply, request.params.orderId)
-    return sendPage(request, reply, `Order ${order.reference}`, html`<h1>Order ${order.reference}</h1>${panel}`)
-  })
+  /** The staging form: the rule's suggestion, or what was typed when the service refused it. */
+  function staging(
+    request: FastifyRequest,
+    order: { id: number; reference: string; statusHandle: string | null; isCompleted: boolean },
+    lines: AllocatedLine[],
+    requested: string | undefined,
+    typed: Record<string, string> | undefined,
+    errors: FieldErrors,
+  ): StagingState {
+    // A rule that is not offered (a tampered form) falls back to the default; the service's refusal already says why.
+    const rule = requested !== undefined && splitRuleNamed(requested) ? requested : 'remaining'
+    let suggestion = { values: {} as Record<string, string>, shipmentsByRule: 0 }
+    const shown = { ...errors }
+    try {
+      suggestion = suggestByRule(splitRuleNamed(rule)!, lines, order)
+    } catch (error) {
+      // A host rule that throws or answers nonsense: the form stays usable, typed by hand.
+      if (!(error instanceof ShipmentValidationError)) request.log.error({ err: error, rule }, 'A split rule failed while pre-filling the admin staging form')
+      shown.rule = [...(shown.rule ?? []), `The split rule "${rule}" could not suggest quantities${error instanceof ShipmentValidationError ? `: ${Object.values(error.errors).flat().join(' ')}` : '; the log has the details.'}`]
+    }
+    return { rule, ruleNames, values: typed ?? suggestion.values, shipmentsByRule: suggestion.shipmentsByRule, errors: shown }
+  }
+
+  const sendOrderPage = async (request: FastifyRequest, reply: FastifyReply, state: OrderPanelState = {}, status = 200) => {
+    const { order, panel } = await orderPanelFor(request, reply, (request.params as { orderId: string }).orderId, state)
+    return sendPage(request, reply, `Order ${order.reference}`, html`<h1>Order ${order.reference}</h1>${orderDetails(order)}${panel}`, status)
+  }
+
+  /** The rule a page is asked to pre-fill by; one that is not offered is a 400, as an unknown status filter is. */
+  const ruleQuery = (request: FastifyRequest) => {
+    const rule = text((request.query as Record<string, unknown>).rule)
+    if (rule !== '' && !splitRuleNamed(rule)) throw AdminBadRequest(`No split rule "${rule}".`)
+    return rule || undefined
+  }
+
+  scope.get<{ Params: { orderId: string } }>('/orders/:orderId', { schema: hide, config: view }, async (request, reply) =>
+    sendOrderPage(request, reply, { rule: ruleQuery(request) }),
+  )
 
   // The same panel without any layout, for a host to place on its own order screen.
   scope.get<{ Params: { orderId: string } }>('/orders/:orderId/panel', { schema: hide, config: view }, async (request, reply) => {
-    const { panel } = await orderPanelFor(request, reply, request.params.orderId)
+    const { panel } = await orderPanelFor(request, reply, request.params.orderId, { rule: ruleQuery(request) })
     return reply.type('text/html; charset=utf-8').send(panel.value)
   })
 
+  // "Create N shipments" (order-level), or the staging form: the typed quantities (`action=items`) or the rule (`action=rule`).
   scope.post<{ Params: { orderId: string }; Body: Form }>('/orders/:orderId/shipments', { schema: formSchema, config: edit }, async (request, reply) => {
+    const action = text(request.body.action)
+    if (action === 'items' || action === 'rule') return createStaged(request, reply, action)
     const raw = text(request.body.count).trim()
     const count = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN
-    if (!(count >= 1 && count <= 100)) {
-      const { order, panel } = await orderPanelFor(request, reply, request.params.orderId, { errors: { count: ['Enter a number of shipments from 1 to 100.'] }, count: raw })
-      return sendPage(request, reply, `Order ${order.reference}`, html`<h1>Order ${order.reference}</h1>${panel}`, 422)
-    }
+    if (!(count >= 1 && count <= 100)) return sendOrderPage(request, reply, { errors: { count: ['Enter a number of shipments from 1 to 100.'] }, count: raw }, 422)
     const orderId = positiveId(request.params.orderId, () => new ShipmentsErrors.OrderNotFound(request.params.orderId))
     await shipments.create(orderId, { count, userId: String(request.shipmentsAdmin!.user.id) })
     return reply.redirect(`${prefix}/orders/${orderId}?notice=created`, 303)
+  })
+
+  async function createStaged(request: FastifyRequest<{ Params: { orderId: string }; Body: Form }>, reply: FastifyReply, action: 'items' | 'rule') {
+    const orderId = positiveId(request.params.orderId, () => new ShipmentsErrors.OrderNotFound(request.params.orderId))
+    const lines = (await shipments.allocation(orderId)).lines ?? []
+    const rule = text(request.body.rule) || 'remaining'
+    const { values, items, errors } = readItemQuantities(request.body, lines.filter((line) => line.shippable).map((line) => line.id))
+    const refuse = (refusal: FieldErrors) => sendOrderPage(request, reply, { rule, values, errors: refusal }, 422)
+    if (action === 'items') {
+      if (Object.keys(errors).length > 0) return refuse(errors)
+      // No quantities would make a whole-order shipment: not what a staging form that lists lines means.
+      if (items.length === 0) return refuse({ items: ['Enter a quantity for at least one line.'] })
+    }
+    let created: unknown[]
+    try {
+      const userId = String(request.shipmentsAdmin!.user.id)
+      created = await shipments.create(orderId, action === 'items' ? { items, userId } : { rule, userId })
+    } catch (error) {
+      if (error instanceof ShipmentValidationError) return refuse(error.errors)
+      throw error
+    }
+    return reply.redirect(`${prefix}/orders/${orderId}?notice=${created.length > 0 ? 'created' : 'nothingLeft'}`, 303)
+  }
+
+  // --- The attention list -------------------------------------------------------------------------
+
+  scope.get('/attention', { schema: hide, config: view }, async (request, reply) => {
+    const raw = text((request.query as Record<string, unknown>).page)
+    const pageNumber = /^\d{1,9}$/.test(raw) ? Math.max(1, Number(raw)) : 1
+    const page = await shipments.attention({ page: pageNumber, perPage: 50 })
+    return sendPage(request, reply, 'Orders needing attention', attentionPage(context(request, reply), page, storeHasLines))
   })
 
   // --- Integrations -------------------------------------------------------------------------------
@@ -430,6 +708,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       check: state.check ?? null,
       deliveries: integration ? await integrations.recentDeliveries(integration.handle, 50) : [],
       enabled: integration ? integrations.isEnabled(integration) : true,
+      gatewayUrl: integration ? `${request.protocol}://${request.host}${options.gatewayPrefix}/handle?integration=${encodeURIComponent(integration.handle)}` : null,
     })
     return sendPage(request, reply, integration ? `Integration ${integration.name}` : 'New integration', content, state.status)
   }
@@ -446,7 +725,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       return reply.redirect(`${prefix}/integrations/${encodeURIComponent(created.handle)}?notice=created`, 303)
     } catch (error) {
       if (!(error instanceof IntegrationConfigError)) throw error
-      return renderIntegration(request, reply, null, provider, { values, errors: integrationErrors(error.message), status: 422 })
+      return renderIntegration(request, reply, null, provider, { values, errors: integrationErrors(error.fields), status: 422 })
     }
   })
 
@@ -463,7 +742,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       return reply.redirect(`${prefix}/integrations/${encodeURIComponent(saved.handle)}?notice=saved`, 303)
     } catch (error) {
       if (!(error instanceof IntegrationConfigError)) throw error
-      return renderIntegration(request, reply, existing.handle, null, { values, errors: integrationErrors(error.message), status: 422 })
+      return renderIntegration(request, reply, existing.handle, null, { values, errors: integrationErrors(error.fields), status: 422 })
     }
   })
 
@@ -567,6 +846,110 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return reply.redirect(`${prefix}/webhooks/${subscription.id}?notice=${queued ? 'redelivered' : 'notRedelivered'}`, 303)
   })
 
+  // --- Customer notifications ---------------------------------------------------------------------
+
+  scope.get('/notifications', { schema: hide, config: manage }, async (request, reply) =>
+    sendPage(request, reply, 'Notifications', notificationListPage(context(request, reply), { notifications: await notifications.list(), canSend: notifications.canSend, flash: noticeOf(request) })),
+  )
+
+  const requireNotification = async (raw: string) => {
+    const notification = await notifications.get(positiveId(raw, () => AdminNotFound('Notification')))
+    if (!notification) throw AdminNotFound('Notification')
+    return notification
+  }
+
+  async function renderNotification(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: number | null,
+    state: {
+      values?: NotificationFormValues
+      errors?: FieldErrors
+      test?: { values: NotificationTestValues; errors: FieldErrors; result: NotificationTestResult | null }
+      status?: number
+    } = {},
+  ) {
+    const notification = id === null ? null : await notifications.get(id)
+    if (id !== null && !notification) throw AdminNotFound('Notification')
+    const content = notificationPage(context(request, reply), {
+      notification,
+      values: state.values ?? (notification ? notificationFormValues(notification) : emptyNotificationForm()),
+      errors: state.errors ?? {},
+      flash: noticeOf(request),
+      canSend: notifications.canSend,
+      deliveries: notification ? await notifications.deliveries(notification.id, RECENT_DELIVERIES) : [],
+      test: state.test ?? { values: { shipment: '', to: '' }, errors: {}, result: null },
+    })
+    return sendPage(request, reply, notification ? `Notification ${notification.name}` : 'New notification', content, state.status)
+  }
+
+  /** The service's refusal beside the field it names; `id` (the definition deleted meanwhile) is a 404. */
+  const notificationErrors = (error: NotificationConfigError): FieldErrors => {
+    if (error.field === 'id') throw AdminNotFound('Notification')
+    return { [error.field]: [error.message.slice(error.field.length + 2)] }
+  }
+
+  scope.get('/notifications/new', { schema: hide, config: manage }, async (request, reply) => renderNotification(request, reply, null))
+
+  scope.post<{ Body: Form }>('/notifications', { schema: formSchema, config: manage }, async (request, reply) => {
+    const { values, input } = readNotificationForm(request.body)
+    try {
+      const created = await notifications.create(input)
+      return reply.redirect(`${prefix}/notifications/${created.id}?notice=created`, 303)
+    } catch (error) {
+      if (!(error instanceof NotificationConfigError)) throw error
+      return renderNotification(request, reply, null, { values, errors: notificationErrors(error), status: 422 })
+    }
+  })
+
+  scope.get<{ Params: { id: string } }>('/notifications/:id', { schema: hide, config: manage }, async (request, reply) =>
+    renderNotification(request, reply, (await requireNotification(request.params.id)).id),
+  )
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/notifications/:id', { schema: formSchema, config: manage }, async (request, reply) => {
+    const existing = await requireNotification(request.params.id)
+    const { values, input } = readNotificationForm(request.body)
+    try {
+      await notifications.update(existing.id, input)
+    } catch (error) {
+      if (!(error instanceof NotificationConfigError)) throw error
+      return renderNotification(request, reply, existing.id, { values, errors: notificationErrors(error), status: 422 })
+    }
+    return reply.redirect(`${prefix}/notifications/${existing.id}?notice=saved`, 303)
+  })
+
+  scope.post<{ Params: { id: string } }>('/notifications/:id/delete', { schema: formSchema, config: manage }, async (request, reply) => {
+    const existing = await requireNotification(request.params.id)
+    await notifications.remove(existing.id)
+    return reply.redirect(`${prefix}/notifications?notice=notificationDeleted`, 303)
+  })
+
+  // The answer is the page with what was rendered: a test send is not a change to redirect away from.
+  scope.post<{ Params: { id: string }; Body: Form }>('/notifications/:id/test', { schema: formSchema, config: manage }, async (request, reply) => {
+    const existing = await requireNotification(request.params.id)
+    const values: NotificationTestValues = { shipment: text(request.body.shipment).trim(), to: text(request.body.to).trim() }
+    const refuse = (errors: FieldErrors) => renderNotification(request, reply, existing.id, { test: { values, errors, result: null }, status: 422 })
+    if (values.shipment === '') return refuse({ shipment: ['Enter a shipment id or reference.'] })
+    // A reference first (references may be all digits), then an id.
+    const byReference = (await shipments.list({ search: values.shipment, perPage: 100 })).shipments.find((candidate) => candidate.reference === values.shipment)
+    const shipment = byReference ?? (/^[1-9]\d{0,15}$/.test(values.shipment) ? await shipments.get(Number(values.shipment)) : null)
+    if (!shipment) return refuse({ shipment: [`No shipment "${values.shipment}".`] })
+    const to = values.to === '' ? undefined : values.to.split(/[\s,;]+/).filter((address) => address !== '')
+    try {
+      const rendered = await notifications.sendTest(existing.id, shipment.id, to)
+      return renderNotification(request, reply, existing.id, { test: { values, errors: {}, result: { ...rendered, shipmentReference: shipment.reference } } })
+    } catch (error) {
+      if (error instanceof NotificationConfigError) {
+        // The service names its parameters; the form's fields are `shipment` and `to`.
+        const [name] = Object.entries(notificationErrors(error))
+        return refuse({ [name[0] === 'shipmentId' ? 'shipment' : name[0]]: name[1] })
+      }
+      // A template that fails while rendering, or the transport refusing: what the deliveries log would say.
+      request.log.warn({ err: error, notificationId: existing.id, shipmentId: shipment.id }, 'A test notification failed')
+      return refuse({ form: [`The test failed: ${shortError(error)}`] })
+    }
+  })
+
   // --- ShipStation --------------------------------------------------------------------------------
 
   scope.get('/shipstation', { schema: hide, config: manage }, async (request, reply) => {
@@ -574,9 +957,11 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       ? {
           url: `${request.protocol}://${request.host}${options.orderExchangePrefix}/process`,
           settings: orderExchange.settings,
-          activity: await orderExchange.activity.recent(100),
+          trackingFieldProblems: options.trackingFieldProblems,
+          // The newest 100 answered and the newest 100 refused, merged: a flood of refusals hides no export that worked.
+          activity: (await Promise.all([false, true].map((refused) => orderExchange.activity.recent(100, { refused })))).flat().sort((a, b) => b.id - a.id),
         }
       : null
-    return sendPage(request, reply, 'ShipStation', shipStationPage(exchange))
+    return sendPage(request, reply, 'ShipStation', shipStationPage(exchange, timeZone))
   })
 }

@@ -2,13 +2,16 @@
 import type { Shipment, ShipmentHistoryEntry, ShipmentStatus } from '../shipments/shipment.js'
 import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
-import type { ShipmentPage } from '../shipments/service.js'
+import type { AllocatedLine, ShipmentPage } from '../shipments/service.js'
 import type { ExternalReference } from '../gateway/integration.js'
+import type { OrderSummary } from '../orders/order-store.js'
 import { attributeLabel } from '../shipments/update-input.js'
 import { formatIsoWithOffset } from '../time.js'
 import { html, safeHref, type SafeHtml } from './html.js'
+import type { PageContext } from './components.js'
 import {
   csrfField,
+  dateTime,
   field,
   formErrors,
   notice,
@@ -19,14 +22,10 @@ import {
   textInput,
   type FieldErrors,
 } from './components.js'
+import { itemsSummary, orderLinesSection, shipmentItemsSection, type ItemEditorLine, type StagingState } from './line-item-pages.js'
 
 /** What every page knows about the request: where it is mounted, the form token, what the user may do. */
-export interface PageContext {
-  prefix: string
-  csrf: string
-  can: { edit: boolean; transition: boolean; manage: boolean }
-  timeZone: string
-}
+export type { PageContext } from './components.js'
 
 const statusChoices = (withAny: string | null) => [
   ...(withAny === null ? [] : ([['', withAny]] as const)),
@@ -53,7 +52,7 @@ export function shipmentListPage(
   context: PageContext,
   page: ShipmentPage,
   filters: ShipmentListFilters,
-  extra: { orderNotFound?: boolean; bulk?: BulkOutcome[] } = {},
+  extra: { orderNotFound?: boolean; bulk?: BulkOutcome[]; orderReferences?: ReadonlyMap<number, string> } = {},
 ): SafeHtml {
   const query = (pageNumber: number) => {
     const params = new URLSearchParams()
@@ -81,8 +80,8 @@ ${csrfField(context.csrf)}
     (shipment) => html`<tr data-shipment="${shipment.id}">${
       context.can.transition ? html`<td><input type="checkbox" name="ids" value="${shipment.id}" aria-label="${`Select ${shipment.reference}`}"></td>` : ''
     }<td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a>${shipment.dateDeleted ? html` <span class="badge badge-muted">Deleted</span>` : ''}</td>
-<td><a href="${context.prefix}/orders/${shipment.orderId}">${shipment.orderId}</a></td>
-<td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td><td class="meta">${shipment.dateUpdated}</td></tr>`,
+<td>${orderLink(context, shipment.orderId, extra.orderReferences)}</td>
+<td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td><td class="meta">${dateTime(shipment.dateUpdated, context.timeZone)}</td></tr>`,
   )}</tbody></table>
 ${page.shipments.length === 0 ? html`<p>No shipments match.</p>` : ''}
 ${
@@ -99,6 +98,10 @@ ${page.page > 1 ? html`<a href="${query(page.page - 1)}" rel="prev">Previous</a>
 ${page.page < pages ? html`<a href="${query(page.page + 1)}" rel="next">Next</a>` : ''}
 </nav>`
 }
+
+/** A link to the order's page, named by its reference; `#id` when the order store no longer knows the order. */
+export const orderLink = (context: PageContext, orderId: number, references: ReadonlyMap<number, string> | undefined) =>
+  html`<a href="${context.prefix}/orders/${orderId}">${references?.get(orderId) ?? `#${orderId}`}</a>`
 
 const statusFilter = (status: string) =>
   html`<select id="filter-status" name="status">${statusChoices('Any status').map(
@@ -135,7 +138,8 @@ export function shipmentFormValues(shipment: Shipment, fields: readonly Shipment
   values[`${DATE_FIELD}.date`] = shipment.dateScheduledShip?.slice(0, 10) ?? ''
   values[`${DATE_FIELD}.time`] = shipment.dateScheduledShip?.slice(11, 16) ?? ''
   for (const definition of fields) {
-    const value = shipment.fields[definition.handle]
+    // Own values only: a field named `constructor` without a value has none, not Object's.
+    const value = Object.hasOwn(shipment.fields, definition.handle) ? shipment.fields[definition.handle] : undefined
     const name = `fields.${definition.handle}`
     if (value === undefined || value === null) values[name] = ''
     else if (definition.type === 'json') values[name] = JSON.stringify(value, null, 2)
@@ -225,7 +229,15 @@ export interface ShipmentPageData {
   values: Record<string, string>
   errors: FieldErrors
   transitionErrors: FieldErrors
+  /** The items editor: the order's lines; null when the order store gives none and the shipment holds none. */
+  items: { lines: ItemEditorLine[]; values: Record<string, string>; errors: FieldErrors } | null
   flash: string | null
+  /** The order's reference; null when the order store no longer knows the order. */
+  orderReference: string | null
+  /** Display names of the history's users, by id (the host's `admin.userName`); a user without one shows the id. */
+  userNames: ReadonlyMap<string, string>
+  /** The public tracking link's block (with the `trackingPage` option). */
+  trackingLink?: SafeHtml | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -240,7 +252,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
   const trackingHref = safeHref(shipment.trackingUrl)
   return html`<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
-${shipment.dateDeleted ? notice('error', html`This shipment was deleted on ${shipment.dateDeleted}. It stays readable; restore it to list it again.`) : ''}
+${shipment.dateDeleted ? notice('error', html`This shipment was deleted on ${dateTime(shipment.dateDeleted, context.timeZone)}. It stays readable; restore it to list it again.`) : ''}
 <div class="columns"><div>
 <form method="post" action="${url}" novalidate aria-label="Shipment fields">
 ${csrfField(context.csrf)}
@@ -258,27 +270,33 @@ ${textField('shippingNotes', true)}
 ${data.fields.length > 0 ? html`<h2>Custom fields</h2>${data.fields.map((definition) => customField(definition, values, errors, readOnly))}` : ''}
 ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` : html`<p class="meta">You may view this shipment, not edit it.</p>`}
 </form>
+${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
 </div><aside>
 <h2>Details</h2>
 <table><tbody>
-<tr><th>Order</th><td><a href="${context.prefix}/orders/${shipment.orderId}">${shipment.orderId}</a></td></tr>
+<tr><th>Order</th><td>${orderLink(context, shipment.orderId, data.orderReference === null ? undefined : new Map([[shipment.orderId, data.orderReference]]))}</td></tr>
 <tr><th>Status</th><td>${statusBadge(shipment.status)}</td></tr>
-<tr><th>Shipped</th><td>${shipment.dateShipped ?? '—'}</td></tr>
-<tr><th>Created</th><td>${shipment.dateCreated}</td></tr>
-<tr><th>Updated</th><td>${shipment.dateUpdated}</td></tr>
+<tr><th>Shipped</th><td>${dateTime(shipment.dateShipped, context.timeZone)}</td></tr>
+<tr><th>Created</th><td>${dateTime(shipment.dateCreated, context.timeZone)}</td></tr>
+<tr><th>Updated</th><td>${dateTime(shipment.dateUpdated, context.timeZone)}</td></tr>
 <tr><th>Timezone</th><td>${context.timeZone}</td></tr>
 </tbody></table>
+${data.trackingLink ?? ''}
 <h2>External references</h2>
 ${data.references.length === 0 ? html`<p class="meta">None.</p>` : html`<ul class="references">${data.references.map((reference) => {
     const href = safeHref(reference.externalUrl)
-    return html`<li><strong>${reference.integrationHandle}</strong>: ${href ? html`<a href="${href}" rel="noopener noreferrer" target="_blank">${reference.externalId ?? href}</a>` : (reference.externalId ?? '—')}</li>`
+    return html`<li><strong>${reference.integrationHandle}</strong>: ${href ? html`<a href="${href}" rel="noopener noreferrer" target="_blank">${reference.externalId ?? href}</a>` : (reference.externalId ?? '—')}${
+      reference.lastPushAt
+        ? html`<div class="meta" data-push="${reference.lastPushError ? 'failed' : 'ok'}">Last push ${dateTime(reference.lastPushAt, context.timeZone)} (${reference.pushAttempts} ${reference.pushAttempts === 1 ? 'attempt' : 'attempts'}): ${reference.lastPushError ?? 'sent'}</div>`
+        : ''
+    }</li>`
   })}</ul>`}
 <h2>History</h2>
 <ol class="timeline" aria-label="History">${data.history.map(
     (entry) => html`<li data-history="${entry.id}"><div>${entry.fromStatus ? html`${statusBadge(entry.fromStatus)} → ` : html`Created `}${statusBadge(entry.toStatus)}</div>
 ${entry.message ? html`<div class="history-message">${entry.message}</div>` : ''}
-<div class="meta">${entry.dateCreated}${entry.userId ? html` · by user ${entry.userId}` : ''}${entry.sourceIntegration ? html` · via ${entry.sourceIntegration}` : ''}${entry.externalCode ? html` · code ${entry.externalCode}` : ''}</div></li>`,
+<div class="meta">${dateTime(entry.dateCreated, context.timeZone)}${entry.userId ? html` · by ${data.userNames.get(entry.userId) ?? `user ${entry.userId}`}` : ''}${entry.sourceIntegration ? html` · via ${entry.sourceIntegration}` : ''}${entry.externalCode ? html` · code ${entry.externalCode}` : ''}</div></li>`,
   )}</ol>
 ${context.can.edit ? deleteForm(context, shipment) : ''}
 </aside></div>`
@@ -325,26 +343,44 @@ function deleteForm(context: PageContext, shipment: Shipment): SafeHtml {
 
 // --- An order's shipments -------------------------------------------------------------------------
 
-/** The order's shipments and "create N shipments": a fragment a host may embed on its own order screen. */
+/** The order page's head: who ordered and where the order stands (the host's own order screen has these already). */
+export function orderDetails(order: OrderSummary): SafeHtml {
+  const status = order.statusName ?? order.statusHandle
+  return html`<table class="order-details"><tbody>
+<tr><th>Customer</th><td data-customer>${order.customerName || order.email ? html`${order.customerName ?? ''}${order.customerName && order.email ? html`<br>` : ''}${order.email ? html`<span class="meta">${order.email}</span>` : ''}` : '—'}</td></tr>
+<tr><th>Order status</th><td data-order-status="${order.statusHandle ?? ''}">${status ?? '—'}${order.isCompleted ? '' : html` <span class="badge badge-muted">Not completed</span>`}</td></tr>
+</tbody></table>`
+}
+
+/**
+ * The order's shipments and how to create more: with the order's lines, the lines and the staging form;
+ * without (the order store gives none), "create N shipments". A fragment a host may embed on its own
+ * order screen.
+ */
 export function orderPanel(
   context: PageContext,
   order: { id: number; reference: string },
   shipments: Shipment[],
-  state: { errors: FieldErrors; count: string; flash: string | null },
+  state: { errors: FieldErrors; count: string; flash: string | null; lines: { lines: AllocatedLine[]; staging: StagingState } | null },
 ): SafeHtml {
+  const withItems = state.lines !== null
   return html`<section class="shipments-admin shipments-order-panel" data-order="${order.id}" aria-label="${`Shipments of order ${order.reference}`}">
 <h2>Shipments of order ${order.reference}</h2>
 ${state.flash ? notice('ok', state.flash) : ''}
-${shipments.length === 0 ? html`<p>No shipments yet.</p>` : html`<table><thead><tr><th>Reference</th><th>Status</th><th>Carrier</th><th>Tracking number</th></tr></thead><tbody>${shipments.map(
-    (shipment) => html`<tr data-shipment="${shipment.id}"><td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a></td><td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td></tr>`,
+${shipments.length === 0 ? html`<p>No shipments yet.</p>` : html`<table><thead><tr><th>Reference</th><th>Status</th>${withItems ? html`<th>Items</th>` : ''}<th>Carrier</th><th>Tracking number</th></tr></thead><tbody>${shipments.map(
+    (shipment) => html`<tr data-shipment="${shipment.id}"><td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a>${shipment.enabled ? '' : html` <span class="badge badge-muted">Disabled</span>`}</td><td>${statusBadge(shipment.status)}</td>${
+      withItems ? html`<td>${itemsSummary(shipment)}</td>` : ''
+    }<td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td></tr>`,
   )}</tbody></table>`}
 ${
-  context.can.edit
-    ? html`<form method="post" action="${context.prefix}/orders/${order.id}/shipments" class="toolbar" aria-label="Create shipments">
+  state.lines
+    ? orderLinesSection(context, order, state.lines.lines, state.lines.staging)
+    : context.can.edit
+      ? html`<form method="post" action="${context.prefix}/orders/${order.id}/shipments" class="toolbar" aria-label="Create shipments">
 ${csrfField(context.csrf)}
 ${field({ name: 'count', label: 'Create shipments', errors: state.errors }, (aria) => html`<input type="number" min="1" max="100" id="input-count" name="count" value="${state.count}"${aria}>`)}
 <button type="submit">Create</button></form>`
-    : ''
+      : ''
 }
 </section>`
 }

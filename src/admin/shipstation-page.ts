@@ -1,14 +1,15 @@
 // The ShipStation screen: what to paste into ShipStation, the settings in force, and the activity log.
 import type { ExchangeActivity } from '../order-exchange/activity-log.js'
-import { EXCHANGE_ACTIVITY_KEPT } from '../order-exchange/activity-log.js'
+import { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_REFUSED_KEPT } from '../order-exchange/activity-log.js'
 import type { OrderExchangeSettings } from '../order-exchange/settings.js'
 import { html, type SafeHtml } from './html.js'
-import { notice } from './components.js'
+import { dateTime, notice } from './components.js'
 
 const yesNo = (value: boolean) => (value ? 'Yes' : 'No')
 
 export function shipStationPage(
-  exchange: { url: string; settings: OrderExchangeSettings; activity: ExchangeActivity[] } | null,
+  exchange: { url: string; settings: OrderExchangeSettings; trackingFieldProblems: readonly string[]; activity: ExchangeActivity[] } | null,
+  timeZone: string,
 ): SafeHtml {
   if (!exchange) {
     return html`<h1>ShipStation</h1>${notice('error', html`The order exchange is not configured: the host registers the plugin without the <code>orderExchange</code> option.`)}`
@@ -34,11 +35,14 @@ export function shipStationPage(
 <tr><th>Password</th><td>The password set on this site (not shown here).</td></tr>
 </tbody></table>
 <h2>Settings in force</h2>
+${exchange.trackingFieldProblems.length > 0
+    ? notice('error', html`Tracking numbers from ShipStation are not stored: ${exchange.trackingFieldProblems.map((problem, index) => html`${index > 0 ? '; ' : ''}${problem}`)}. Declare the field in the plugin's <code>orderFields</code> option (a <code>matrix</code> field with these sub-fields), or point <code>orderExchange.trackingField</code> at one.`)
+    : ''}
 <table class="settings"><tbody>${rows.map(([label, value]) => html`<tr><th>${label}</th><td>${value}</td></tr>`)}</tbody></table>
 <h2>Activity</h2>
-<p class="hint">Every request ShipStation made, newest first (at least the last ${EXCHANGE_ACTIVITY_KEPT} are kept). No export requests, or only refused ones, explain orders that do not show up in ShipStation.</p>
+<p class="hint">Every request ShipStation made, newest first: the last 100 answered and the last 100 refused (the log keeps at least the last ${EXCHANGE_ACTIVITY_KEPT} answered and ${EXCHANGE_ACTIVITY_REFUSED_KEPT} refused). No export requests, or only refused ones, explain orders that do not show up in ShipStation.</p>
 ${exchange.activity.length === 0 ? html`<p>No requests yet: ShipStation has not called this site.</p>` : html`<table class="activity"><thead><tr><th>Time</th><th>Action</th><th>Page / order</th><th>Orders exported</th><th>Status</th><th>Reason</th></tr></thead><tbody>${exchange.activity.map(
-    (entry) => html`<tr data-status-code="${entry.statusCode}"><td class="meta">${entry.date}</td><td>${entry.action || '—'}</td>
+    (entry) => html`<tr data-status-code="${entry.statusCode}"><td class="meta">${dateTime(entry.date, timeZone)}</td><td>${entry.action || '—'}</td>
 <td>${entry.page !== null ? `page ${entry.page}` : (entry.orderNumber ?? '—')}</td><td>${entry.ordersExported ?? '—'}</td>
 <td><span class="badge ${entry.statusCode < 400 ? 'badge-ok' : 'badge-error'}">${entry.statusCode}</span></td><td>${entry.reason ?? ''}</td></tr>`,
   )}</tbody></table>`}`

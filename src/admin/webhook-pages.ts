@@ -3,7 +3,7 @@
 import type { WebhookDelivery, WebhookSubscription } from '../outbox/webhooks.js'
 import { WEBHOOK_EVENT_NAMES } from '../outbox/event-names.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, field, fieldErrors, formErrors, notice, textInput, type FieldErrors } from './components.js'
+import { csrfField, dateTime, field, fieldErrors, formErrors, notice, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 
 /** What the create form holds, as typed. */
@@ -95,13 +95,13 @@ ${flash ? notice(flash.startsWith('Not ') ? 'error' : 'ok', flash) : ''}
 <dt>Enabled</dt><dd>${enabledBadge(subscription)}</dd>
 <dt>Failures in a row</dt><dd>${subscription.failureCount}</dd>
 ${subscription.disabledReason ? html`<dt>Disabled because</dt><dd>${subscription.disabledReason}</dd>` : ''}
-<dt>Created</dt><dd class="meta">${subscription.dateCreated}</dd>
+<dt>Created</dt><dd class="meta">${dateTime(subscription.dateCreated, context.timeZone)}</dd>
 </dl>
 <div class="toolbar">${subscriptionActions(context, subscription)}</div>
 <h2>Recent deliveries</h2>
 ${deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Event</th><th>State</th><th>Attempts</th><th>Last error</th><th></th></tr></thead><tbody>${deliveries.map(
-    (delivery) => html`<tr data-delivery="${delivery.deliveryId}"><td class="meta">${delivery.dateCreated}</td><td><code>${delivery.eventName}</code></td>
-<td>${stateBadge(delivery.state)}${delivery.nextAttemptAt ? html` <span class="meta">next attempt ${delivery.nextAttemptAt}</span>` : ''}</td>
+    (delivery) => html`<tr data-delivery="${delivery.deliveryId}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td><code>${delivery.eventName}</code></td>
+<td>${stateBadge(delivery.state)}${delivery.nextAttemptAt ? html` <span class="meta">next attempt ${dateTime(delivery.nextAttemptAt, context.timeZone)}</span>` : ''}</td>
 <td>${delivery.attempts}</td><td>${delivery.lastError ?? ''}</td>
 <td>${delivery.state === 'pending' ? '' : html`<form method="post" action="${context.prefix}/webhooks/${subscription.id}/redeliver">${csrfField(context.csrf)}<input type="hidden" name="deliveryId" value="${delivery.deliveryId}"><button type="submit">Redeliver</button></form>`}</td></tr>`,
   )}</tbody></table>`}`

@@ -1,6 +1,19 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
-import type { ExportOrdersPage, ExportOrdersQuery, OrderSummary } from '../orders/order-store.js'
+import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
+
+/**
+ * An order line a shipment holds, as stored: with the line's SKU and name for display, and the quantity
+ * the order had of it when it was allocated (so enabling, restoring or un-cancelling the shipment can
+ * check the allocation without asking the order store).
+ */
+export interface StoredShipmentItem {
+  lineItemId: number
+  quantity: number
+  sku: string | null
+  name: string
+  ordered: number
+}
 
 /** A shipment row as every engine returns it. */
 export interface ShipmentRow {
@@ -21,9 +34,13 @@ export interface ShipmentRow {
   dateDeleted: Date | null
   /** Set while the shipment is cancelled with its order: the status to restore with the order. */
   statusBeforeOrderCancel: string | null
+  items: StoredShipmentItem[]
   createdAt: Date
   updatedAt: Date
 }
+
+/** Columns an update may fill where they are empty, without overwriting a stored value. */
+export type FillableColumns = Partial<Pick<ShipmentRow, 'carrier' | 'trackingUrl'>>
 
 /** The columns an update may write. */
 export type ShipmentColumns = Partial<Omit<ShipmentRow, 'id' | 'reference' | 'orderId' | 'createdAt'>>
@@ -76,6 +93,12 @@ export interface ExchangeActivityRow {
 
 export type NewExchangeActivityRow = Omit<ExchangeActivityRow, 'id'>
 
+/** What became of a recorded delivery: `applied` (the default of a record without one), `stale`, `unmapped-status`, ... */
+export interface DeliveryOutcome {
+  outcome: string
+  reason?: string
+}
+
 /** A webhook delivery recorded for an integration (dedupe ledger), with what became of it. */
 export interface DeliveryRow {
   deliveryId: string
@@ -84,6 +107,16 @@ export interface DeliveryRow {
 }
 
 export type IntegrationValues = Omit<IntegrationRow, 'id' | 'createdAt'>
+
+/** A shipment whose last push to an integration failed, for the admin overview. */
+export interface FailingPushRow {
+  shipmentId: number
+  shipmentReference: string
+  integrationHandle: string
+  lastPushAt: Date | null
+  lastPushError: string
+  pushAttempts: number
+}
 
 export interface ExternalReferenceRow {
   integrationHandle: string
@@ -173,16 +206,51 @@ export interface WebhookSubscriptionRow {
 
 export type WebhookSubscriptionValues = Omit<WebhookSubscriptionRow, 'id' | 'createdAt'>
 
+/** A stored customer notification definition. */
+export interface NotificationRow {
+  id: number
+  name: string
+  enabled: boolean
+  statuses: string[]
+  recipient: string
+  addresses: string[]
+  subject: string
+  html: string
+  text: string
+  language: string | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export type NotificationValues = Omit<NotificationRow, 'id' | 'createdAt'>
+
+/** Customer notification definitions and the shipments' public tracking link versions. */
+export interface NotificationStore {
+  list(): Promise<NotificationRow[]>
+  find(id: number): Promise<NotificationRow | undefined>
+  insert(values: NotificationValues): Promise<NotificationRow>
+  update(id: number, values: Partial<NotificationValues>): Promise<NotificationRow | undefined>
+  remove(id: number): Promise<boolean>
+  /** The version a shipment's tracking link is signed with (0 until revoked once). */
+  trackingLinkVersion(shipmentId: number): Promise<number>
+  /** Raises the version, so every link signed before stops working; returns the new one. */
+  revokeTrackingLink(shipmentId: number): Promise<number>
+}
+
 /** The outbox and the outbound webhook subscriptions, on the engine's tables. */
 export interface OutboxStore {
   /**
    * Writes messages in a transaction of their own (a change's messages are written with the change).
-   * `claimFor`: claimed at once by this instance for that long, so it handles them itself right away.
+   * `claimFor`: claimed at once by this instance for that long, so it handles them itself right away;
+   * except, left unclaimed to wait their turn, an event behind an older pending event of its key that
+   * this instance does not hold, and a job behind any older pending job of its key.
    */
   enqueue(messages: NewOutboxMessage[], claimFor: { instanceId: string; leaseMs: number } | null): Promise<OutboxRow[]>
   /**
-   * Claims up to `limit` due messages for `instanceId` for `leaseMs`: pending, available, not claimed
-   * (or their claim expired), and with no earlier pending message of the same key, oldest first.
+   * Claims up to `limit` due messages for `instanceId` for `leaseMs`, oldest first: pending, available,
+   * not claimed (or their claim expired); an event only when no earlier pending event of its key waits
+   * for a retry or is held by another instance (a whole run at once), a job only as the first pending job
+   * of its key. Instances claim one at a time, so they never split a run.
    */
   claimDue(instanceId: string, leaseMs: number, limit: number): Promise<OutboxRow[]>
   /**
@@ -190,7 +258,11 @@ export interface OutboxStore {
    * written before is skipped), claimed by `claimFor`; returns the follow-ups written.
    */
   complete(ids: number[], followUps: NewOutboxMessage[], claimFor: OutboxClaim | null): Promise<OutboxRow[]>
-  /** Logs one attempt of a job and moves it on (done, retried later, failed), with its follow-ups, as `complete`. */
+  /**
+   * Logs one attempt of a job and moves it on (done, retried later, failed), with its follow-ups, as
+   * `complete`. Done or failed, it hands off: the next pending job of its key, when nobody holds it, is
+   * claimed by `claimFor` in the same transaction and returned after the follow-ups.
+   */
   recordAttempt(id: number, record: OutboxAttemptRecord, claimFor: OutboxClaim | null): Promise<OutboxRow[]>
   /** Sets a finished or failed job pending again, available now, with its attempts counted from zero. */
   requeue(messageId: string): Promise<OutboxRow | undefined>
@@ -233,6 +305,11 @@ export interface ShipmentChangePlan {
    * shipment of the order is left unshipped (a unique key: one claim per order, ever). null: none.
    */
   claimOrderAdvance: string | null
+  /**
+   * With `claimOrderAdvance`: the shippable lines (id to quantity ordered) the order's shipped
+   * shipments must hold in full before the order advances (the full-coverage rule); null: no such rule.
+   */
+  requireCoverage?: ReadonlyMap<number, number> | null
 }
 
 export interface ShipmentChangeRequest {
@@ -249,6 +326,12 @@ export interface ShipmentChangeRequest {
   authorize?: (current: ShipmentRow) => Promise<void> | void
   /** The change comes from an integration: applied only when not older than the last one applied from it. */
   externalEvent?: ExternalEventMark
+  /**
+   * The change is a webhook delivery: recorded in the integration's dedupe ledger in the same
+   * transaction, so the mark and its effect commit (or vanish) together. A delivery recorded before
+   * writes nothing and comes back as `duplicate`.
+   */
+  delivery?: { integrationId: number; deliveryId: string }
   /** Synchronous and pure: what to write, given the row read inside the write transaction. */
   plan: (current: ShipmentRow) => ShipmentChangePlan
   /**
@@ -275,8 +358,80 @@ export interface ShipmentChangeOutcome {
   orderAdvanceClaimed: boolean
   /** True when the external event was older than the last one applied, so nothing was written. */
   stale: boolean
+  /** True when the delivery was recorded before, so nothing was written. */
+  duplicate: boolean
   /** The outbox messages written with the change. */
   messages: OutboxRow[]
+}
+
+/**
+ * Thrown inside a write when the order's active shipments (enabled, not cancelled, not deleted) would
+ * hold more of a line than was ordered; the write is rolled back.
+ */
+export class AllocationExceededError extends Error {
+  constructor(
+    readonly item: StoredShipmentItem,
+    /** What the order's other active shipments hold of the line. */
+    readonly allocatedElsewhere: number,
+  ) {
+    const left = Math.max(0, item.ordered - allocatedElsewhere)
+    super(`Line ${item.lineItemId}${item.sku ? ` (${item.sku})` : ''}: ${item.quantity} requested, ${left} of ${item.ordered} left to allocate.`)
+    this.name = 'AllocationExceededError'
+  }
+}
+
+/** Enabled, not cancelled, not deleted: a shipment whose items count against the order's lines. */
+export const holdsAllocation = (row: Pick<ShipmentRow, 'enabled' | 'status' | 'dateDeleted'>) =>
+  row.enabled && row.status !== 'cancelled' && row.dateDeleted === null
+
+/** What active shipments hold per line, by order. */
+export function allocationsByOrder(rows: Iterable<Pick<ShipmentRow, 'orderId' | 'items'>>): Map<number, Map<number, number>> {
+  const byOrder = new Map<number, Map<number, number>>()
+  for (const row of rows) {
+    if (row.items.length === 0) continue
+    const allocated = byOrder.get(row.orderId) ?? new Map<number, number>()
+    for (const item of row.items) allocated.set(item.lineItemId, (allocated.get(item.lineItemId) ?? 0) + item.quantity)
+    byOrder.set(row.orderId, allocated)
+  }
+  return byOrder
+}
+
+/** What active shipments hold per line. */
+export function allocatedByLine(rows: Iterable<Pick<ShipmentRow, 'items'>>): Map<number, number> {
+  const allocated = new Map<number, number>()
+  for (const row of rows) for (const item of row.items) allocated.set(item.lineItemId, (allocated.get(item.lineItemId) ?? 0) + item.quantity)
+  return allocated
+}
+
+/** Throws AllocationExceededError for the first item that does not fit beside what other shipments hold. */
+export function checkAllocation(items: readonly StoredShipmentItem[], allocatedElsewhere: ReadonlyMap<number, number>): void {
+  for (const item of items) {
+    const elsewhere = allocatedElsewhere.get(item.lineItemId) ?? 0
+    if (elsewhere + item.quantity > item.ordered) throw new AllocationExceededError(item, elsewhere)
+  }
+}
+
+/**
+ * Whether the order may advance: no active shipment left unshipped, and, under the full-coverage rule,
+ * every shippable line held in full by the shipped ones.
+ */
+export function orderComplete(active: ReadonlyArray<Pick<ShipmentRow, 'status' | 'items'>>, requireCoverage: ReadonlyMap<number, number> | null | undefined): boolean {
+  if (active.some((row) => row.status !== 'shipped')) return false
+  if (!requireCoverage) return true
+  const shipped = allocatedByLine(active)
+  for (const [lineItemId, ordered] of requireCoverage) if ((shipped.get(lineItemId) ?? 0) < ordered) return false
+  return true
+}
+
+/**
+ * The items a change must check against the order's other active shipments, or null: the shipment holds
+ * items after it, and the change either sets them or brings the shipment back (enabled, restored,
+ * un-cancelled).
+ */
+export function allocationToCheck(before: ShipmentRow, columns: ShipmentColumns): StoredShipmentItem[] | null {
+  const after = { ...before, ...columns }
+  const check = after.items.length > 0 && holdsAllocation(after) && (!holdsAllocation(before) || columns.items !== undefined)
+  return check ? after.items : null
 }
 
 export interface ShipmentListQuery {
@@ -284,6 +439,10 @@ export interface ShipmentListQuery {
   status?: string
   /** Shipments whose reference contains this text (case-insensitive). */
   referenceContains?: string
+  /** Shipments with exactly this tracking number. */
+  trackingNumber?: string
+  /** Shipments whose external reference at this integration has this id. */
+  externalReference?: { integrationId: number; externalId: string }
   includeDeleted: boolean
   limit: number
   offset: number
@@ -346,6 +505,7 @@ export interface AddressValues {
 export interface LineItemValues {
   sku: string | null
   name: string
+  shippable: boolean
   weight: number | null
   weightUnit: string | null
   quantity: number
@@ -364,8 +524,11 @@ export class LockTimeoutError extends Error {
   }
 }
 
-/** Locks held across asynchronous work: `shipmentPush` keeps one shipment's pushes and cancels one at a time. */
-export type NamedLock = 'shipmentPush'
+/**
+ * Locks held across asynchronous work: `shipmentPush` keeps one shipment's pushes and cancels one at a
+ * time; `shipNotice` one order's ShipStation notifications with items (keyed by order id).
+ */
+export type NamedLock = 'shipmentPush' | 'shipNotice'
 
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
@@ -374,8 +537,11 @@ export interface DataLayer {
   readonly engine: Engine
 
   findShipment(id: number): Promise<ShipmentRow | undefined>
-  /** Writes columns in one atomic statement, without the mutex; undefined when there is no such shipment. */
-  updateShipmentColumns(id: number, columns: ShipmentColumns): Promise<ShipmentRow | undefined>
+  /**
+   * Writes columns in one atomic statement, without the mutex; undefined when there is no such shipment.
+   * `fillEmpty`: columns written only where the stored value is null (detected carrier and tracking URL).
+   */
+  updateShipmentColumns(id: number, columns: ShipmentColumns, fillEmpty?: FillableColumns): Promise<ShipmentRow | undefined>
   /**
    * Applies a change in one write transaction: under the shipment's mutex when asked (the status is
    * re-read under it), with the history row, the external event mark and the order-advance claim.
@@ -383,22 +549,27 @@ export interface DataLayer {
    */
   commitShipmentChange(id: number, request: ShipmentChangeRequest): Promise<ShipmentChangeOutcome>
   /**
-   * Creates `count` shipments of an order numbered after its existing ones, each with its creation
-   * history row, and the outbox messages `messages` makes of them, in one transaction.
+   * Creates shipments of an order numbered after its existing ones, each with its creation history
+   * row, and the outbox messages `messages` makes of them, in one transaction serialized per order.
+   * `plan` gets what the order's active shipments hold per line and returns one item list per
+   * shipment to create (empty lists: order-level shipments); AllocationExceededError when they do not fit.
    */
   createShipments(
     orderId: number,
     orderReference: string,
-    count: number,
+    plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][],
     userId: string | null,
     messages?: { of: (rows: ShipmentRow[]) => NewOutboxMessage[]; claimFor: OutboxClaim },
   ): Promise<{ rows: ShipmentRow[]; messages: OutboxRow[] }>
   listShipments(query: ShipmentListQuery): Promise<{ rows: ShipmentRow[]; total: number }>
+  /** What the active shipments of these orders hold per line, by order (orders holding nothing are left out). */
+  allocations(orderIds: readonly number[]): Promise<Map<number, Map<number, number>>>
   /** Newest first. */
   shipmentHistory(shipmentId: number): Promise<HistoryRow[]>
   /**
    * Sets or clears the deletion date (a second delete keeps the first date), with the outbox messages
-   * `messages` makes of the row, in one transaction; undefined for no shipment.
+   * `messages` makes of the row, in one transaction; undefined for no shipment. A restore that would
+   * over-allocate a line throws AllocationExceededError.
    */
   setShipmentDeleted(
     id: number,
@@ -412,21 +583,43 @@ export interface DataLayer {
   insertIntegration(values: IntegrationValues): Promise<IntegrationRow>
   updateIntegration(id: number, values: IntegrationValues): Promise<IntegrationRow>
   deleteIntegration(id: number): Promise<void>
-  /** True when this call recorded the delivery (a unique key decides a race); false when it was recorded before. */
-  claimDelivery(integrationId: number, deliveryId: string): Promise<boolean>
-  releaseDelivery(integrationId: number, deliveryId: string): Promise<void>
+  /**
+   * Records a delivery that changes no shipment (its effect-bearing twin is commitShipmentChange's
+   * `delivery`); false when it was recorded before (a unique key decides a race).
+   */
+  recordDelivery(integrationId: number, deliveryId: string, outcome: DeliveryOutcome): Promise<boolean>
   /** The newest deliveries recorded for an integration, newest first. */
   recentDeliveries(integrationId: number, limit: number): Promise<DeliveryRow[]>
   /**
    * Appends a row to the order exchange's activity log. Every `retention.every`th row also drops the
-   * rows beyond the newest `retention.keep`, so a request usually costs one statement and the log
-   * never holds more than keep + every - 1 rows.
+   * answered rows (status below 400) beyond the newest `retention.keep` and the refused ones beyond the
+   * newest `retention.keepRefused`, so a request usually costs one statement, refusals never evict
+   * answered requests, and the log never holds more than keep + keepRefused + every - 1 rows.
    */
-  recordExchangeActivity(entry: NewExchangeActivityRow, retention: { keep: number; every: number }): Promise<void>
-  /** The newest rows of the activity log, newest first. */
-  exchangeActivity(limit: number): Promise<ExchangeActivityRow[]>
+  recordExchangeActivity(entry: NewExchangeActivityRow, retention: { keep: number; keepRefused: number; every: number }): Promise<void>
+  /** The newest rows of the activity log, newest first; with `refused`, only refused (true) or answered (false) ones. */
+  exchangeActivity(limit: number, refused?: boolean): Promise<ExchangeActivityRow[]>
   setExternalReference(shipmentId: number, integrationId: number, externalId: string | null, externalUrl: string | null): Promise<void>
   externalReferences(shipmentId: number): Promise<ExternalReferenceRow[]>
+
+  // The admin overview: each query bounded, whatever the number of shipments.
+  /** Shipments not deleted, by status (statuses without any are left out). */
+  countShipmentsByStatus(): Promise<Record<string, number>>
+  /**
+   * Shipments not deleted shipped in [from, to), counted per quarter hour since the epoch
+   * (`floor(ms / 900000)`): at most one row per quarter hour of the window, so a busy store costs no
+   * more rows than a quiet one, and days in any timezone (offsets are whole quarter hours) add up exactly.
+   */
+  countShippedByQuarterHour(from: Date, to: Date): Promise<Array<{ quarterHour: number; count: number }>>
+  /**
+   * Enabled shipments, not deleted, neither shipped nor cancelled, scheduled to ship before `now`: the
+   * earliest scheduled first, at most `limit`, and how many there are.
+   */
+  lateShipments(now: Date, limit: number): Promise<{ rows: ShipmentRow[]; total: number }>
+  /** External references whose last push failed (shipment not deleted): the newest attempt first, at most `limit`, and how many. */
+  failingPushes(limit: number): Promise<{ rows: FailingPushRow[]; total: number }>
+  /** The activity log's newest row of this action, answered or refused. */
+  newestExchangeActivity(action: string): Promise<ExchangeActivityRow | undefined>
 
   /**
    * A stamp that changes when the package's tables change, for caches of query results: at once for
@@ -435,6 +628,10 @@ export interface DataLayer {
   createChangeStamp(otherInstancesMs: number): () => Promise<string>
 
   findOrder(orderId: number): Promise<OrderSummary | undefined>
+  /** The reference store's lines of an order (id order); undefined for no order. */
+  orderLines(orderId: number): Promise<OrderLine[] | undefined>
+  /** The reference store's completed orders after `afterId` by id, with their lines. */
+  listCompletedOrders(query: { afterId: number; limit: number }): Promise<CompletedOrder[]>
   findOrderByReference(reference: string): Promise<OrderSummary | undefined>
   /** False when no order status has this handle (nothing is written then). */
   setOrderStatus(orderId: number, statusHandle: string): Promise<boolean>
@@ -459,6 +656,8 @@ export interface DataLayer {
 
   /** The transactional outbox and the webhook subscriptions. */
   readonly outbox: OutboxStore
+  /** Customer notifications and tracking links. */
+  readonly notifications: NotificationStore
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.
@@ -476,3 +675,13 @@ export class ShipmentMissingError extends Error {
     this.name = 'ShipmentMissingError'
   }
 }
+
+/** The outcome of a change that wrote nothing: a stale event or a delivery recorded before. */
+export const unchangedOutcome = (row: ShipmentRow, why: { stale: boolean; duplicate: boolean }): ShipmentChangeOutcome => ({
+  row,
+  previousStatus: row.status,
+  historyId: null,
+  orderAdvanceClaimed: false,
+  ...why,
+  messages: [],
+})

@@ -31,19 +31,19 @@ export const PAGE_COLUMN: Record<string, number> = Object.fromEntries(
   [...ORDER_COLUMNS, ...addressColumns('s'), ...addressColumns('b'), 'problem'].map((name, index) => [name, index]),
 )
 
-export const ITEM_COLUMNS = 'order_id, sku, name, weight, weight_unit, quantity, price, image_url, options'
-type ItemRow = [orderId: number, sku: string | null, name: string, weight: number | null, weightUnit: string | null, quantity: number, price: string, imageUrl: string | null, options: string | Record<string, string>]
+export const ITEM_COLUMNS = 'order_id, sku, name, weight, weight_unit, quantity, price, image_url, options, id'
+type ItemRow = [orderId: number, sku: string | null, name: string, weight: number | null, weightUnit: string | null, quantity: number, price: string, imageUrl: string | null, options: string | Record<string, string>, id: number]
 
 type Row = unknown[]
 
 /** Page rows and item rows (both arrays, in ITEM_COLUMNS order) to ExportOrders. */
 export function toExportOrders(rows: Row[], itemRows: Row[]): ExportOrder[] {
   const itemsByOrder = new Map<number, ExportLineItem[]>()
-  for (const [orderId, sku, name, weight, weightUnit, quantity, unitPrice, imageUrl, options] of itemRows as ItemRow[]) {
+  for (const [orderId, sku, name, weight, weightUnit, quantity, unitPrice, imageUrl, options, id] of itemRows as ItemRow[]) {
     let list = itemsByOrder.get(orderId)
     if (!list) itemsByOrder.set(orderId, (list = []))
     const optionValues = typeof options === 'string' ? (JSON.parse(options) as Record<string, string>) : options
-    list.push({ sku, name, weight, weightUnit, quantity, unitPrice, imageUrl, options: optionValues })
+    list.push({ id, sku, name, weight, weightUnit, quantity, unitPrice, imageUrl, options: optionValues })
   }
   return rows.map((row) => toExportOrder(row, itemsByOrder.get(row[PAGE_COLUMN.id] as number) ?? []))
 }

@@ -26,15 +26,18 @@ export function createMutex(options: MutexOptions): Mutex {
   if (options.directory) mkdirSync(options.directory, { recursive: true })
 
   async function acquireInProcess(name: string, deadline: number): Promise<() => void> {
-    const previous = queueTails.get(name) ?? Promise.resolve()
+    const holder = queueTails.get(name)
     let release!: () => void
     const current = new Promise<void>((resolve) => (release = resolve))
-    const tail = previous.then(() => current)
+    const tail = holder ? holder.then(() => current) : current
     queueTails.set(name, tail)
     // The last holder out removes the entry, so the map does not grow with every shipment ever locked.
     void tail.then(() => {
       if (queueTails.get(name) === tail) queueTails.delete(name)
     })
+    // Nobody holds it: no timer, no race (the common case, on every transition).
+    if (!holder) return release
+    const previous = holder
 
     let timer: NodeJS.Timeout | undefined
     const timedOut = new Promise<'timeout'>((resolve) => {

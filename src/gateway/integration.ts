@@ -23,12 +23,12 @@ export interface Integration {
 export interface IntegrationInput {
   name: string
   handle: string
-  enabled?: boolean | string
-  providerId?: string | null
-  settings?: Record<string, unknown>
-  statusMap?: Record<string, string>
-  outboundStatusMap?: Record<string, string>
-  pushOn?: string[]
+  enabled?: boolean | string | undefined
+  providerId?: string | null | undefined
+  settings?: Record<string, unknown> | undefined
+  statusMap?: Record<string, string> | undefined
+  outboundStatusMap?: Record<string, string> | undefined
+  pushOn?: string[] | undefined
 }
 
 export interface ExternalReference {

@@ -15,6 +15,45 @@ import type { AnyProviderDefinition, ConnectionCheck, DeliveryLedger, ProviderCo
 export const SECRET_MASK = '********'
 const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
+/**
+ * An object of exactly these entries and no prototype: providers index the status maps and settings by
+ * outside text (`statusMap[event.status]`), which on a plain object finds `constructor`, `toString`
+ * and the rest of Object.prototype; and `__proto__` is a key like any other.
+ */
+function ownKeysOnly<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
+  const record: Record<string, T> = Object.create(null)
+  for (const [key, value] of entries) record[key] = value
+  return record
+}
+
+/**
+ * What a provider works with for one call. A class rather than an object literal: the gateway makes one
+ * per request, and a literal with a getter and a fresh ledger closure cost a fifth of a bare dispatch.
+ * The logger is made on first use: most requests never log, and a child logger is not free.
+ */
+class CallContext implements ProviderContext {
+  #logger: FastifyBaseLogger | undefined
+  readonly #parentLogger: FastifyBaseLogger
+  readonly #bindings: Record<string, unknown>
+  constructor(
+    readonly integration: Integration,
+    readonly settings: Record<string, unknown>,
+    readonly deliveries: DeliveryLedger,
+    readonly shipments: ShipmentService,
+    readonly orders: OrderStore,
+    readonly now: () => number,
+    parentLogger: FastifyBaseLogger,
+    bindings: Record<string, unknown>,
+  ) {
+    this.#parentLogger = parentLogger
+    this.#bindings = bindings
+  }
+
+  get logger(): FastifyBaseLogger {
+    return (this.#logger ??= this.#parentLogger.child(this.#bindings))
+  }
+}
+
 export interface IntegrationServiceDependencies {
   data: DataLayer
   registry: ProviderRegistry
@@ -67,12 +106,15 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     return gatewayRows.byHandle.get(handle)
   }
 
+  /** Integrations whose `enabled` names an unset variable, warned about once per process. */
+  const unsetEnabledWarned = new Set<string>()
+
   /** Presented integrations by id, reused by the gateway until the row changes. */
-  const presented = new Map<number, { version: number; integration: Integration }>()
+  const presented = new Map<number, { version: number; integration: Integration; deliveries: DeliveryLedger }>()
 
   function present(row: IntegrationRow): Integration {
     const secrets = new Set<string>(registry.get(row.providerId ?? '')?.secretSettings ?? [])
-    const settings = Object.fromEntries(
+    const settings = ownKeysOnly(
       Object.entries(row.settings).map(([key, value]) => [
         key,
         secrets.has(key) && environmentReference(value) === null && value !== '' ? SECRET_MASK : value,
@@ -85,67 +127,96 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       enabled: environmentReference(row.enabled) ? row.enabled : row.enabled === 'true',
       providerId: row.providerId,
       settings,
-      statusMap: row.statusMap as Record<string, ShipmentStatus>,
-      outboundStatusMap: row.outboundStatusMap as Partial<Record<ShipmentStatus, string>>,
+      statusMap: ownKeysOnly(Object.entries(row.statusMap)) as Record<string, ShipmentStatus>,
+      outboundStatusMap: ownKeysOnly(Object.entries(row.outboundStatusMap)) as Partial<Record<ShipmentStatus, string>>,
       pushOn: row.pushOn as ShipmentStatus[],
       dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
       dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
     }
   }
 
-  /** Checks an integration before it is saved; the message names the offending setting. */
+  /**
+   * Checks an integration before it is saved; throws one IntegrationConfigError naming every problem
+   * found, each under its field (`name`, `handle`, `settings.secret`, `statusMap.in_transit`...).
+   */
   async function checkInput(input: IntegrationInput, existingId: number | null): Promise<void> {
-    if (typeof input.name !== 'string' || input.name.trim() === '') throw new IntegrationConfigError('name: must not be empty')
-    const nameProblem = textProblem(input.name.trim(), SHORT_TEXT)
-    if (nameProblem) throw new IntegrationConfigError(`name: ${nameProblem}`)
-    if (typeof input.handle !== 'string' || !HANDLE_PATTERN.test(input.handle)) {
-      throw new IntegrationConfigError('handle: lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 64')
+    const problems: Record<string, string[]> = {}
+    const add = (field: string, message: string) => void (problems[field] ??= []).push(message)
+    await collectProblems(input, existingId, add)
+    if (Object.keys(problems).length > 0) throw new IntegrationConfigError(problems)
+  }
+
+  async function collectProblems(input: IntegrationInput, existingId: number | null, add: (field: string, message: string) => void): Promise<void> {
+    if (typeof input.name !== 'string' || input.name.trim() === '') add('name', 'must not be empty')
+    else {
+      const nameProblem = textProblem(input.name.trim(), SHORT_TEXT)
+      if (nameProblem) add('name', nameProblem)
     }
-    const clash = await findRow(input.handle)
-    if (clash && clash.id !== existingId) throw new IntegrationConfigError(`handle: "${input.handle}" is already used`)
+    if (typeof input.handle !== 'string' || !HANDLE_PATTERN.test(input.handle)) {
+      add('handle', 'lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 64')
+    } else {
+      const clash = await findRow(input.handle)
+      if (clash && clash.id !== existingId) add('handle', `"${input.handle}" is already used`)
+    }
     if (input.enabled !== undefined && typeof input.enabled !== 'boolean' && environmentReference(input.enabled) === null) {
-      throw new IntegrationConfigError('enabled: must be a boolean or an environment reference such as "$WEBHOOKS_ENABLED"')
+      add('enabled', 'must be a boolean or an environment reference such as "$WEBHOOKS_ENABLED"')
     }
     for (const [code, status] of Object.entries(input.statusMap ?? {})) {
-      if (code === '') throw new IntegrationConfigError('statusMap: external codes must not be empty')
-      const codeProblem = textProblem(code, SHORT_TEXT)
-      if (codeProblem) throw new IntegrationConfigError(`statusMap: an external code ${codeProblem}`)
-      if (!isShipmentStatus(status)) throw new IntegrationConfigError(`statusMap.${code}: "${status}" is not a shipment status`)
+      const codeProblem = code === '' ? 'external codes must not be empty' : textProblem(code, SHORT_TEXT)
+      if (codeProblem) add('statusMap', code === '' ? codeProblem : `an external code ${codeProblem}`)
+      else if (!isShipmentStatus(status)) add(`statusMap.${code}`, `"${status}" is not a shipment status`)
     }
     for (const [status, code] of Object.entries(input.outboundStatusMap ?? {})) {
-      if (!isShipmentStatus(status)) throw new IntegrationConfigError(`outboundStatusMap: "${status}" is not a shipment status`)
+      if (!isShipmentStatus(status)) {
+        add('outboundStatusMap', `"${status}" is not a shipment status`)
+        continue
+      }
       const codeProblem = typeof code !== 'string' || code === '' ? 'must be a non-empty string' : textProblem(code, SHORT_TEXT)
-      if (codeProblem) throw new IntegrationConfigError(`outboundStatusMap.${status}: ${codeProblem}`)
+      if (codeProblem) add(`outboundStatusMap.${status}`, codeProblem)
     }
-    if (!Array.isArray(input.pushOn ?? [])) throw new IntegrationConfigError('pushOn: must be a list of shipment statuses')
-    for (const status of input.pushOn ?? []) {
-      if (!isShipmentStatus(status)) throw new IntegrationConfigError(`pushOn: "${String(status)}" is not a shipment status`)
+    const pushOn = Array.isArray(input.pushOn ?? []) ? (input.pushOn ?? []) : null
+    if (pushOn === null) add('pushOn', 'must be a list of shipment statuses')
+    for (const status of pushOn ?? []) {
+      if (!isShipmentStatus(status)) add('pushOn', `"${String(status)}" is not a shipment status`)
     }
     if (input.providerId == null) {
-      if ((input.pushOn ?? []).length > 0) throw new IntegrationConfigError('pushOn: needs a provider that can push shipments')
+      if ((pushOn ?? []).length > 0) add('pushOn', 'needs a provider that can push shipments')
       return
     }
     const provider = registry.get(input.providerId)
-    if (!provider) throw new IntegrationConfigError(`providerId: no provider "${input.providerId}" is registered`)
-    let resolved: Record<string, unknown>
-    try {
-      resolved = resolveEnvironmentValues(input.settings ?? {})
-    } catch (error) {
-      // resolveEnvironmentValues throws one kind of error: an unset variable.
-      throw new IntegrationConfigError(`settings: ${(error as MissingEnvironmentVariableError).message}`)
+    if (!provider) return add('providerId', `no provider "${input.providerId}" is registered`)
+    for (const status of pushOn ?? []) {
+      const method = status === 'cancelled' ? 'cancelShipment' : 'pushShipment'
+      if (!provider[method]) add('pushOn', `the provider "${provider.id}" has no ${method}()`)
     }
+    // Each setting on its own: an unset variable or a text that breaks the rule is named, and the
+    // schema checks the rest (a setting already refused is not refused again as missing).
+    const resolved: Record<string, unknown> = {}
+    const refused = new Set<string>()
     for (const [key, value] of Object.entries(input.settings ?? {})) {
       const problem = typeof value === 'string' ? textProblem(value, SETTING_TEXT) : null
-      if (problem) throw new IntegrationConfigError(`settings.${key}: ${problem}`)
+      if (problem) {
+        add(`settings.${key}`, problem)
+        refused.add(key)
+        continue
+      }
+      try {
+        resolved[key] = resolveEnvironmentValue(value)
+      } catch (error) {
+        // resolveEnvironmentValue throws one kind of error: an unset variable.
+        add(`settings.${key}`, (error as MissingEnvironmentVariableError).message)
+        refused.add(key)
+      }
     }
-    for (const status of input.pushOn ?? []) {
-      const method = status === 'cancelled' ? 'cancelShipment' : 'pushShipment'
-      if (!provider[method]) throw new IntegrationConfigError(`pushOn: the provider "${provider.id}" has no ${method}()`)
-    }
-    const firstError = Value.Errors(provider.settingsSchema, Value.Default(provider.settingsSchema, structuredClone(resolved))).First()
-    if (firstError) {
-      const path = firstError.path.replace(/^\//, '').replaceAll('/', '.')
-      throw new IntegrationConfigError(`settings${path ? `.${path}` : ''}: ${firstError.message}`)
+    const named = new Set<string>()
+    for (const error of Value.Errors(provider.settingsSchema, Value.Default(provider.settingsSchema, structuredClone(resolved)))) {
+      const path = error.path.replace(/^\//, '').replaceAll('/', '.')
+      const field = path === '' ? 'settings' : `settings.${path}`
+      // One message per setting (a missing string is also "not a string"); the schema's own wording when it has one.
+      if (named.has(field) || refused.has(path.split('.')[0]!)) continue
+      named.add(field)
+      const { errorMessage } = error.schema as { errorMessage?: unknown }
+      add(field, typeof errorMessage === 'string' ? errorMessage : error.message)
     }
   }
 
@@ -159,8 +230,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
   }
 
   const ledgerFor = (integrationId: number): DeliveryLedger => ({
-    claim: (deliveryId) => data.claimDelivery(integrationId, deliveryId),
-    release: (deliveryId) => data.releaseDelivery(integrationId, deliveryId),
+    record: (deliveryId, outcome) => data.recordDelivery(integrationId, deliveryId, outcome),
   })
 
   const storedValues = (input: IntegrationInput): IntegrationValues => ({
@@ -168,15 +238,19 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     handle: input.handle,
     enabled: storedEnabled(input.enabled),
     providerId: input.providerId ?? null,
-    settings: input.settings ?? {},
-    statusMap: input.statusMap ?? {},
-    outboundStatusMap: input.outboundStatusMap ?? {},
+    // Plain objects of own entries (`__proto__` included): Drizzle reads `.constructor` of what it
+    // stores, which a null-prototype map (a form's, or one presented here) does not have.
+    settings: Object.fromEntries(Object.entries(input.settings ?? {})),
+    statusMap: Object.fromEntries(Object.entries(input.statusMap ?? {})),
+    outboundStatusMap: Object.fromEntries(Object.entries(input.outboundStatusMap ?? {})),
     pushOn: [...new Set(input.pushOn ?? [])],
     updatedAt: new Date(),
   })
 
   return {
     async create(input: IntegrationInput): Promise<Integration> {
+      const defaults = input.statusMap === undefined ? registry.get(input.providerId ?? '')?.defaultStatusMap : undefined
+      if (defaults) input = { ...input, statusMap: { ...defaults } }
       await checkInput(input, null)
       const row = await data.insertIntegration(storedValues(input))
       deps.changed?.()
@@ -184,10 +258,11 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     },
 
     /** Changes an integration; keys left out keep their value, and a masked secret keeps the stored one. */
-    async update(handle: string, changes: Partial<IntegrationInput>): Promise<Integration> {
+    async update(handle: string, changes: { [K in keyof IntegrationInput]?: IntegrationInput[K] | undefined }): Promise<Integration> {
       const row = await requireRow(handle)
-      const settings = { ...row.settings, ...changes.settings }
-      for (const [key, value] of Object.entries(changes.settings ?? {})) if (value === SECRET_MASK) settings[key] = row.settings[key]
+      const stored = ownKeysOnly(Object.entries(row.settings))
+      const settings = ownKeysOnly([...Object.entries(stored), ...Object.entries(changes.settings ?? {})])
+      for (const [key, value] of Object.entries(changes.settings ?? {})) if (value === SECRET_MASK) settings[key] = stored[key]
       const merged: IntegrationInput = {
         name: changes.name ?? row.name,
         handle: changes.handle ?? row.handle,
@@ -218,11 +293,23 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       deps.changed?.()
     },
 
-    /** Whether the integration is on now; an environment reference is read at every call. */
-    isEnabled(integration: Pick<IntegrationRow, 'enabled'> | Integration): boolean {
+    /**
+     * Whether the integration is on now; an environment reference is read at every call. A reference to
+     * an unset variable is off, with a warning naming the variable (once per integration and process).
+     */
+    isEnabled(integration: Pick<IntegrationRow, 'enabled' | 'handle'> | Integration): boolean {
       try {
         return parseBooleanSetting(resolveEnvironmentValue(integration.enabled))
-      } catch {
+      } catch (error) {
+        // resolveEnvironmentValue throws one kind of error: an unset variable.
+        if (!unsetEnabledWarned.has(integration.handle)) {
+          unsetEnabledWarned.add(integration.handle)
+          const { variable } = error as MissingEnvironmentVariableError
+          deps.logger.warn(
+            { integration: integration.handle, variable },
+            `Integration ${integration.handle} is disabled: its enabled setting reads the environment variable ${variable}, which is not set`,
+          )
+        }
         return false
       }
     },
@@ -233,11 +320,10 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     present,
 
     /**
-     * The context a provider works in, with settings resolved now (environment variables may change).
-     * The logger is made on first use: most requests never log, and a child logger is not free.
+     * The context a provider works in, with settings resolved now (environment variables may change);
+     * its logger is a child of `logger` with `bindings`, made on first use.
      */
-    contextFor(row: IntegrationRow, makeLogger: () => FastifyBaseLogger): ProviderContext {
-      let logger: FastifyBaseLogger | undefined
+    contextFor(row: IntegrationRow, logger: FastifyBaseLogger, bindings: Record<string, unknown>): ProviderContext {
       let cached = presented.get(row.id)
       if (!cached || cached.version !== row.updatedAt.getTime()) {
         // Shared between requests, so frozen: one provider call cannot change what the next one sees.
@@ -246,20 +332,10 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         Object.freeze(integration.statusMap)
         Object.freeze(integration.outboundStatusMap)
         Object.freeze(integration.pushOn)
-        cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration) }
+        cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration), deliveries: ledgerFor(row.id) }
         presented.set(row.id, cached)
       }
-      return {
-        integration: cached.integration,
-        settings: resolveEnvironmentValues(row.settings),
-        shipments: deps.shipments,
-        orders: deps.orders,
-        deliveries: ledgerFor(row.id),
-        get logger() {
-          return (logger ??= makeLogger())
-        },
-        now: deps.clock,
-      }
+      return new CallContext(cached.integration, resolveEnvironmentValues(row.settings), cached.deliveries, deps.shipments, deps.orders, deps.clock, logger, bindings)
     },
 
     async checkConnection(handle: string): Promise<ConnectionCheck> {
@@ -267,11 +343,11 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
       const provider: AnyProviderDefinition | undefined = registry.get(row.providerId ?? '')
       if (!provider) return { ok: false, message: `Integration ${handle} has no provider.` }
       if (!provider.checkConnection) return { ok: true, message: 'The provider has no connection check.' }
-      return provider.checkConnection(this.contextFor(row, () => deps.logger.child({ integration: handle })))
+      return provider.checkConnection(this.contextFor(row, deps.logger, { integration: handle }))
     },
 
     /** Records where a shipment lives at an integration (its id and page there). */
-    async setExternalReference(shipmentId: number, handle: string, reference: { externalId?: string | null; externalUrl?: string | null }) {
+    async setExternalReference(shipmentId: number, handle: string, reference: { externalId?: string | null | undefined; externalUrl?: string | null | undefined }) {
       if (!(await deps.shipments.get(shipmentId))) throw new ShipmentsErrors.ShipmentNotFound(shipmentId)
       const rules: Array<['externalId' | 'externalUrl', TextRule]> = [
         ['externalId', SHORT_TEXT],

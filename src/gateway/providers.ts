@@ -2,9 +2,10 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Static, TObject } from '@sinclair/typebox'
+import type { DeliveryOutcome } from '../db/data-layer.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
-import type { Shipment } from '../shipments/shipment.js'
+import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
 import type { Integration } from './integration.js'
 
 /** The request as it reached the gateway: nothing parsed, so signatures can be checked over the raw bytes. */
@@ -19,17 +20,23 @@ export interface GatewayRequest {
 
 /** What the gateway sends back, unchanged. A plain object or array body is sent as JSON. */
 export interface GatewayResponse {
-  status?: number
-  headers?: Record<string, string>
-  body?: string | Buffer | Record<string, unknown> | unknown[]
+  status?: number | undefined
+  headers?: Record<string, string> | undefined
+  body?: string | Buffer | Record<string, unknown> | unknown[] | undefined
 }
 
-/** Webhook deliveries already applied; `claim` is decided by a unique key, so a race has one winner. */
+/**
+ * The integration's dedupe ledger of webhook deliveries. A delivery that changes a shipment is recorded
+ * by the update itself: pass `{ delivery: { integrationId, deliveryId } }` to `shipments.update`, so the
+ * mark commits in the same transaction as its effect (a crash loses both, and the sender's retry
+ * applies) and a delivery seen before comes back `duplicate: true`, having changed nothing.
+ */
 export interface DeliveryLedger {
-  /** True when this call recorded the delivery; false when it was recorded before. */
-  claim(deliveryId: string): Promise<boolean>
-  /** Forgets a claim whose delivery failed, so the sender's retry is applied. */
-  release(deliveryId: string): Promise<void>
+  /**
+   * Records a delivery that changes no shipment (an unmapped status, say) with what became of it, shown
+   * on the integration's page; false when it was recorded before (a unique key decides a race).
+   */
+  record(deliveryId: string, outcome: DeliveryOutcome): Promise<boolean>
 }
 
 export interface ProviderContext<Settings = Record<string, unknown>> {
@@ -47,7 +54,7 @@ export interface ProviderContext<Settings = Record<string, unknown>> {
 
 export interface ConnectionCheck {
   ok: boolean
-  message?: string
+  message?: string | undefined
 }
 
 /** What a push or cancel sends: the shipment, its status in the integration's own code, and where it lives there. */
@@ -62,18 +69,23 @@ export interface PushRequest {
 
 /** What a push may answer: the shipment's id and page at the integration, kept as its external reference. */
 export interface PushResult {
-  externalId?: string | null
-  externalUrl?: string | null
+  externalId?: string | null | undefined
+  externalUrl?: string | null | undefined
 }
 
 export interface ProviderDefinition<Schema extends TObject = TObject> {
   /** Unique id; integrations are bound to a provider by it. */
   id: string
-  name?: string
+  name?: string | undefined
   /** TypeBox schema of the integration's settings, checked when the integration is saved. */
   settingsSchema: Schema
   /** Settings never returned by the integrations service and never logged. */
-  secretSettings?: readonly (keyof Static<Schema> & string)[]
+  secretSettings?: readonly (keyof Static<Schema> & string)[] | undefined
+  /**
+   * The status map a new integration of this provider starts with: `integrations.create` stores it when
+   * no `statusMap` is given, and the admin's new-integration form shows it to edit.
+   */
+  defaultStatusMap?: Readonly<Record<string, ShipmentStatus>> | undefined
   /** Handles one gateway request. Throw IntegrationError for a message the caller should see. */
   handleGatewayRequest(request: GatewayRequest, context: ProviderContext<Static<Schema>>): Promise<GatewayResponse>
   /** Optional: checks that the remote side is reachable with these settings. */

@@ -83,7 +83,7 @@ export function createPushService(deps: PushDependencies) {
           externalId: reference?.externalId ?? null,
           externalUrl: reference?.externalUrl ?? null,
         },
-        integrations.contextFor(row, () => logger.child({ integration: row.handle })),
+        integrations.contextFor(row, logger, { integration: row.handle }),
       )
       await data.outbox.recordPushAttempt(shipment.id, row.id, attemptedAt, null, answer ?? {})
       return { ok: true }

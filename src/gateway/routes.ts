@@ -1,13 +1,13 @@
 // The public integration gateway (spec 4.2): resolves an integration by handle and hands the raw
 // request to its provider. Anonymous at framework level; providers authenticate.
-import type { FastifyBaseLogger, FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { HTTP_ERROR_NAMES, IntegrationError } from '../errors.js'
+import { HTTP_ERROR_NAMES, IntegrationError, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
 import { acceptRawBodies } from '../http/raw-body.js'
 import type { IntegrationService } from './integrations.js'
-import type { GatewayResponse, ProviderRegistry } from './providers.js'
+import type { GatewayResponse, ProviderContext, ProviderRegistry } from './providers.js'
 
 export interface GatewayRoutesOptions {
   integrations: IntegrationService
@@ -16,6 +16,23 @@ export interface GatewayRoutesOptions {
 }
 
 export const GENERIC_GATEWAY_FAILURE = 'Integration request processing failed.'
+
+/**
+ * The message of an integration-level refusal, or null for a failure of the provider itself. Besides
+ * IntegrationError, what the shipment service refuses a provider's update for is the sender's doing:
+ * a value the update's validation rejects (named by field), a shipment or order that is not there, a
+ * transition refused while saving (another update in progress).
+ */
+function refusalMessage(error: unknown): string | null {
+  if (error instanceof IntegrationError) return error.message
+  if (error instanceof ShipmentValidationError) {
+    const details = Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(' ')}`)
+    return `Invalid webhook payload: ${details.join('; ')}`
+  }
+  if (error instanceof ShipmentUpdateRejectedError) return error.message
+  if (error instanceof ShipmentsErrors.ShipmentNotFound || error instanceof ShipmentsErrors.OrderNotFound) return (error as Error).message
+  return null
+}
 
 function sendError(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message, code: 0, status })
@@ -53,11 +70,12 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
       const provider = row.providerId ? registry.get(row.providerId) : undefined
       if (!provider) return sendError(reply, 400, `Integration ${handle} has no provider.`)
 
-      let log: FastifyBaseLogger | undefined
-      const integrationLog = () => (log ??= request.log.child({ integration: handle, provider: provider.id }))
+      // No closure per request: the provider's logger is made from these bindings when first used.
+      const bindings = { integration: handle, provider: provider.id }
+      let context: ProviderContext | undefined
       let response: GatewayResponse
       try {
-        const context = integrations.contextFor(row, integrationLog)
+        context = integrations.contextFor(row, request.log, bindings)
         response = await provider.handleGatewayRequest(
           {
             method: request.method,
@@ -69,13 +87,16 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
           context,
         )
       } catch (error) {
-        if (error instanceof IntegrationError) {
-          // A request the provider refused (a bad signature, an unknown order) is the sender's fault: a
-          // warning without a stack, so an anonymous caller cannot fill the error log.
-          integrationLog().warn({ reason: error.message, retryable: error.retryable }, 'Integration request refused')
-          return sendError(reply, 400, error.message)
+        const log = context?.logger ?? request.log.child(bindings)
+        const refusal = refusalMessage(error)
+        if (refusal !== null) {
+          // A request refused by the provider or by the update it made (a bad signature, an unknown
+          // order, a value the update refuses) is the sender's fault: a warning without a stack, so an
+          // anonymous caller cannot fill the error log.
+          log.warn({ reason: refusal, retryable: error instanceof IntegrationError && error.retryable }, 'Integration request refused')
+          return sendError(reply, 400, refusal)
         }
-        integrationLog().error({ err: error }, 'Integration request failed')
+        log.error({ err: error }, 'Integration request failed')
         return sendError(reply, 400, GENERIC_GATEWAY_FAILURE)
       }
       const passThrough = reply as FastifyReply

@@ -13,7 +13,11 @@ const WELL_FORMED_MEDIA_TYPE = new RegExp(`^\\s*${TOKEN}/${TOKEN}\\s*(;.*)?$`)
 export function acceptRawBodies(scope: FastifyInstance, bodyLimit: number): void {
   const setAside = new WeakMap<FastifyRequest, string>()
   scope.removeAllContentTypeParsers()
-  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body))
+  const keepRaw = (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => done(null, body)
+  // '*' alone serves requests without a Content-Type, but Fastify never caches the parser it falls back
+  // to, so every request paid for parsing its media type again; a parser matching any type is cached.
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, keepRaw)
+  scope.addContentTypeParser(/^/, { parseAs: 'buffer', bodyLimit }, keepRaw)
   // Callback-style hooks: no promise per request on a path that is meant to cost next to nothing.
   scope.addHook('onRequest', (request, _reply, done) => {
     const contentType = request.headers['content-type']

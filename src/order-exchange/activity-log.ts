@@ -4,11 +4,18 @@ import type { DataLayer, ExchangeActivityRow } from '../db/data-layer.js'
 import { formatIsoWithOffset } from '../time.js'
 
 /**
- * How many requests the log keeps: every EXCHANGE_ACTIVITY_PRUNE_EVERY-th write drops the rows beyond
- * the newest this many (so at most 1,099 rows are held, and a request usually costs one insert).
+ * How many answered requests (status below 400) the log keeps: every EXCHANGE_ACTIVITY_PRUNE_EVERY-th
+ * write drops the answered rows beyond the newest this many, and the refused rows beyond the newest
+ * EXCHANGE_ACTIVITY_REFUSED_KEPT, each against its own bound: anyone can send refused requests, and a
+ * flood of them must not evict the exports and ship notifications that worked. At most 2,099 rows are
+ * held, and a request usually costs one insert.
  */
 export const EXCHANGE_ACTIVITY_KEPT = 1000
+/** How many refused requests (status 400 and above) the log keeps, apart from the answered ones. */
+export const EXCHANGE_ACTIVITY_REFUSED_KEPT = 1000
 export const EXCHANGE_ACTIVITY_PRUNE_EVERY = 100
+/** The largest page the log stores (its column is int4 on PostgreSQL); the page asked for may be larger. */
+const LARGEST_PAGE = 2_147_483_647
 
 /** One request as the activity log shows it. */
 export interface ExchangeActivity {
@@ -30,7 +37,15 @@ export interface ExchangeActivityEntry {
   ordersExported: number | null
   statusCode: number
   reason: string | null
+  /**
+   * True when the request proved its credentials. Of a request that did not (anyone can send one), the
+   * log keeps no text it chose: only an action the exchange knows, never its order number.
+   */
+  authenticated: boolean
 }
+
+/** An action the exchange knows, or ''. */
+const knownAction = (action: string | undefined) => (action === 'export' || action === 'shipnotify' ? action : '')
 
 /**
  * Text from the request, bounded and stripped of control characters (PostgreSQL refuses NUL): the log
@@ -65,25 +80,34 @@ export function createExchangeActivityLog(deps: { data: DataLayer; logger: Fasti
       try {
         await deps.data.recordExchangeActivity(
           {
-            action: requestText(entry.action, 32) ?? '',
-            page: entry.page,
-            orderNumber: requestText(entry.orderNumber, 64),
+            action: entry.authenticated ? (requestText(entry.action, 32) ?? '') : knownAction(entry.action),
+            page: entry.page === null ? null : Math.min(entry.page, LARGEST_PAGE),
+            orderNumber: entry.authenticated ? requestText(entry.orderNumber, 64) : null,
             ordersExported: entry.ordersExported,
             statusCode: entry.statusCode,
             reason: requestText(entry.reason, 200),
             createdAt: new Date(deps.clock()),
           },
-          { keep: EXCHANGE_ACTIVITY_KEPT, every: EXCHANGE_ACTIVITY_PRUNE_EVERY },
+          { keep: EXCHANGE_ACTIVITY_KEPT, keepRefused: EXCHANGE_ACTIVITY_REFUSED_KEPT, every: EXCHANGE_ACTIVITY_PRUNE_EVERY },
         )
       } catch (error) {
         deps.logger.error({ err: error }, 'Order exchange: the activity log could not be written')
       }
     },
 
-    /** The newest requests first, at most `limit` (1 to EXCHANGE_ACTIVITY_KEPT). */
-    async recent(limit = 100): Promise<ExchangeActivity[]> {
-      const bounded = Math.min(EXCHANGE_ACTIVITY_KEPT, Math.max(1, Math.floor(limit)))
-      return (await deps.data.exchangeActivity(bounded)).map(present)
+    /**
+     * The newest requests first, at most `limit` (1 to 2,000); with `refused`, only the refused (true)
+     * or only the answered (false) ones.
+     */
+    async recent(limit = 100, filter: { refused?: boolean | undefined } = {}): Promise<ExchangeActivity[]> {
+      const bounded = Math.min(EXCHANGE_ACTIVITY_KEPT + EXCHANGE_ACTIVITY_REFUSED_KEPT, Math.max(1, Math.floor(limit)))
+      return (await deps.data.exchangeActivity(bounded, filter.refused)).map(present)
+    },
+
+    /** The newest request of this action (`export`, `shipnotify`), answered or refused; null when there is none. */
+    async newest(action: string): Promise<ExchangeActivity | null> {
+      const row = await deps.data.newestExchangeActivity(action)
+      return row ? present(row) : null
     },
   }
 }

@@ -116,7 +116,10 @@ function createWriter(settings: DocumentSettings) {
       text('Value', String(item.options[name] ?? ''), 100)
       xml += '</Option>'
     }
-    xml += '</Options></Item>'
+    xml += '</Options>'
+    // After spec 2.4's children, so their order stands: ShipStation echoes it in ShipNotice Items/Item.
+    if (typeof item.id === 'number' && Number.isSafeInteger(item.id)) plain('LineItemID', String(item.id))
+    xml += '</Item>'
   }
 
   /** The order's discount as ShipStation's adjustment line, named after its coupon. */

@@ -66,7 +66,7 @@ const QuerySchema = Type.Object(
 declare module 'fastify' {
   interface FastifyRequest {
     /** What the order exchange's activity log records of this request, filled in as it is answered. */
-    exchangeActivity: { orderNumber?: string | null; ordersExported?: number; reason?: string } | null
+    exchangeActivity: { authenticated?: true | undefined; orderNumber?: string | null | undefined; ordersExported?: number | undefined; reason?: string | undefined } | null
   }
 }
 
@@ -89,6 +89,7 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
       ordersExported: noted.ordersExported ?? null,
       statusCode: reply.statusCode,
       reason: noted.reason ?? null,
+      authenticated: noted.authenticated === true,
     })
     return payload
   })
@@ -147,7 +148,8 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
   app.route({
     method: ['GET', 'POST'],
     url: '/process',
-    onRequest: authenticate,
+    // Noted once the credentials held: only then does the activity log keep text the request chose.
+    onRequest: [authenticate, async (request) => void (request.exchangeActivity = { authenticated: true })],
     // A parameter sent twice counts once, with its first value (`page=2&page=3` is page 2).
     preValidation: async (request) => {
       const query = request.query as Record<string, unknown>
@@ -171,13 +173,13 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
           store: request.query.store,
           origin: `${request.protocol}://${request.host}`,
         })
-        request.exchangeActivity = { ordersExported: orders }
+        request.exchangeActivity = { ...request.exchangeActivity, ordersExported: orders }
         // A string under text/xml is sent as it is; the response schema describes shipnotify's JSON.
         return (reply as FastifyReply).type('text/xml; charset=utf-8').send(xml)
       }
       if (action === 'shipnotify') {
         const parameters = readShipNotifyParameters(request.query, body, request.headers['content-type'])
-        request.exchangeActivity = { orderNumber: parameters.orderNumber }
+        request.exchangeActivity = { ...request.exchangeActivity, orderNumber: parameters.orderNumber }
         await service.shipNotify(parameters)
         return { success: true as const }
       }

@@ -2,21 +2,24 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { OrderExchangeErrors } from '../errors.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
-import type { OrderStore, OrderSummary, ShipNotificationChange } from '../orders/order-store.js'
+import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../orders/order-store.js'
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
+import type { Shipment } from '../shipments/shipment.js'
+import { LockTimeoutError } from '../db/data-layer.js'
 import { parsePlatformDate } from '../time.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { renderExportDocument } from './export-document.js'
 import { blankShipNotifySettings, type OrderExchangeSettings } from './settings.js'
 import type { ShipNotifyParameters } from './ship-notice.js'
+import { planNotifiedItems, readNoticeItems, type NoticeItem, type NotifiedItemsPlan } from './notified-items.js'
 import type { ExchangeActivityLog } from './activity-log.js'
 
 export interface ExportRequest {
-  startDate?: string
-  endDate?: string
-  page?: string
-  store?: string
+  startDate?: string | undefined
+  endDate?: string | undefined
+  page?: string | undefined
+  store?: string | undefined
   /** The origin of the request, for relative image URLs when no `siteUrl` is set. */
   origin: string
 }
@@ -30,11 +33,19 @@ export interface OrderExchangeDependencies {
   timeZone: string
   /** Where every request of the exchange is recorded (the route writes it). */
   activity: ExchangeActivityLog
+  /**
+   * Runs a notification with items holding the order's lock across processes and instances, so the same
+   * notification sent twice at once ships once.
+   */
+  lockOrder: <T>(orderId: number, task: () => Promise<T>) => Promise<T>
 }
 
 export type OrderExchangeService = ReturnType<typeof createOrderExchangeService>
 
 const MINUTE = 60_000
+
+/** A notification's tracking values, '' when not sent. */
+type TrackingValues = { carrier: string; service: string; trackingNumber: string }
 
 /** `page`: 1-based; below 1 or not a number is 1 (spec 4.3). */
 export function pageParameter(raw: string | undefined): number {
@@ -43,7 +54,7 @@ export function pageParameter(raw: string | undefined): number {
   return page < 1 ? 1 : Math.min(page, Number.MAX_SAFE_INTEGER)
 }
 
-const SHIP_NOTIFY_PARAMETER_NAMES: ReadonlyArray<[keyof ShipNotifyParameters, string]> = [
+const SHIP_NOTIFY_PARAMETER_NAMES: ReadonlyArray<[Exclude<keyof ShipNotifyParameters, 'items'>, string]> = [
   ['orderNumber', 'order_number'],
   ['carrier', 'carrier'],
   ['service', 'service'],
@@ -147,6 +158,8 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
       const problem = value ? textProblem(value, { maxLength: TEXT_LIMITS.short }) : null
       if (problem) throw new OrderExchangeErrors.InvalidParameter(name, problem)
     }
+    // Items are read only where they are applied: with updateShipments, on an order store that gives lines.
+    const noticeItems = settings.updateShipments && orderStore.orderLines ? readNoticeItems(parameters.items) : []
     const blank = blankShipNotifySettings(settings)
     if (blank.length > 0) {
       logger.error({ settings: blank }, 'Ship notification refused: settings are blank')
@@ -155,7 +168,7 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
     if (!orderStore.recordShipNotification) throw new Error('The order store does not implement recordShipNotification().')
     const order = await findNotifiedOrder(parameters)
 
-    const values = { carrier: parameters.carrier ?? '', service: parameters.service ?? '', trackingNumber: parameters.trackingNumber ?? '' }
+    const values: TrackingValues = { carrier: parameters.carrier ?? '', service: parameters.service ?? '', trackingNumber: parameters.trackingNumber ?? '' }
     const hasTracking = Object.values(values).some((value) => value !== '')
     const change = {
       statusHandle: settings.shippedStatus,
@@ -170,29 +183,131 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
           }
         : null,
     }
+    const shipmentTracking = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== ''))
+    if (noticeItems.length > 0 && (await shipNotifiedItems(order, noticeItems, change, values, shipmentTracking))) return
+
     // The order first: a Status Handle that names no status fails before anything has changed.
     const result = await recordOnOrder(order, change)
-    const shipmentIds = settings.updateShipments
-      ? await shipOpenShipments(order, Object.fromEntries(Object.entries(values).filter(([, value]) => value !== '')))
-      : []
+    const shipmentIds = settings.updateShipments ? await shipOpenShipments(order, shipmentTracking) : []
     // Shipped shipments may have advanced the order to `shippedOrderStatus`; the notification's
     // Status Handle is the one that stays (spec 3.6). A no-op when the advance did not happen.
     if (shipmentIds.length > 0) await recordOnOrder(order, change)
+    await announce(order, result, values, shipmentIds, null)
+  }
 
-    if (result.trackingSkipped) {
+  /** Logs a skipped tracking entry, and writes the event when the notification changed anything. */
+  async function announce(
+    order: OrderSummary,
+    result: ShipNotificationResult | null,
+    values: TrackingValues,
+    shipmentIds: number[],
+    items: { plan: NotifiedItemsPlan; changed: boolean } | null,
+  ) {
+    if (result?.trackingSkipped) {
       logger.warn({ orderId: order.id, reason: result.trackingSkipped }, 'Ship notification: tracking entry skipped')
     }
-    if (result.changed || shipmentIds.length > 0) {
-      // The order store may be the host's, whose transaction the package does not share: the event is
-      // written to the outbox right after the store's commit (the one event not written with its change).
-      await dispatcher.publish([
-        {
-          kind: 'event',
-          name: 'shipNotificationRecorded',
-          orderingKey: `order:${order.id}`,
-          payload: { orderId: order.id, orderReference: order.reference, status: settings.shippedStatus, tracking: hasTracking ? values : null, shipmentIds },
+    if (!result?.changed && shipmentIds.length === 0 && !items?.changed) return
+    const hasTracking = Object.values(values).some((value) => value !== '')
+    // The order store may be the host's, whose transaction the package does not share: the event is
+    // written to the outbox right after the store's commit (the one event not written with its change).
+    await dispatcher.publish([
+      {
+        kind: 'event',
+        name: 'shipNotificationRecorded',
+        orderingKey: `order:${order.id}`,
+        payload: {
+          orderId: order.id,
+          orderReference: order.reference,
+          status: settings.shippedStatus,
+          tracking: hasTracking ? values : null,
+          shipmentIds,
+          ...(items && { items: { shipped: items.plan.ships, notShipped: items.plan.notShipped, orderComplete: items.plan.completesOrder } }),
         },
-      ])
+      },
+    ])
+  }
+
+  /**
+   * A notification with items (with `updateShipments`) ships exactly the lines it names, holding the
+   * order's lock so a notification sent twice at once ships once (see planNotifiedItems). The order moves
+   * to the Status Handle, and its other open shipments ship as without items, only when nothing is left
+   * to ship after it. false when no item names a shippable line of the order: the notification is then
+   * one for the whole order.
+   */
+  async function shipNotifiedItems(
+    order: OrderSummary,
+    noticeItems: NoticeItem[],
+    change: ShipNotificationChange,
+    values: TrackingValues,
+    shipmentTracking: Record<string, string>,
+  ): Promise<boolean> {
+    const applied = async () => {
+      const lines = await orderStore.orderLines!(order.id)
+      const plan = lines ? planNotifiedItems(noticeItems, lines, await orderShipments(order.id), values.trackingNumber) : null
+      if (!plan) {
+        logger.info({ orderId: order.id, items: noticeItems }, 'Ship notification: no item names a shippable line of the order; applied to the whole order')
+        return false
+      }
+      if (plan.notShipped.length > 0) {
+        logger.warn({ orderId: order.id, notShipped: plan.notShipped }, 'Ship notification: units not shipped (more than was left of a line, or no such line)')
+      }
+      // As without items, the order first: a Status Handle that names no status fails before any shipment moves.
+      const result = plan.completesOrder ? await recordOnOrder(order, change) : null
+      const shipped = await applyItemsPlan(order, plan, shipmentTracking)
+      const others = plan.completesOrder ? await shipOpenShipments(order, shipmentTracking) : []
+      const shipmentIds = [...shipped.moved, ...others]
+      if (plan.completesOrder && shipmentIds.length > 0) await recordOnOrder(order, change)
+      await announce(order, result, values, shipmentIds, { plan, changed: shipped.changed })
+      return true
+    }
+    try {
+      return await deps.lockOrder(order.id, applied)
+    } catch (error) {
+      if (!(error instanceof LockTimeoutError)) throw error
+      logger.error({ orderId: order.id }, 'Ship notification failed: another notification for the order held its lock too long')
+      throw new OrderExchangeErrors.ShipNotifyFailed()
+    }
+  }
+
+  /** Every shipment of the order that is not deleted, whatever its state. */
+  async function orderShipments(orderId: number): Promise<Shipment[]> {
+    const found: Shipment[] = []
+    for (let page = 1; ; page++) {
+      const batch = await shipments.list({ orderId, page, perPage: 100 })
+      found.push(...batch.shipments)
+      if (page * batch.perPage >= batch.total) return found
+    }
+  }
+
+  /**
+   * Applies the plan through the one update path (history, events, outbox): units taken from open
+   * shipments first (one emptied is cancelled), then the shipment that ships them. A failure is a 500,
+   * so ShipStation reports it; sent again, the notification finds what was done and does the rest.
+   */
+  async function applyItemsPlan(order: OrderSummary, plan: NotifiedItemsPlan, tracking: Record<string, string>): Promise<{ moved: number[]; changed: boolean }> {
+    const source = { integrationHandle: settings.integrationHandle, externalCode: 'shipnotify' }
+    const shipping = { status: 'shipped', ...tracking, statusMessage: 'Shipped in ShipStation.', ...source }
+    // Shipping part of the order never completes it: its own advance waits until every line has shipped.
+    const context = { requireFullCoverage: true }
+    try {
+      if (plan.action === 'repeat' || plan.action === 'nothing-left') return { moved: [], changed: false }
+      if (plan.action === 'ship-holder') {
+        const result = await shipments.update(plan.shipmentId, shipping, context)
+        return { moved: result.transition ? [plan.shipmentId] : [], changed: result.transition !== null }
+      }
+      for (const take of plan.takeFrom) {
+        await shipments.update(
+          take.shipmentId,
+          take.items.length > 0 ? { items: take.items } : { status: 'cancelled', statusMessage: 'Its items were shipped in another ShipStation package.', ...source },
+        )
+      }
+      const { orderLevelShipmentId } = plan
+      const id = orderLevelShipmentId ?? (await shipments.create(order.id, { items: plan.ships }))[0].id
+      const result = await shipments.update(id, orderLevelShipmentId === null ? shipping : { ...shipping, items: plan.ships }, context)
+      return { moved: result.transition ? [id] : [], changed: true }
+    } catch (error) {
+      logger.error({ err: error, orderId: order.id, plan }, 'Ship notification failed: its items could not be shipped')
+      throw new OrderExchangeErrors.ShipNotifyFailed()
     }
   }
 

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { MissingEnvironmentVariableError, parseBooleanSetting, resolveEnvironmentValue } from '../env.js'
+import type { OrderFieldDefinition } from '../orders/reference-store.js'
 
 const Text = Type.String()
 const Flag = Type.Union([Type.Boolean(), Type.String()])
@@ -46,7 +47,24 @@ export const OrderExchangeOptionsSchema = Type.Object(
   },
   { additionalProperties: false },
 )
-export type OrderExchangeOptions = Static<typeof OrderExchangeOptionsSchema>
+
+/** The `orderExchange` option as hosts write it (the schema above checks it): every string may be an environment reference. */
+export interface OrderExchangeOptions {
+  username: string
+  password: string
+  pageSize?: number | string | undefined
+  storeField?: string | null | undefined
+  failOnValidation?: boolean | string | undefined
+  shippedStatus?: string | undefined
+  trackingField?: { matrix?: string | undefined; carrier?: string | undefined; service?: string | undefined; trackingNumber?: string | undefined } | undefined
+  acceptQueryCredentials?: boolean | string | undefined
+  updateShipments?: boolean | string | undefined
+  integrationHandle?: string | undefined
+  siteUrl?: string | null | undefined
+  bodyLimit?: number | undefined
+}
+// The interface admits everything the schema does (and an explicit undefined for what it leaves out).
+true satisfies Static<typeof OrderExchangeOptionsSchema> extends OrderExchangeOptions ? true : false
 
 export interface OrderExchangeSettings {
   username: string
@@ -131,6 +149,24 @@ export function blankShipNotifySettings(settings: OrderExchangeSettings): string
   return Object.entries(handles)
     .filter(([, value]) => value === '')
     .map(([name]) => name)
+}
+
+/**
+ * Why ship notifications cannot store their tracking entry in the reference store's orders, one text per
+ * tracking setting that names no matrix field (or no sub-field of it) among `orderFields`, each naming
+ * the setting; empty when they can. Blank handles are left out (blankShipNotifySettings names them).
+ */
+export function missingTrackingFields(settings: OrderExchangeSettings, orderFields: readonly OrderFieldDefinition[]): string[] {
+  const { matrix, ...subFields } = settings.tracking
+  if (matrix === '') return []
+  const field = orderFields.find((candidate) => candidate.handle === matrix)
+  if (field?.type !== 'matrix') {
+    return [`orderExchange.trackingField.matrix names "${matrix}", which is not a matrix field of orderFields`]
+  }
+  const declared = new Set(field.subFields ?? [])
+  return Object.entries(subFields)
+    .filter(([, handle]) => handle !== '' && !declared.has(handle))
+    .map(([setting, handle]) => `orderExchange.trackingField.${setting} names "${handle}", which is not a sub-field of the matrix field "${matrix}" (orderFields)`)
 }
 
 export class OrderExchangeSettingError extends Error {

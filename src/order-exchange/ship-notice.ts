@@ -12,7 +12,26 @@ export interface ShipNotifyParameters {
   trackingNumber: string | null
   /** ShipNotice/OrderID: the original order of a split order whose number the store does not know. */
   orderId: string | null
+  /** ShipNotice Items/Item: what the package held. Absent, null or empty: a notification for the whole order. */
+  items?: ShipNoticeItem[] | null | undefined
 }
+
+/** One ShipNotice Items/Item, its values as sent (null when the element is missing); the service reads them. */
+export interface ShipNoticeItem {
+  sku: string | null
+  name: string | null
+  quantity: string | null
+  /** The LineItemID the export sent, echoed by ShipStation. */
+  lineItemId: string | null
+}
+
+/** A ShipNotice as read: the text of its top-level elements (the first of each name) and its items. */
+export interface ShipNotice {
+  values: Record<string, string>
+  items: ShipNoticeItem[]
+}
+
+const ITEM_VALUES: Readonly<Record<string, keyof ShipNoticeItem>> = { SKU: 'sku', Name: 'name', Quantity: 'quantity', LineItemID: 'lineItemId' }
 
 const PARAMETERS = {
   orderNumber: { query: 'order_number', notice: 'OrderNumber' },
@@ -27,7 +46,7 @@ const PARAMETERS = {
  * few dozen elements per item; these bounds leave room for hundreds of items and refuse the shapes
  * that make XML parsers slow (deep nesting, elements or attributes by the thousand).
  */
-export const SHIP_NOTICE_LIMITS = { depth: 16, elements: 10_000, attributesPerElement: 32 } as const
+export const SHIP_NOTICE_LIMITS = { depth: 16, elements: 10_000, attributesPerElement: 32, items: 500 } as const
 
 const refuse = (reason: string) => new OrderExchangeErrors.UnreadableShipNotice(reason)
 
@@ -63,17 +82,23 @@ export function decodeXmlBody(raw: Buffer): string {
 }
 
 /**
- * The text of the ShipNotice document's top-level elements (the first of each name). Refuses, with a
- * 400 naming why, a body that is not well-formed XML, has a DTD, is not a ShipNotice, or is shaped
- * beyond SHIP_NOTICE_LIMITS; the parse stops at the first problem.
+ * The text of the ShipNotice document's top-level elements (the first of each name), and its
+ * Items/Item elements (SKU, Name, Quantity, LineItemID: the first of each; at most `items` of them).
+ * Refuses, with a 400 naming why, a body that is not well-formed XML, has a DTD, is not a ShipNotice,
+ * or is shaped beyond SHIP_NOTICE_LIMITS; the parse stops at the first problem.
  */
-export function parseShipNotice(xml: string): Record<string, string> {
+export function parseShipNotice(xml: string): ShipNotice {
   const values: Record<string, string> = Object.create(null)
+  const items: ShipNoticeItem[] = []
   const parser = new SaxesParser({ position: false })
   let depth = 0
   let elements = 0
   let child: string | null = null
   let text = ''
+  // Inside ShipNotice/Items: the Item being read (depth 3) and its value element being read (depth 4).
+  let item: ShipNoticeItem | null = null
+  let itemValue: keyof ShipNoticeItem | null = null
+  let itemText = ''
   parser.on('doctype', () => {
     throw refuse('a DTD is not allowed')
   })
@@ -92,22 +117,36 @@ export function parseShipNotice(xml: string): Record<string, string> {
     if (depth === 2) {
       child = tag.name
       text = ''
+    } else if (depth === 3 && child === 'Items' && tag.name === 'Item') {
+      if (items.length === SHIP_NOTICE_LIMITS.items) throw refuse(`it lists more than ${SHIP_NOTICE_LIMITS.items} items`)
+      item = { sku: null, name: null, quantity: null, lineItemId: null }
+      items.push(item)
+    } else if (depth === 4 && item !== null) {
+      const key = Object.hasOwn(ITEM_VALUES, tag.name) ? ITEM_VALUES[tag.name] : null
+      itemValue = key !== null && item[key] === null ? key : null
+      itemText = ''
     }
   })
   const collect = (chunk: string) => {
     if (depth >= 2) text += chunk
+    if (depth >= 4 && itemValue !== null) itemText += chunk
   }
   parser.on('text', collect)
   parser.on('cdata', collect)
   parser.on('closetag', () => {
     if (depth === 2 && child !== null && !(child in values)) values[child] = text
+    if (depth === 3) item = null
+    if (depth === 4 && item !== null && itemValue !== null) {
+      item[itemValue] = itemText
+      itemValue = null
+    }
     depth--
   })
   parser.on('error', (error) => {
     throw refuse(`it is not well-formed XML (${error.message.replace(/^undefined:\d*:?\d*:?\s*/, '')})`)
   })
   parser.write(xml.replace(/^\uFEFF/, '')).close()
-  return values
+  return { values, items }
 }
 
 /**
@@ -150,12 +189,13 @@ export function readShipNotifyParameters(
   const notice = utf16 || looksLikeXml(body) ? parseShipNotice(decodeXmlBody(bytes)) : null
   const bodyParameters = notice ? {} : parseParameterBody(body, contentType ?? '')
   const parameters = {} as ShipNotifyParameters
-  for (const [key, source] of Object.entries(PARAMETERS) as Array<[keyof ShipNotifyParameters, (typeof PARAMETERS)[keyof typeof PARAMETERS]]>) {
+  for (const [key, source] of Object.entries(PARAMETERS) as Array<[keyof typeof PARAMETERS, (typeof PARAMETERS)[keyof typeof PARAMETERS]]>) {
     const fromQuery = source.query ? query[source.query] : undefined
     const fromBody = source.query ? bodyParameters[source.query] : undefined
-    const value = typeof fromQuery === 'string' ? fromQuery : (fromBody ?? notice?.[source.notice])
+    const value = typeof fromQuery === 'string' ? fromQuery : (fromBody ?? notice?.values[source.notice])
     // Trimmed by the service, the one place every caller's values pass through.
     parameters[key] = typeof value === 'string' ? value : null
   }
+  if (notice && notice.items.length > 0) parameters.items = notice.items
   return parameters
 }

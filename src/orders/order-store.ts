@@ -7,6 +7,35 @@ export interface OrderSummary {
   reference: string
   statusHandle: string | null
   isCompleted: boolean
+  /** The customer's email: customer notifications go to it. Optional. */
+  email?: string | null | undefined
+  /** The customer's name, shown on the admin order page. Optional (the reference store: the shipping address's name). */
+  customerName?: string | null | undefined
+  /** The order status's display name, shown on the admin order page. Optional (the page shows `statusHandle` without it). */
+  statusName?: string | null | undefined
+}
+
+/** A completed order as the attention list shows it, with its lines. */
+export interface CompletedOrder extends OrderSummary {
+  /** When it was placed, or null. */
+  dateOrdered: Date | null
+  /** The customer's name or email, for the list; null when unknown. */
+  customer: string | null
+  lines: OrderLine[]
+}
+
+/** One line of an order, as shipments allocate it. */
+export interface OrderLine {
+  /** Unique among the order's lines; shipments name the line by it. */
+  id: number
+  sku: string | null
+  name: string
+  /** The quantity ordered: shipments never hold more of the line than this, together. */
+  quantity: number
+  /** False for a line that never ships (digital goods, ignored product types): nothing allocates it. */
+  shippable: boolean
+  /** What host split rules may group lines by (warehouse, shipping category, options). Default none. */
+  attributes?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** A postal address as the export needs it; every value may be missing. */
@@ -27,6 +56,11 @@ export interface ExportAddress {
 export type WeightUnit = 'g' | 'kg' | 'lb' | 'oz'
 
 export interface ExportLineItem {
+  /**
+   * The line's id as `orderLines` gives it: exported as `LineItemID`, which ShipStation sends back in its
+   * ship notifications, so they name the line exactly. Optional: without it, notifications match by SKU.
+   */
+  id?: number | null | undefined
   sku: string | null
   name: string
   weight: number | null
@@ -133,6 +167,16 @@ export interface OrderStore {
    * than shipped with an order advance bound to fail.
    */
   orderStatusExists?(statusHandle: string): Promise<boolean>
+  /**
+   * The order's lines, or null when there is no such order. Optional: a store without it has
+   * order-level shipments only (creating a shipment with items is refused with a 422).
+   */
+  orderLines?(orderId: number): Promise<OrderLine[] | null>
+  /**
+   * Completed orders by id ascending, after `afterId`, at most `limit`: what the attention list (completed
+   * orders whose shipments do not cover every shippable line) pages through. Optional, with `orderLines`.
+   */
+  listCompletedOrders?(query: { afterId: number; limit: number }): Promise<CompletedOrder[]>
   /** One page of completed orders for ShipStation's export. Needed only with `orderExchange`. */
   exportOrders?(query: ExportOrdersQuery): Promise<ExportOrdersPage>
   /**

@@ -5,77 +5,87 @@ import { TEXT_LIMITS, textProblem } from '../text.js'
 
 /** A postal address of a reference order. `country` is ISO 3166-1 alpha-2 (the export needs it). */
 export interface ReferenceAddress {
-  name?: string | null
-  company?: string | null
-  address1?: string | null
-  address2?: string | null
-  city?: string | null
-  state?: string | null
-  postalCode?: string | null
-  country?: string | null
-  phone?: string | null
-  email?: string | null
+  name?: string | null | undefined
+  company?: string | null | undefined
+  address1?: string | null | undefined
+  address2?: string | null | undefined
+  city?: string | null | undefined
+  state?: string | null | undefined
+  postalCode?: string | null | undefined
+  country?: string | null | undefined
+  phone?: string | null | undefined
+  email?: string | null | undefined
 }
 
 export interface ReferenceLineItem {
   name: string
-  sku?: string | null
+  sku?: string | null | undefined
   /** A number of `weightUnit` per unit. */
-  weight?: number | null
-  weightUnit?: 'g' | 'kg' | 'lb' | 'oz' | null
+  weight?: number | null | undefined
+  weightUnit?: 'g' | 'kg' | 'lb' | 'oz' | null | undefined
   /** A positive integer. Default 1. */
-  quantity?: number
+  quantity?: number | undefined
   /** The unit price, a decimal (a string keeps it exact). Default 0. */
-  price?: string | number
-  imageUrl?: string | null
-  /** Chosen options shown on the item (size, colour...). */
-  options?: Record<string, string>
+  price?: string | number | undefined
+  imageUrl?: string | null | undefined
+  /** Chosen options shown on the item (size, colour...); split rules see them as the line's attributes. */
+  options?: Record<string, string> | undefined
+  /** False for a line that never ships (a digital good, a gift card): shipments do not allocate it. Default true. */
+  shippable?: boolean | undefined
 }
 
 export interface ReferenceOrderInput {
   /** The human-readable order reference: ShipStation's OrderNumber, the prefix of shipment references. Unique. */
   reference: string
   /** The shop's internal order number. Unique. Default: the reference. */
-  number?: string
+  number?: string | undefined
   /** An existing order status handle. Default: the default status, if there is one. */
-  statusHandle?: string | null
+  statusHandle?: string | null | undefined
   /** Completed (placed and paid) orders are the ones ShipStation exports. Default false. */
-  isCompleted?: boolean
-  email?: string | null
-  customerId?: number | null
+  isCompleted?: boolean | undefined
+  email?: string | null | undefined
+  customerId?: number | null | undefined
   /** Decimals as strings or numbers. Default 0. */
-  totalPrice?: string | number
-  totalTax?: string | number
-  totalShipping?: string | number
-  totalDiscount?: string | number
-  couponCode?: string | null
-  paymentMethod?: string | null
-  shippingMethod?: string | null
-  customerNotes?: string | null
-  internalNotes?: string | null
-  isGift?: boolean
-  giftMessage?: string | null
-  customField1?: string | null
-  customField2?: string | null
-  customField3?: string | null
+  totalPrice?: string | number | undefined
+  totalTax?: string | number | undefined
+  totalShipping?: string | number | undefined
+  totalDiscount?: string | number | undefined
+  couponCode?: string | null | undefined
+  paymentMethod?: string | null | undefined
+  shippingMethod?: string | null | undefined
+  customerNotes?: string | null | undefined
+  internalNotes?: string | null | undefined
+  isGift?: boolean | undefined
+  giftMessage?: string | null | undefined
+  customField1?: string | null | undefined
+  customField2?: string | null | undefined
+  customField3?: string | null | undefined
   /** Custom field values by handle (see the `orderFields` option). */
-  fields?: Record<string, unknown>
-  dateOrdered?: Date | null
-  shippingAddress?: ReferenceAddress | null
+  fields?: Record<string, unknown> | undefined
+  dateOrdered?: Date | null | undefined
+  shippingAddress?: ReferenceAddress | null | undefined
   /** Default: the shipping address stands in for it in the export. */
-  billingAddress?: ReferenceAddress | null
-  items?: ReferenceLineItem[]
+  billingAddress?: ReferenceAddress | null | undefined
+  items?: ReferenceLineItem[] | undefined
 }
 
 /** Order columns that may change after creation (addresses and items stay as placed). */
-export type ReferenceOrderChanges = Partial<Omit<ReferenceOrderInput, 'shippingAddress' | 'billingAddress' | 'items'>>
+export type ReferenceOrderChanges = {
+  [K in Exclude<keyof ReferenceOrderInput, 'shippingAddress' | 'billingAddress' | 'items'>]?: ReferenceOrderInput[K] | undefined
+}
 
 /** A reference order or status was refused: the message names the field. */
 export class ReferenceOrderError extends Error {
   readonly code = 'SHIPMENTS_REFERENCE_ORDER_INVALID'
-  constructor(readonly field: string, reason: string) {
+  /**
+   * True when the reference or the number is taken: the order exists (another instance, or an earlier
+   * start, may have created it), nothing else was wrong with it.
+   */
+  readonly duplicate: boolean
+  constructor(readonly field: string, reason: string, options: { duplicate?: boolean | undefined } = {}) {
     super(`${field}: ${reason}`)
     this.name = 'ReferenceOrderError'
+    this.duplicate = options.duplicate ?? false
   }
 }
 
@@ -124,6 +134,7 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
   if (!Number.isSafeInteger(quantity) || quantity < 1 || quantity > 2_147_483_647) throw new ReferenceOrderError(`${field}.quantity`, 'must be a positive integer')
   if (input.weight != null && !(Number.isFinite(input.weight) && input.weight >= 0)) throw new ReferenceOrderError(`${field}.weight`, 'must be a number of at least 0')
   if (input.weightUnit != null && !WEIGHT_UNITS.has(input.weightUnit)) throw new ReferenceOrderError(`${field}.weightUnit`, 'must be g, kg, lb or oz')
+  if (input.shippable !== undefined && typeof input.shippable !== 'boolean') throw new ReferenceOrderError(`${field}.shippable`, 'must be a boolean')
   const options = input.options ?? {}
   for (const [key, value] of Object.entries(options)) {
     text(`${field}.options`, key)
@@ -132,6 +143,7 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
   return {
     sku: text(`${field}.sku`, input.sku),
     name,
+    shippable: input.shippable ?? true,
     weight: input.weight ?? null,
     weightUnit: input.weightUnit ?? null,
     quantity,
@@ -192,7 +204,7 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
 
   return {
     /** Creates the status, or renames it when the handle exists. `isDefault` makes it the status new orders get. */
-    async saveStatus(status: { handle: string; name: string; isDefault?: boolean }): Promise<void> {
+    async saveStatus(status: { handle: string; name: string; isDefault?: boolean | undefined }): Promise<void> {
       if (typeof status?.handle !== 'string' || !HANDLE.test(status.handle)) {
         throw new ReferenceOrderError('handle', 'letters, digits, "-" and "_", starting with a letter or digit, at most 64')
       }
@@ -214,7 +226,9 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
       const items = (input.items ?? []).map((item, index) => lineItem(index, item))
       const order = { ...values, number: values.number ?? values.reference!, statusHandle, dateUpdated: new Date(clock()) } as OrderValues
       const id = await data.insertOrder(order, addresses, items)
-      if (id === 'duplicate') throw new ReferenceOrderError('reference', `an order with the reference "${order.reference}" or the number "${order.number}" exists`)
+      if (id === 'duplicate') {
+        throw new ReferenceOrderError('reference', `an order with the reference "${order.reference}" or the number "${order.number}" exists`, { duplicate: true })
+      }
       return id
     },
 
@@ -223,7 +237,7 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
       const values = columns(changes, true)
       if (changes.statusHandle !== undefined) values.statusHandle = await checkStatus(changes.statusHandle)
       const result = await data.updateOrder(orderId, { ...values, dateUpdated: new Date(clock()) })
-      if (result === 'duplicate') throw new ReferenceOrderError('reference', 'another order has this reference or number')
+      if (result === 'duplicate') throw new ReferenceOrderError('reference', 'another order has this reference or number', { duplicate: true })
       if (!result) throw new ReferenceOrderError('orderId', `no order ${orderId} exists`)
     },
   }

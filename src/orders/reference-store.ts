@@ -18,14 +18,14 @@ export interface OrderFieldDefinition {
   handle: string
   type: 'text' | 'dropdown' | 'matrix'
   /** The choices of a dropdown (the store field of ShipStation's export). */
-  options?: string[]
+  options?: string[] | undefined
   /** The sub-field handles of a matrix field's blocks. */
-  subFields?: string[]
+  subFields?: string[] | undefined
 }
 
 export interface ReferenceOrderStoreOptions {
   /** The custom fields orders carry. Default none. */
-  orderFields?: OrderFieldDefinition[]
+  orderFields?: OrderFieldDefinition[] | undefined
 }
 
 /** The reference store on a data layer; hosts get it as `app.shipments.orders` when they bring no order store. */
@@ -58,6 +58,10 @@ export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrd
     },
 
     orderStatusExists: (statusHandle) => data.orderStatusExists(statusHandle),
+
+    orderLines: async (orderId) => (Number.isSafeInteger(orderId) ? await data.orderLines(orderId) : undefined) ?? null,
+
+    listCompletedOrders: (query) => data.listCompletedOrders(query),
 
     async setOrderStatus(orderId, statusHandle) {
       if (!(await data.setOrderStatus(orderId, statusHandle))) throw new UnknownOrderStatusError(statusHandle)

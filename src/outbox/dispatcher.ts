@@ -1,6 +1,8 @@
 // The outbox dispatcher: delivers committed events to the listeners and runs follow-up jobs, right
 // after the commit for what this instance wrote, and by a sweep for what nobody holds (a dead process's
 // messages, retries that came due). Each message is held by one instance at a time (a claim with a lease).
+// Messages of one ordering key keep commit order: events reach the listeners in order, and their
+// follow-ups are written in order; a job starts only when the one before it is done or failed for good.
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DataLayer, NewOutboxMessage, OutboxClaim, OutboxRow } from '../db/data-layer.js'
@@ -67,6 +69,11 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   // Delivered events are marked done in batches: one transaction for all events delivered in a tick.
   let toComplete: OutboxRow[] = []
   let flushScheduled = false
+  // One batch at a time, so follow-ups (webhook deliveries, pushes) get their sequences in event order.
+  let flushing: Promise<void> = Promise.resolve()
+  // Per ordering key, the last event whose batching waits: a later event of the key joins a batch only
+  // after it, even when its listeners settle first.
+  const lastOfKey = new Map<string, Promise<void>>()
 
   function track<T>(promise: Promise<T>): Promise<T> {
     inFlight.add(promise)
@@ -93,7 +100,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     toComplete.push(row)
     if (!flushScheduled) {
       flushScheduled = true
-      track(new Promise<void>((resolve) => setTimeout(() => void flushCompleted().then(resolve), COMPLETE_BATCH_MS)))
+      track(new Promise<void>((resolve) => setTimeout(resolve, COMPLETE_BATCH_MS)).then(() => (flushing = flushing.then(flushCompleted))))
     }
   }
 
@@ -101,7 +108,11 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     const name = row.name as keyof ShipmentsEventMap
     const payload = { ...row.payload, eventId: row.messageId } as ShipmentsEventMap[typeof name][0]
     const settled = (events.emitCommitted as (name: string, payload: unknown) => Promise<void>)(name, payload)
-    track(settled.then(() => completeLater(row)))
+    const key = row.orderingKey
+    const before = lastOfKey.get(key)
+    const batched = (before ? Promise.all([settled, before]) : settled).then(() => completeLater(row))
+    lastOfKey.set(key, batched)
+    track(batched.finally(() => lastOfKey.get(key) === batched && lastOfKey.delete(key)))
   }
 
   async function runJob(row: OutboxRow): Promise<void> {
@@ -147,7 +158,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
    */
   function deliver(rows: OutboxRow[]): Promise<void> {
     const jobs: Promise<void>[] = []
-    // A message written behind an older pending one of its key was not claimed: the sweep takes it in turn.
+    // A message written to wait behind another of its key was not claimed: the sweep, or the hand-off
+    // of the job before it, takes it in turn.
     for (const row of rows) {
       if (row.claimedBy !== claim.instanceId) continue
       if (row.kind === 'event') deliverEvent(row)
@@ -157,8 +169,13 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   }
 
   async function sweepOnce() {
-    const due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
-    if (due.length > 0) await deliver(due)
+    // Round after round while they come full: a backlog (a dead process's, or one behind it) drains in
+    // one sweep, not one batch per poll interval.
+    let due: OutboxRow[]
+    do {
+      due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
+      if (due.length > 0) await deliver(due)
+    } while (due.length === SWEEP_BATCH && !stopped)
     if (Date.now() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = Date.now()
       const pruned = await data.outbox.prune(new Date(Date.now() - options.retentionMs))

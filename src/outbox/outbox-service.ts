@@ -21,12 +21,12 @@ export interface OutboxMessage {
 }
 
 export interface OutboxQuery {
-  state?: OutboxState
-  kind?: 'event' | 'job'
-  name?: string
-  afterSequence?: number
+  state?: OutboxState | undefined
+  kind?: 'event' | 'job' | undefined
+  name?: string | undefined
+  afterSequence?: number | undefined
   /** 1 to 500. Default 100. */
-  limit?: number
+  limit?: number | undefined
 }
 
 export type OutboxService = ReturnType<typeof createOutboxService>
@@ -54,7 +54,8 @@ export function createOutboxService(data: DataLayer, dispatcher: Pick<OutboxDisp
       return (await data.outbox.list({ state: query.state, kind: query.kind, name: query.name, afterId, limit })).map(present)
     },
     async get(id: string): Promise<(OutboxMessage & { attemptLog: Array<{ date: string; statusCode: number | null; durationMs: number; error: string | null }> }) | null> {
-      const row = typeof id === 'string' ? await data.outbox.find(id) : undefined
+      // No message id holds NUL (PostgreSQL text cannot): such an id names no message rather than failing the query.
+      const row = typeof id === 'string' && !id.includes('\u0000') ? await data.outbox.find(id) : undefined
       if (!row) return null
       const attempts = await data.outbox.attempts(row.id)
       return {
@@ -64,6 +65,7 @@ export function createOutboxService(data: DataLayer, dispatcher: Pick<OutboxDisp
     },
     /** Runs a finished or failed job again with fresh retries; false when there is no such job or it is still pending. */
     async retry(id: string): Promise<boolean> {
+      if (typeof id !== 'string' || id.includes('\u0000')) return false
       const queued = (await data.outbox.requeue(id)) !== undefined
       if (queued) void dispatcher.sweep()
       return queued

@@ -40,10 +40,10 @@ export interface WebhookSubscription {
 export interface WebhookSubscriptionInput {
   url: string
   events: Array<WebhookEventName | '*'>
-  description?: string | null
-  enabled?: boolean
+  description?: string | null | undefined
+  enabled?: boolean | undefined
   /** A Standard Webhooks secret ("whsec_" and base64 of 24 to 64 bytes). Default: a new random one. */
-  secret?: string
+  secret?: string | undefined
 }
 
 export interface WebhookDelivery {
@@ -142,8 +142,17 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
           name: WEBHOOK_DELIVERY_JOB,
           // Written once per event and subscription, however often the event is delivered.
           messageId: `${event.messageId}:webhook:${subscription.id}`,
-          orderingKey: `webhook:${subscription.id}:${event.messageId}`,
-          payload: { subscriptionId: subscription.id, eventId: event.messageId, type: event.name, timestamp: event.createdAt.toISOString(), data: event.payload },
+          // One subscription's deliveries of one shipment's (or order's) events go out one at a time, in
+          // commit order: a receiver applying them as they arrive ends on the latest status.
+          orderingKey: `webhook:${subscription.id}:${event.orderingKey}`,
+          payload: {
+            subscriptionId: subscription.id,
+            eventId: event.messageId,
+            sequence: event.id,
+            type: event.name,
+            timestamp: event.createdAt.toISOString(),
+            data: event.payload,
+          },
         })
       }
     }
@@ -153,9 +162,11 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
   const deliveryJob: JobHandler = {
     retryDelayMs: (attempt) => deps.retryDelaysMs[attempt - 1] ?? null,
     async run(row) {
-      const { subscriptionId, eventId, type, timestamp, data: eventData } = row.payload as {
+      const { subscriptionId, eventId, sequence, type, timestamp, data: eventData } = row.payload as {
         subscriptionId: number
         eventId: string
+        /** Absent from deliveries written before it was added. */
+        sequence?: number
         type: string
         timestamp: string
         data: Record<string, unknown>
@@ -163,7 +174,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
       const subscription = await data.outbox.findSubscription(subscriptionId)
       if (!subscription) return { state: 'failed', error: 'The subscription was deleted.' }
       if (!subscription.enabled) return { state: 'failed', error: 'The subscription is disabled.' }
-      const body = JSON.stringify({ id: eventId, type, timestamp, data: { ...eventData, eventId } })
+      const body = JSON.stringify({ id: eventId, type, timestamp, sequence, data: { ...eventData, eventId } })
       const sentAt = Math.floor(Date.now() / 1000)
       const result = await postHttp({
         url: subscription.url,
@@ -215,7 +226,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
     },
 
     /** Changes a subscription; enabling it again clears its failure count and reason. */
-    async update(id: number, changes: Partial<WebhookSubscriptionInput>): Promise<WebhookSubscription> {
+    async update(id: number, changes: { [K in keyof WebhookSubscriptionInput]?: WebhookSubscriptionInput[K] | undefined }): Promise<WebhookSubscription> {
       await requireRow(id)
       checkInput(changes)
       const row = await data.outbox.updateSubscription(id, {
@@ -256,7 +267,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
     },
 
     /** The subscription's deliveries, oldest first (or the newest first), each with its attempt log (newest attempt first). */
-    async deliveries(id: number, page: { afterId?: number; limit?: number; newestFirst?: boolean } = {}): Promise<WebhookDelivery[]> {
+    async deliveries(id: number, page: { afterId?: number | undefined; limit?: number | undefined; newestFirst?: boolean | undefined } = {}): Promise<WebhookDelivery[]> {
       await requireRow(id)
       const rows = await data.outbox.list({
         kind: 'job',
@@ -288,7 +299,8 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
 
     /** Sends a finished or failed delivery again (with fresh retries); the answer says whether it was queued. */
     async redeliver(deliveryId: string): Promise<boolean> {
-      const row = await data.outbox.find(deliveryId)
+      // No message id holds NUL (PostgreSQL text cannot): such an id names no delivery rather than failing the query.
+      const row = typeof deliveryId === 'string' && !deliveryId.includes('\u0000') ? await data.outbox.find(deliveryId) : undefined
       if (!row || row.name !== WEBHOOK_DELIVERY_JOB) throw new WebhookSubscriptionError(`deliveryId: no webhook delivery "${deliveryId}"`)
       const queued = (await data.outbox.requeue(deliveryId)) !== undefined
       if (queued) void deps.dispatcher.sweep()

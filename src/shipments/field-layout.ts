@@ -12,4 +12,14 @@ export const ShipmentFieldSchema = Type.Object(
   },
   { additionalProperties: false },
 )
-export type ShipmentFieldDefinition = Static<typeof ShipmentFieldSchema>
+
+/** A custom field of shipments, as the `shipmentFields` option declares it (checked against the schema above). */
+export interface ShipmentFieldDefinition {
+  handle: string
+  /** The label used in messages. Default: the handle in words. */
+  name?: string | undefined
+  type: (typeof SHIPMENT_FIELD_TYPES)[number]
+  /** `text` fields only: the most characters a value may have. */
+  maxLength?: number | undefined
+}
+true satisfies Static<typeof ShipmentFieldSchema> extends ShipmentFieldDefinition ? true : false

@@ -5,8 +5,15 @@ import { Type } from '@sinclair/typebox'
 import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { boundJsonDepth } from '../http/json-body.js'
+import { formatIsoWithOffset } from '../time.js'
 import type { ShipmentService } from './service.js'
 import {
+  AllocationResponseSchema,
+  AttentionQuerySchema,
+  AttentionResponseSchema,
+  CreateBodySchema,
+  CreateResponseSchema,
+  OrderIdParamsSchema,
   FrameworkErrorSchema,
   HistoryResponseSchema,
   IdParamsSchema,
@@ -30,6 +37,7 @@ export const ShipmentsPermissions = {
 
 export interface ShipmentRoutesOptions {
   service: ShipmentService
+  timeZone: string
   resolveUser: ResolveUser
   hasPermission: HasPermission
 }
@@ -43,12 +51,14 @@ declare module 'fastify' {
 
 const frameworkErrors = { 400: FrameworkErrorSchema, 401: FrameworkErrorSchema, 403: FrameworkErrorSchema, 404: FrameworkErrorSchema }
 
-/** Path ids that are not positive integers name no shipment: a 404, like an unknown id. */
-function parseShipmentId(raw: string): number {
+/** Path ids that are not positive integers name no shipment (or order): a 404, like an unknown id. */
+function parsePathId(raw: string, notFound: (raw: string) => Error = (value) => new ShipmentsErrors.ShipmentNotFound(value)): number {
   const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(id)) throw new ShipmentsErrors.ShipmentNotFound(raw)
+  if (!Number.isSafeInteger(id)) throw notFound(raw)
   return id
 }
+const parseShipmentId = (raw: string) => parsePathId(raw)
+const parseOrderId = (raw: string) => parsePathId(raw, (value) => new ShipmentsErrors.OrderNotFound(value))
 
 export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
@@ -174,6 +184,69 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
           total: page.total,
           pages: Math.ceil(page.total / page.perPage),
         },
+      }
+    },
+  )
+
+  app.post(
+    '/orders/:orderId/shipments',
+    {
+      onRequest: requirePermission(ShipmentsPermissions.editShipments),
+      schema: {
+        summary: "Create shipments of an order: order-level ones, one holding given lines, or what a split rule makes of what is left",
+        params: OrderIdParamsSchema,
+        body: Type.Optional(CreateBodySchema),
+        response: { 200: CreateResponseSchema, 422: ValidationErrorSchema, 413: FrameworkErrorSchema, 415: FrameworkErrorSchema, ...frameworkErrors },
+      },
+    },
+    async (request) => {
+      const { count, items, rule } = (request.body ?? {}) as { count?: unknown; items?: unknown; rule?: unknown }
+      if (count !== undefined && !(Number.isSafeInteger(count) && (count as number) >= 1 && (count as number) <= 100)) {
+        throw new ShipmentValidationError({ count: ['Count must be an integer from 1 to 100.'] })
+      }
+      if (rule !== undefined && typeof rule !== 'string') throw new ShipmentValidationError({ rule: ['Rule must be the name of a split rule.'] })
+      const shipments = await service.create(parseOrderId(request.params.orderId), {
+        count: count as number | undefined,
+        items: items as never,
+        rule,
+        userId: String(request.shipmentsUser!.id),
+      })
+      return { success: true as const, shipments }
+    },
+  )
+
+  app.get(
+    '/orders/:orderId/allocation',
+    {
+      onRequest: viewShipments,
+      schema: {
+        summary: "An order's lines with what its active shipments hold and what is left to allocate",
+        params: OrderIdParamsSchema,
+        response: { 200: AllocationResponseSchema, ...frameworkErrors },
+      },
+    },
+    async (request) => {
+      const { order, lines } = await service.allocation(parseOrderId(request.params.orderId))
+      return { success: true as const, order: { id: order.id, reference: order.reference }, lines }
+    },
+  )
+
+  app.get(
+    '/attention',
+    {
+      onRequest: viewShipments,
+      schema: {
+        summary: 'Completed orders whose active shipments do not hold every shippable line',
+        querystring: AttentionQuerySchema,
+        response: { 200: AttentionResponseSchema, ...frameworkErrors },
+      },
+    },
+    async (request) => {
+      const page = await service.attention(request.query)
+      return {
+        success: true as const,
+        orders: page.orders.map((order) => ({ ...order, dateOrdered: order.dateOrdered ? formatIsoWithOffset(order.dateOrdered.getTime(), options.timeZone) : null })),
+        pagination: { page: page.page, perPage: page.perPage, total: page.total, pages: Math.ceil(page.total / page.perPage) },
       }
     },
   )

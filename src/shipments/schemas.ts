@@ -8,7 +8,14 @@ const Timestamp = Nullable(Type.String({ description: 'ISO-8601 with an explicit
 
 export const ShipmentStatusSchema = Type.Union(SHIPMENT_STATUSES.map((status) => Type.Literal(status)))
 
-/** The shipment of spec 2.1, exactly. */
+export const ShipmentItemSchema = Type.Object({
+  lineItemId: Type.Integer({ description: 'The order line (the order store\'s line id)' }),
+  quantity: Type.Integer({ minimum: 1 }),
+  sku: NullableString,
+  name: Type.String(),
+})
+
+/** The shipment of spec 2.1, with the order lines it holds (empty for an order-level shipment). */
 export const ShipmentSchema = Type.Object({
   id: Type.Integer(),
   reference: Type.String(),
@@ -24,6 +31,7 @@ export const ShipmentSchema = Type.Object({
   shippingNotes: NullableString,
   enabled: Type.Boolean(),
   fields: Type.Record(Type.String(), Type.Unknown()),
+  items: Type.Array(ShipmentItemSchema),
 })
 
 /** What the admin reads return: spec 2.1 plus creation, update and soft-delete times. */
@@ -63,6 +71,9 @@ export const UpdateBodySchema = Type.Object(
     fields: loose,
     integrationHandle: loose,
     externalCode: loose,
+    items: Type.Optional(
+      Type.Unknown({ description: 'The order lines the shipment holds: [{ lineItemId, quantity }], replacing the current ones; [] makes it order-level' }),
+    ),
   },
   { additionalProperties: true },
 )
@@ -104,4 +115,53 @@ export const FrameworkErrorSchema = Type.Object({
   message: Type.String(),
   code: Type.Integer(),
   status: Type.Integer(),
+})
+
+export const OrderIdParamsSchema = Type.Object({ orderId: Type.String({ description: 'Order id' }) })
+
+/** One of: `count` order-level shipments, one shipment of `items`, or shipments for what is left by `rule`. */
+export const CreateBodySchema = Type.Object(
+  {
+    count: Type.Optional(Type.Unknown({ description: 'How many order-level shipments (1 to 100); default 1' })),
+    items: Type.Optional(Type.Unknown({ description: 'One shipment holding these lines: [{ lineItemId, quantity }]' })),
+    rule: Type.Optional(Type.Unknown({ description: 'A split rule: remaining, perLine, or a host rule' })),
+  },
+  { additionalProperties: true },
+)
+export const CreateResponseSchema = Type.Object({ success: Type.Literal(true), shipments: Type.Array(ShipmentDetailSchema) })
+
+const LineSchema = Type.Object({
+  id: Type.Integer(),
+  sku: NullableString,
+  name: Type.String(),
+  quantity: Type.Integer(),
+  shippable: Type.Boolean(),
+  allocated: Type.Integer(),
+  unallocated: Type.Integer(),
+})
+export const AllocationResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  order: Type.Object({ id: Type.Integer(), reference: Type.String() }),
+  /** null when the order store gives no lines (order-level shipments only). */
+  lines: Type.Union([Type.Array(LineSchema), Type.Null()]),
+})
+
+export const AttentionQuerySchema = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REQUEST_INTEGER, default: 1 })),
+  perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+})
+export const AttentionResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  orders: Type.Array(
+    Type.Object({
+      orderId: Type.Integer(),
+      reference: Type.String(),
+      statusHandle: NullableString,
+      dateOrdered: Timestamp,
+      customer: NullableString,
+      linesMissing: Type.Integer(),
+      unitsMissing: Type.Integer(),
+    }),
+  ),
+  pagination: Type.Object({ page: Type.Integer(), perPage: Type.Integer(), total: Type.Integer(), pages: Type.Integer() }),
 })

@@ -1,45 +1,67 @@
 // The shipment service: the one update path every change goes through (API, gateway, ShipStation).
 import type { FastifyBaseLogger } from 'fastify'
 import {
+  AllocationExceededError,
   LockTimeoutError,
   ShipmentMissingError,
-
   type DataLayer,
   type NewOutboxMessage,
   type ShipmentChangePlan,
+  type FillableColumns,
   type ShipmentColumns,
   type ShipmentRow,
+  type StoredShipmentItem,
 } from '../db/data-layer.js'
-import { ShipmentsErrors, ShipmentUpdateRejectedError } from '../errors.js'
+import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
-import type { OrderStore } from '../orders/order-store.js'
+import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
+import type { DetectedCarrier } from './carriers.js'
+import { BUILT_IN_SPLIT_RULES, linesLeft, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
 
 export interface UpdateContext {
   /** The user making the change, recorded on the history row. */
-  userId?: string | null
+  userId?: string | null | undefined
   /**
    * Called under the shipment's mutex (its in-process queue; no database lock is held) when the status
    * really changes, with the status read then, and again if another process moves the shipment before
    * the write; throw to refuse the transition (the API checks the transition permission here).
    */
-  authorizeTransition?: (from: ShipmentStatus, to: ShipmentStatus) => void | Promise<void>
+  authorizeTransition?: ((from: ShipmentStatus, to: ShipmentStatus) => void | Promise<void>) | undefined
   /**
    * The update is an integration's event: it is applied under the shipment's lock, and only when it
    * is not older than the last event applied from that integration, so late deliveries never move a
    * shipment back.
    */
-  externalEvent?: ExternalEvent
+  externalEvent?: ExternalEvent | undefined
+  /**
+   * The update is a webhook delivery with this id: it is recorded in the integration's dedupe ledger in
+   * the update's own transaction, so a crash never keeps the mark without its effect, and a delivery
+   * recorded before changes nothing (`duplicate` in the result).
+   */
+  delivery?: { integrationId: number; deliveryId: string } | undefined
+  /**
+   * A move to shipped advances the order only when the shipped shipments hold every shippable line in
+   * full, as under `requireFullCoverage`: a ShipStation notification for part of an order ships its
+   * shipment without completing the order.
+   */
+  requireFullCoverage?: boolean | undefined
 }
+
+/**
+ * How far into the future an integration's event may be dated (clock skew between sender and host).
+ * Later than that is refused: an event from year 9999 would make every genuine event after it stale.
+ */
+export const EXTERNAL_EVENT_MAX_SKEW_MS = 5 * 60 * 1000
 
 export interface ExternalEvent {
   integrationId: number
   occurredAt: Date
   /** The shipment's id and page at the integration, kept as its external reference. */
-  externalId?: string | null
-  externalUrl?: string | null
+  externalId?: string | null | undefined
+  externalUrl?: string | null | undefined
 }
 
 export interface UpdateResult {
@@ -48,6 +70,8 @@ export interface UpdateResult {
   transition: { from: ShipmentStatus; to: ShipmentStatus; historyId: number } | null
   /** True when an external event was older than the last one applied, and so changed nothing. */
   stale: boolean
+  /** True when the delivery (`UpdateContext.delivery`) was recorded before, and so changed nothing. */
+  duplicate: boolean
 }
 
 export interface OrderSyncResult {
@@ -58,13 +82,17 @@ export interface OrderSyncResult {
 }
 
 export interface ListShipmentsQuery {
-  orderId?: number
-  status?: ShipmentStatus
+  orderId?: number | undefined
+  status?: ShipmentStatus | undefined
   /** Shipments whose reference contains this text, case-insensitive (an order's reference finds its shipments). */
-  search?: string
-  includeDeleted?: boolean
-  page?: number
-  perPage?: number
+  search?: string | undefined
+  /** Shipments with exactly this tracking number. */
+  trackingNumber?: string | undefined
+  /** Shipments whose external reference at this integration (by id) has this external id. */
+  externalReference?: { integrationId: number; externalId: string } | undefined
+  includeDeleted?: boolean | undefined
+  page?: number | undefined
+  perPage?: number | undefined
 }
 
 export interface ShipmentPage {
@@ -75,10 +103,53 @@ export interface ShipmentPage {
 }
 
 export interface CreateShipmentsOptions {
-  /** How many shipments to create. Default 1. */
-  count?: number
-  userId?: string | null
+  /** How many order-level shipments (no items) to create. Default 1. Not with `items` or `rule`. */
+  count?: number | undefined
+  /** One shipment holding these order lines. */
+  items?: ShipmentItemInput[] | undefined
+  /**
+   * Shipments for what is left of the order, divided by a split rule: `remaining` (one shipment for
+   * everything left), `perLine` (one per line), or a host rule of the `splitRules` option.
+   */
+  rule?: string | undefined
+  userId?: string | null | undefined
 }
+
+/** An order line with what the order's active shipments hold of it. */
+export interface AllocatedLine extends OrderLine {
+  allocated: number
+  /** What is left to allocate (0 for a line that does not ship). */
+  unallocated: number
+}
+
+export interface OrderAllocation {
+  order: OrderSummary
+  /** null when the order store gives no lines (order-level shipments only). */
+  lines: AllocatedLine[] | null
+}
+
+/** A completed order whose active shipments do not hold every shippable line in full. */
+export interface AttentionOrder {
+  orderId: number
+  reference: string
+  statusHandle: string | null
+  dateOrdered: Date | null
+  customer: string | null
+  /** Shippable lines not held in full. */
+  linesMissing: number
+  /** Units of those lines left to allocate. */
+  unitsMissing: number
+}
+
+export interface AttentionPage {
+  orders: AttentionOrder[]
+  total: number
+  page: number
+  perPage: number
+}
+
+/** How long the attention list is reused when no write went through this instance (host orders change elsewhere). */
+const ATTENTION_CACHE_MS = 30_000
 
 export interface ShipmentServiceDependencies {
   data: DataLayer
@@ -94,6 +165,12 @@ export interface ShipmentServiceDependencies {
   clock: () => number
   /** Order statuses that cancel an order's open shipments (see `orderStatusChanged`). */
   cancelWithOrderStatuses: readonly string[]
+  /** Host split rules by name, beside the built-in ones. */
+  splitRules: Readonly<Record<string, SplitRule>>
+  /** The order advances only when its shipped shipments hold every shippable line in full. */
+  requireFullCoverage: boolean
+  /** The carrier and tracking page of a tracking number, or null (see carriers.ts). */
+  detectCarrier: (trackingNumber: string) => DetectedCarrier | null
 }
 
 /** The messages that cancel and restore shipments with their order write on the history. */
@@ -106,6 +183,17 @@ export const ORDER_ADVANCE_JOB = 'orderAdvance'
 const shipmentKey = (id: number) => `shipment:${id}`
 
 export type ShipmentService = ReturnType<typeof createShipmentService>
+
+/**
+ * The update's `items` (replacing the shipment's, `[]` for order-level) and `enabled`, beyond spec 2.2:
+ * both are checked against the order's allocation. null or absent leaves them unchanged.
+ */
+function parseAllocationInput(input: unknown): { items?: ShipmentItemInput[]; enabled?: boolean } {
+  if (typeof input !== 'object' || input === null) return {}
+  const { items, enabled } = input as { items?: unknown; enabled?: unknown }
+  if (enabled != null && typeof enabled !== 'boolean') throw new ShipmentValidationError({ enabled: ['Enabled must be true or false.'] })
+  return { items: items == null ? undefined : parseItemsInput(items), enabled: enabled ?? undefined }
+}
 
 
 export function createShipmentService(deps: ShipmentServiceDependencies) {
@@ -226,6 +314,38 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     )
   }
 
+  /**
+   * A tracking number that arrives without a carrier or a tracking URL: the detected ones, written only
+   * where the shipment has none (a value the sender gave, now or before, is never overwritten).
+   */
+  function detectedCarrierFill(patch: ShipmentPatch): FillableColumns {
+    const { trackingNumber, carrier, trackingUrl } = patch.columns
+    if (!trackingNumber || (carrier !== undefined && trackingUrl !== undefined)) return {}
+    const detected = deps.detectCarrier(trackingNumber)
+    if (!detected) return {}
+    return {
+      ...(carrier === undefined && { carrier: detected.carrier }),
+      ...(trackingUrl === undefined && detected.trackingUrl !== null && { trackingUrl: detected.trackingUrl }),
+    }
+  }
+
+  /** The order's lines from the order store; a 422 on `items` when the store cannot give lines. */
+  async function requireOrderLines(orderId: number): Promise<OrderLine[]> {
+    const lines = orderStore.orderLines ? await orderStore.orderLines(orderId) : null
+    if (!lines) throw new ShipmentValidationError({ items: ['The order store gives no lines for this order: its shipments are order-level.'] })
+    return lines
+  }
+
+  /** The order's shippable lines and their quantities, for the full-coverage rule (none without lines). */
+  async function shippableLines(orderId: number): Promise<Map<number, number>> {
+    const lines = (orderStore.orderLines ? await orderStore.orderLines(orderId) : null) ?? []
+    return new Map(lines.filter((line) => line.shippable).map((line) => [line.id, line.quantity]))
+  }
+
+  /** An over-allocation as the 422 of the line it names. */
+  const allocationRefusal = (error: AllocationExceededError) =>
+    new ShipmentValidationError({ [`items.${error.item.lineItemId}`]: [error.message] })
+
   async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
     return applyUpdate(id, input, context, null)
   }
@@ -248,14 +368,28 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       throw error
     }
     if (!Number.isSafeInteger(id)) throw new ShipmentsErrors.ShipmentNotFound(id)
+    const { items, enabled } = parseAllocationInput(input)
+    if (enabled !== undefined) patch.columns.enabled = enabled
+    if (items !== undefined) {
+      const row = await requireRow(id)
+      patch.columns.items = items.length === 0 ? [] : storedItems(items, await requireOrderLines(row.orderId))
+    }
     const userId = context.userId ?? null
+    const fillEmpty = detectedCarrierFill(patch)
+    const occurredAt = context.externalEvent?.occurredAt.getTime()
+    if (occurredAt !== undefined && !(occurredAt <= deps.clock() + EXTERNAL_EVENT_MAX_SKEW_MS)) {
+      await requireRow(id)
+      throw new ShipmentValidationError({ occurredAt: ['Occurred At must be a date at most 5 minutes in the future.'] })
+    }
 
-    if (patch.status === undefined && !context.externalEvent && Object.keys(patch.fields).length === 0) {
+    // Items and the enabled flag are checked against the order's allocation inside the transaction.
+    const allocates = patch.columns.items !== undefined || patch.columns.enabled !== undefined
+    if (patch.status === undefined && !context.externalEvent && !context.delivery && !allocates && Object.keys(patch.fields).length === 0) {
       // Nothing to read first: one UPDATE ... RETURNING is atomic on its own and doubles as the
       // existence check, which spares the hot path a query and an explicit transaction.
-      const after = await withServiceErrors(id, () => data.updateShipmentColumns(id, { ...patch.columns, updatedAt: new Date(deps.clock()) }))
+      const after = await withServiceErrors(id, () => data.updateShipmentColumns(id, { ...patch.columns, updatedAt: new Date(deps.clock()) }, fillEmpty))
       if (!after) throw new ShipmentsErrors.ShipmentNotFound(id)
-      return { shipment: present(after), transition: null, stale: false }
+      return { shipment: present(after), transition: null, stale: false, duplicate: false }
     }
 
     // A status change or an integration's event holds the shipment's mutex (spec 3.3); a field merge
@@ -270,6 +404,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     }
     // A refusal (or any failure) of the caller's authorization reaches the caller as it was thrown.
     let refusal: unknown
+    // Under the full-coverage rule, the shippable lines a move to shipped must find held in full.
+    let coverage: ReadonlyMap<number, number> | null = null
     const authorizeTransition = context.authorizeTransition
     let committed
     try {
@@ -285,7 +421,10 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                     try {
                       // The caller's permission first: a user who may not ship learns nothing of the configuration.
                       await authorizeTransition?.(current.status as ShipmentStatus, target)
-                      if (target === 'shipped') await requireShippedOrderStatus(id)
+                      if (target === 'shipped') {
+                        await requireShippedOrderStatus(id)
+                        if (deps.requireFullCoverage || context.requireFullCoverage) coverage = await shippableLines(current.orderId)
+                      }
                     } catch (error) {
                       refusal = error
                       throw error
@@ -293,6 +432,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                   }
                 : undefined,
             externalEvent: context.externalEvent,
+            delivery: context.delivery,
             plan: (before) => {
               if (orderCancellation === 'cancel') {
                 if (!isOpen(before)) return unchanged(before)
@@ -302,7 +442,11 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                 if (before.status !== 'cancelled' || before.statusBeforeOrderCancel === null) return unchanged(before)
                 return planChange(before, { ...patch, status: before.statusBeforeOrderCancel as ShipmentStatus }, userId)
               }
-              return planChange(before, patch, userId)
+              const plan = planChange(before, patch, userId)
+              for (const [column, value] of Object.entries(fillEmpty) as Array<[keyof FillableColumns, string]>) {
+                if (before[column] === null) plan.columns[column] = value
+              }
+              return plan.claimOrderAdvance === null ? plan : { ...plan, requireCoverage: coverage }
             },
             messages: (outcome) => changeMessages(outcome, patch, userId, presented),
             claimFor: dispatcher.claim,
@@ -322,9 +466,10 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       committed.historyId !== null
         ? { from: committed.previousStatus as ShipmentStatus, to: committed.row.status as ShipmentStatus, historyId: committed.historyId }
         : null
+    if (allocates || transition) attentionCache = null
     // Listeners are called before this returns; the order advance has been tried once when it does.
     await dispatcher.deliver(committed.messages)
-    return { shipment, transition, stale: committed.stale }
+    return { shipment, transition, stale: committed.stale, duplicate: committed.duplicate }
   }
 
   /**
@@ -336,6 +481,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       return await commit()
     } catch (error) {
       if (error instanceof ShipmentMissingError) throw new ShipmentsErrors.ShipmentNotFound(id)
+      if (error instanceof AllocationExceededError) throw allocationRefusal(error)
       if (error instanceof LockTimeoutError || passThrough(error)) throw error
       logger.error({ err: error, shipmentId: id }, 'Saving a shipment failed')
       throw new ShipmentUpdateRejectedError(`Couldn't update shipment ${id}: the change could not be saved.`, {
@@ -344,26 +490,79 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     }
   }
 
+  /** A split rule by name: a host's own, or a built-in one. */
+  function splitRule(name: string): SplitRule {
+    const rule = Object.hasOwn(deps.splitRules, name) ? deps.splitRules[name] : Object.hasOwn(BUILT_IN_SPLIT_RULES, name) ? BUILT_IN_SPLIT_RULES[name as keyof typeof BUILT_IN_SPLIT_RULES] : undefined
+    if (!rule) throw new ShipmentValidationError({ rule: [`No split rule "${name}".`] })
+    return rule
+  }
+
   async function create(orderId: number, options: CreateShipmentsOptions = {}): Promise<Shipment[]> {
+    const modes = [options.count, options.items, options.rule].filter((value) => value !== undefined).length
+    if (modes > 1) throw new ShipmentValidationError({ items: ['Give one of count, items or rule.'] })
     const howMany = options.count ?? 1
     if (!Number.isSafeInteger(howMany) || howMany < 1 || howMany > 100) {
       throw new RangeError('count must be an integer from 1 to 100')
     }
     const order = await orderStore.findOrder(orderId)
     if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
-    const userId = options.userId ?? null
-    const { rows, messages } = await data.createShipments(orderId, order.reference, howMany, userId, {
-      of: (created) =>
-        created.map((row) => ({
-          kind: 'event' as const,
-          name: 'shipmentCreated',
-          orderingKey: shipmentKey(row.id),
-          payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
-        })),
-      claimFor: dispatcher.claim,
-    })
-    await dispatcher.deliver(messages)
-    return rows.map(present)
+    let plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][]
+    if (options.items !== undefined) {
+      const stored = storedItems(parseItemsInput(options.items), await requireOrderLines(orderId))
+      plan = () => [stored]
+    } else if (options.rule !== undefined) {
+      plan = rulePlan(order, splitRule(options.rule), await requireOrderLines(orderId))
+    } else {
+      plan = () => Array.from({ length: howMany }, () => [])
+    }
+    return createPlanned(order, plan, options.userId ?? null)
+  }
+
+  /** What a split rule makes of what is left, decided under the order's lock; a rule's bad output is a 422. */
+  function rulePlan(order: OrderSummary, rule: SplitRule, lines: OrderLine[]) {
+    return (allocated: ReadonlyMap<number, number>): StoredShipmentItem[][] =>
+      rule(linesLeft(lines, allocated), order)
+        .map((group) => storedItems(parseItemsInput(group), lines))
+        .filter((group) => group.length > 0)
+  }
+
+  async function createPlanned(order: OrderSummary, plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][], userId: string | null) {
+    let created
+    try {
+      created = await data.createShipments(order.id, order.reference, plan, userId, {
+        of: (rows) =>
+          rows.map((row) => ({
+            kind: 'event' as const,
+            name: 'shipmentCreated',
+            orderingKey: shipmentKey(row.id),
+            payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
+          })),
+        claimFor: dispatcher.claim,
+      })
+    } catch (error) {
+      if (error instanceof AllocationExceededError) throw allocationRefusal(error)
+      throw error
+    }
+    attentionCache = null
+    await dispatcher.deliver(created.messages)
+    return created.rows.map(present)
+  }
+
+  /**
+   * The host reports that an order completed: its shipments are created by the split rule (default
+   * `remaining`: one shipment for everything left) from what no active shipment holds yet, so calling
+   * it again creates nothing more. An order store without lines gets one order-level shipment, when the
+   * order has none.
+   */
+  async function orderCompleted(orderId: number, options: { rule?: string | undefined; userId?: string | null | undefined } = {}): Promise<Shipment[]> {
+    const order = Number.isSafeInteger(orderId) ? await orderStore.findOrder(orderId) : null
+    if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
+    const lines = orderStore.orderLines ? await orderStore.orderLines(orderId) : null
+    const rule = splitRule(options.rule ?? 'remaining')
+    if (lines) return createPlanned(order, rulePlan(order, rule, lines), options.userId ?? null)
+    const { total } = await data.listShipments({ orderId, includeDeleted: true, limit: 1, offset: 0 })
+    // Two concurrent calls may both see none here: the order-level fallback is best effort; with lines it is exact.
+    return total > 0 ? [] : createPlanned(order, () => [[]], options.userId ?? null)
   }
 
   async function get(id: number): Promise<Shipment | null> {
@@ -375,11 +574,15 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     // Clamped like the API's bounds, so a host's call cannot reach the database with an offset it refuses.
     const page = Math.min(2_147_483_647, Math.max(1, Math.floor(query.page ?? 1)))
     const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
+    // Exact matches: a NUL (which PostgreSQL refuses in a parameter) is in no stored value.
+    if (query.trackingNumber?.includes('\u0000') || query.externalReference?.externalId.includes('\u0000')) return { shipments: [], total: 0, page, perPage }
     const { rows, total } = await data.listShipments({
       orderId: query.orderId,
       status: query.status,
       // Text no reference can hold (NUL, which PostgreSQL refuses in a parameter) matches nothing else either.
       referenceContains: query.search?.trim().replaceAll('\u0000', '') || undefined,
+      trackingNumber: query.trackingNumber,
+      externalReference: query.externalReference,
       includeDeleted: query.includeDeleted ?? false,
       limit: perPage,
       offset: (page - 1) * perPage,
@@ -394,12 +597,17 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
 
   async function setDeleted(id: number, deleted: boolean): Promise<Shipment> {
     const changed = Number.isSafeInteger(id)
-      ? await data.setShipmentDeleted(id, deleted, new Date(deps.clock()), {
-          of: (row) => [{ kind: 'event', name: deleted ? 'shipmentDeleted' : 'shipmentRestored', orderingKey: shipmentKey(row.id), payload: { shipment: present(row) } }],
-          claimFor: dispatcher.claim,
-        })
+      ? await data
+          .setShipmentDeleted(id, deleted, new Date(deps.clock()), {
+            of: (row) => [{ kind: 'event', name: deleted ? 'shipmentDeleted' : 'shipmentRestored', orderingKey: shipmentKey(row.id), payload: { shipment: present(row) } }],
+            claimFor: dispatcher.claim,
+          })
+          .catch((error: unknown) => {
+            throw error instanceof AllocationExceededError ? allocationRefusal(error) : error
+          })
       : undefined
     if (!changed) throw new ShipmentsErrors.ShipmentNotFound(id)
+    attentionCache = null
     await dispatcher.deliver(changed.messages)
     return present(changed.row)
   }
@@ -437,8 +645,71 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return { action: cancelling ? 'cancelled' : 'restored', shipments: changed }
   }
 
+  /** The order's lines with what its active shipments hold and what is left. */
+  async function allocation(orderId: number): Promise<OrderAllocation> {
+    const order = Number.isSafeInteger(orderId) ? await orderStore.findOrder(orderId) : null
+    if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
+    const lines = orderStore.orderLines ? await orderStore.orderLines(orderId) : null
+    if (!lines) return { order, lines: null }
+    const allocated = (await data.allocations([orderId])).get(orderId) ?? new Map<number, number>()
+    return { order, lines: lines.map((line) => allocatedLine(line, allocated)) }
+  }
+
+  const allocatedLine = (line: OrderLine, allocated: ReadonlyMap<number, number>): AllocatedLine => {
+    const held = allocated.get(line.id) ?? 0
+    return { ...line, allocated: held, unallocated: line.shippable ? Math.max(0, line.quantity - held) : 0 }
+  }
+
+  // The whole list is computed by paging through completed orders, 500 at a time (two queries a page),
+  // and kept until this instance writes or ATTENTION_CACHE_MS passes: the navigation shows its count.
+  const attentionStamp = data.createChangeStamp(1000)
+  let attentionCache: { stamp: string; until: number; orders: AttentionOrder[] } | null = null
+  async function attentionOrders(): Promise<AttentionOrder[]> {
+    const stamp = await attentionStamp()
+    if (attentionCache && attentionCache.stamp === stamp && Date.now() < attentionCache.until) return attentionCache.orders
+    const found: AttentionOrder[] = []
+    if (orderStore.listCompletedOrders && orderStore.orderLines) {
+      for (let afterId = 0; ; ) {
+        const batch = await orderStore.listCompletedOrders({ afterId, limit: 500 })
+        if (batch.length === 0) break
+        const allocations = await data.allocations(batch.map((order) => order.id))
+        for (const order of batch) {
+          const held = allocations.get(order.id) ?? new Map<number, number>()
+          const missing = order.lines.map((line) => allocatedLine(line, held)).filter((line) => line.unallocated > 0)
+          if (missing.length === 0) continue
+          found.push({
+            orderId: order.id,
+            reference: order.reference,
+            statusHandle: order.statusHandle,
+            dateOrdered: order.dateOrdered,
+            customer: order.customer,
+            linesMissing: missing.length,
+            unitsMissing: missing.reduce((sum, line) => sum + line.unallocated, 0),
+          })
+        }
+        afterId = batch.at(-1)!.id
+        if (batch.length < 500) break
+      }
+    }
+    attentionCache = { stamp, until: Date.now() + ATTENTION_CACHE_MS, orders: found }
+    return found
+  }
+
+  /**
+   * Completed orders whose active shipments do not hold every shippable line in full, oldest first,
+   * with the lines and units missing. Empty for an order store without `listCompletedOrders` and lines.
+   */
+  async function attention(query: { page?: number | undefined; perPage?: number | undefined } = {}): Promise<AttentionPage> {
+    const page = Math.min(2_147_483_647, Math.max(1, Math.floor(query.page ?? 1)))
+    const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
+    const orders = await attentionOrders()
+    return { orders: orders.slice((page - 1) * perPage, page * perPage), total: orders.length, page, perPage }
+  }
+
   return {
     create,
+    allocation,
+    attention,
     get,
     list,
     update,
@@ -447,6 +718,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     softDelete: (id: number) => setDeleted(id, true),
     restore: (id: number) => setDeleted(id, false),
     orderStatusChanged,
+    orderCompleted,
     /** The outbox job that advances an order (the plugin registers it with the dispatcher). */
     orderAdvanceJob,
   }

@@ -1,9 +1,20 @@
 // The shipment as clients see it (spec 2.1), and its history rows.
 import type { HistoryRow, ShipmentRow } from '../db/data-layer.js'
 import { formatIsoWithOffset } from '../time.js'
+import { presentItems, type ShipmentItem } from './items.js'
 
 export const SHIPMENT_STATUSES = ['new', 'in_progress', 'on_hold', 'fulfilled', 'shipped', 'cancelled'] as const
 export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number]
+
+/** The statuses as people read them (admin pages, notifications). */
+export const STATUS_LABELS: Readonly<Record<ShipmentStatus, string>> = {
+  new: 'New',
+  in_progress: 'In progress',
+  on_hold: 'On hold',
+  fulfilled: 'Fulfilled',
+  shipped: 'Shipped',
+  cancelled: 'Cancelled',
+}
 
 export function isShipmentStatus(value: unknown): value is ShipmentStatus {
   return typeof value === 'string' && (SHIPMENT_STATUSES as readonly string[]).includes(value)
@@ -25,6 +36,8 @@ export interface Shipment {
   shippingNotes: string | null
   enabled: boolean
   fields: Record<string, unknown>
+  /** The order lines the shipment holds; empty for an order-level shipment. */
+  items: ShipmentItem[]
   /** Beyond spec 2.1, for admin panels; the update endpoint's response leaves these out. */
   dateCreated: string
   dateUpdated: string
@@ -60,6 +73,7 @@ export function toShipment(row: ShipmentRow, timeZone: string): Shipment {
     shippingNotes: row.shippingNotes,
     enabled: row.enabled,
     fields: row.fields,
+    items: presentItems(row.items),
     dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
     dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
     dateDeleted: format(row.dateDeleted),

@@ -1,7 +1,8 @@
 // Turns an update request (spec 2.2) into a validated patch, or the per-field errors of spec 7.1.
+import type { StoredShipmentItem } from '../db/data-layer.js'
 import { ShipmentValidationError } from '../errors.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
-import { isRealWallTime, instantOfWallTime, isValidTimeZone, parseIsoDateTime, startOfDay } from '../time.js'
+import { isRealWallTime, instantOfWallTime, isValidTimeZone, isWithinDateRange, parseIsoDateTime, startOfDay } from '../time.js'
 import { isShipmentStatus, type ShipmentStatus } from './shipment.js'
 import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-body.js'
@@ -9,24 +10,24 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-body.js'
 /** A date-time as an admin date picker posts it. */
 export interface DateTimeParts {
   date: string
-  time?: string
-  timezone?: string
+  time?: string | undefined
+  timezone?: string | undefined
 }
 
 /** The update request body. Null or absent leaves a value unchanged; an empty string clears it. */
 export interface ShipmentUpdateInput {
-  trackingNumber?: string | null
-  trackingUrl?: string | null
-  carrier?: string | null
-  service?: string | null
-  dateScheduledShip?: string | number | DateTimeParts | null
-  fulfillmentNotes?: string | null
-  shippingNotes?: string | null
-  status?: ShipmentStatus | null
-  statusMessage?: string | null
-  fields?: Record<string, unknown> | null
-  integrationHandle?: string | null
-  externalCode?: string | null
+  trackingNumber?: string | null | undefined
+  trackingUrl?: string | null | undefined
+  carrier?: string | null | undefined
+  service?: string | null | undefined
+  dateScheduledShip?: string | number | DateTimeParts | null | undefined
+  fulfillmentNotes?: string | null | undefined
+  shippingNotes?: string | null | undefined
+  status?: ShipmentStatus | null | undefined
+  statusMessage?: string | null | undefined
+  fields?: Record<string, unknown> | null | undefined
+  integrationHandle?: string | null | undefined
+  externalCode?: string | null | undefined
 }
 
 export interface ShipmentColumnChanges {
@@ -37,6 +38,9 @@ export interface ShipmentColumnChanges {
   dateScheduledShip?: Date | null
   fulfillmentNotes?: string | null
   shippingNotes?: string | null
+  /** Set by the service from the update's `enabled` and `items` (checked against the order's allocation). */
+  enabled?: boolean
+  items?: StoredShipmentItem[]
 }
 
 export interface ShipmentPatch {
@@ -60,9 +64,12 @@ const NOTE_KEYS = ['fulfillmentNotes', 'shippingNotes'] as const
 const SHORT: TextRule = { maxLength: TEXT_LIMITS.short }
 const NOTES: TextRule = { maxLength: TEXT_LIMITS.long, multiline: true }
 const STATUS_MESSAGE: TextRule = { maxLength: TEXT_LIMITS.statusMessage, multiline: true }
-/** Years a date may have: four digits, as ISO-8601 and both engines' timestamps write them. */
-const EARLIEST_DATE = Date.parse('0001-01-01T00:00:00Z')
-const LATEST_DATE = Date.parse('9999-12-31T23:59:59Z')
+/** `today`, `tomorrow`, `yesterday`: days from today. A Map, so that `constructor` is no day. */
+const RELATIVE_DAYS = new Map([
+  ['today', 0],
+  ['tomorrow', 1],
+  ['yesterday', -1],
+])
 
 /** `trackingUrl` -> `Tracking Url`, the way the original system labels attributes in messages. */
 export function attributeLabel(key: string): string {
@@ -189,8 +196,9 @@ export function normalizeTrackingUrl(value: string): string | null {
  */
 export function parseScheduledShipDate(value: unknown, rules: UpdateRules): Date | null | undefined {
   const date = readDate(value, rules)
-  // Outside years 1-9999 a date has no ISO-8601 form of four-digit years (or no form at all).
-  return date && !(date.getTime() >= EARLIEST_DATE && date.getTime() <= LATEST_DATE) ? undefined : date
+  // Outside years 1-9999 a date has no ISO-8601 form of four-digit years (or no form at all): Unix
+  // seconds, a date picker's parts and the relative days reach here unchecked.
+  return date && !isWithinDateRange(date.getTime()) ? undefined : date
 }
 
 function readDate(value: unknown, rules: UpdateRules): Date | null | undefined {
@@ -200,9 +208,9 @@ function readDate(value: unknown, rules: UpdateRules): Date | null | undefined {
   const text = value.trim().toLowerCase()
   if (text === '') return null
   if (/^-?\d+$/.test(text)) return fromUnixSeconds(Number(text))
-  const relativeDays: Record<string, number> = { today: 0, tomorrow: 1, yesterday: -1 }
   if (text === 'now') return new Date(Math.floor(rules.now / 1000) * 1000)
-  if (text in relativeDays) return new Date(startOfDay(rules.now, rules.timeZone, relativeDays[text]))
+  const days = RELATIVE_DAYS.get(text)
+  if (days !== undefined) return new Date(startOfDay(rules.now, rules.timeZone, days))
   const instant = parseIsoDateTime(text, 'UTC')
   // Dates travel with second precision (ISO-8601 with an offset), so they are stored that way too.
   return instant === null ? undefined : new Date(Math.floor(instant / 1000) * 1000)

@@ -89,7 +89,7 @@ t.test('a store admin\'s journey through the admin pages of the demo, in chromiu
   t.match(await page.locator('h1 .badge').textContent(), 'In progress')
   const entry = page.locator('.timeline li').first()
   t.match(await entry.textContent(), /Picking started/)
-  t.match(await entry.textContent(), /by user 1/)
+  t.match(await entry.textContent(), /by admin/, 'the user by name (the demo host\'s admin.userName)')
   await shot('05-transitioned')
   const history = await db.select().from(schema.shipmentStatusHistory).where(eq(schema.shipmentStatusHistory.shipmentId, shipmentId))
   t.match(history.at(-1), { fromStatus: 'new', toStatus: 'in_progress', message: 'Picking started', userId: '1' })
@@ -153,4 +153,73 @@ t.test('a store admin\'s journey through the admin pages of the demo, in chromiu
   await shot('09-shipstation')
 
   t.same(violations, [], 'no Content-Security-Policy violation on any page')
+})
+
+t.test('the order page with lines in chromium: pre-fill by rule, a refusal beside its line, a shipment staged', async (t) => {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const app = await buildDemoHost({ database: await testDatabase(t, 'browser-lines'), logger: false })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+
+  const browser: Browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  })
+  t.teardown(() => browser.close())
+  const page: Page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
+  const violations: string[] = []
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+  })
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+
+  await page.goto(`${base}/login`)
+  await page.fill('#username', 'admin')
+  await page.fill('#password', 'admin')
+  await Promise.all([page.waitForURL(/\/shipments\/admin\/shipments/), page.click('button[type=submit]')])
+  // The four completed demo orders have order-level shipments only: each needs attention.
+  t.equal(await page.locator('header nav a[href="/shipments/admin/attention"] .nav-count').textContent(), '4')
+
+  const orderId = (await app.shipments.orders.findOrderByReference('1001'))!.id
+  const lines = (await app.shipments.shipments.allocation(orderId)).lines!
+  const tee = lines.find((line) => line.sku === 'TEE-BLK-M')!.id
+  const mug = lines.find((line) => line.sku === 'MUG-01')!.id
+  await page.goto(`${base}/shipments/admin/orders/${orderId}`)
+  t.equal(await page.locator('table.order-lines tbody tr').count(), 2)
+  t.equal(await page.inputValue(`[name="items.${tee}"]`), '2', 'pre-filled by "remaining"')
+  t.equal(await page.inputValue(`[name="items.${mug}"]`), '1')
+  await shot('10-order-lines')
+
+  await page.selectOption('#input-rule', 'perLine')
+  await Promise.all([page.waitForURL(/rule=perLine/), page.click('button:text("Pre-fill")')])
+  t.equal(await page.inputValue(`[name="items.${tee}"]`), '2')
+  t.equal(await page.inputValue(`[name="items.${mug}"]`), '0', 'perLine: the first shipment holds the first line')
+
+  // More T-shirts than were ordered: refused beside the line, nothing stored.
+  await page.fill(`[name="items.${tee}"]`, '5')
+  await Promise.all([page.waitForLoadState('load'), page.click('button:text("Create shipment")')])
+  t.match(await page.locator(`[data-field="items.${tee}"] .field-error`).textContent(), /Line \d+: 5 requested, 2 ordered\./)
+  t.equal(await page.getAttribute(`[name="items.${tee}"]`, 'aria-invalid'), 'true')
+  await shot('11-order-lines-refused')
+  t.equal((await app.shipments.shipments.list({ orderId })).total, 1)
+
+  await page.fill(`[name="items.${tee}"]`, '2')
+  await page.fill(`[name="items.${mug}"]`, '1')
+  await Promise.all([page.waitForURL(/notice=created/), page.click('button:text("Create shipment")')])
+  t.match(await page.locator('.notice-ok').textContent(), 'Created.')
+  t.match(await page.locator('.shipments-order-panel table').first().textContent(), /2 × Organic T-shirt, 1 × Enamel mug/)
+  t.match(await page.locator('.shipments-order-panel').textContent(), /Every shippable line is allocated in full\./)
+  t.equal(await page.locator('header nav a[href="/shipments/admin/attention"] .nav-count').textContent(), '3', 'the order left the attention list')
+  await shot('12-order-lines-staged')
+  const { shipments } = await app.shipments.shipments.list({ orderId })
+  t.same(shipments.at(-1)!.items.map((item) => [item.sku, item.quantity]), [['TEE-BLK-M', 2], ['MUG-01', 1]])
+
+  await page.goto(`${base}/shipments/admin/attention`)
+  t.equal(await page.locator('table.attention tbody tr').count(), 3)
+  await shot('13-attention')
+
+  t.same(violations, [], 'no Content-Security-Policy violation')
 })

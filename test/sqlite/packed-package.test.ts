@@ -1,76 +1,132 @@
-// The package as a host gets it from npm: packed, installed into an empty project with the README's
-// install lines only, the README's host example type-checked in strict mode and run.
+// The package as a host gets it from npm: packed, installed into a project made the README's way (its
+// "From zero" lines: `npm init -y` with "type": "module", the install lines, `tsc --init`'s own
+// defaults), the README's complete host and login example compiled under those defaults and run: two
+// instances of the host at once on one fresh database, and a login with its session.
+// Regressions: the complete host did not compile under `tsc --init` (noUncheckedIndexedAccess,
+// exactOptionalPropertyTypes) nor run in an `npm init -y` project (type commonjs), dropped ShipStation's
+// tracking numbers, and crashed the second of two instances starting together.
 import t from 'tap'
-import { execFile, spawn } from 'node:child_process'
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import Database from 'better-sqlite3'
 import { exited, lineMatching } from '../fixtures/processes.js'
+
+// Packing, installing (better-sqlite3 builds from source where no binary can be downloaded) and
+// compiling take minutes on a busy machine: more than the suite's per-file default.
+t.setTimeout(15 * 60 * 1000)
 
 const execute = promisify(execFile)
 // The project runs as a host's would: without the test runner's loaders, which tap adds to NODE_OPTIONS
 // of every process it sees spawned; a shell drops them before the command starts.
 const WITHOUT_LOADERS = ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"']
-const run = (file: string, args: string[], options: { cwd?: string } = {}) =>
-  execute('/bin/sh', [...WITHOUT_LOADERS, file, ...args], { ...options, maxBuffer: 10 * 1024 * 1024 })
+const run = (command: string, args: string[], cwd: string) => execute('/bin/sh', [...WITHOUT_LOADERS, command, ...args], { cwd, maxBuffer: 10 * 1024 * 1024 })
 const repository = new URL('../../', import.meta.url).pathname
 const readme = readFileSync(join(repository, 'README.md'), 'utf8')
 const hostExample = readFileSync(join(repository, 'examples/host.ts'), 'utf8')
+const loginExample = readFileSync(join(repository, 'examples/login-host.ts'), 'utf8')
 
-/** The lines of the README's install block (the fenced block after "## Install"). */
-function installLines(): string[][] {
-  const block = /## Install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ''
+/** The commands of the first `sh` block after `heading`, comments dropped, `&&` chains split. */
+function commandsAfter(heading: string): string[][] {
+  const start = readme.indexOf(`${heading}\n`)
+  const block = start < 0 ? '' : (/```sh\n([\s\S]*?)```/.exec(readme.slice(start))?.[1] ?? '')
   return block
     .split('\n')
     .map((line) => line.replace(/#.*$/, '').trim())
-    .filter((line) => line.startsWith('npm install'))
-    .map((line) => line.split(/\s+/).slice(2))
+    .filter((line) => line !== '')
+    .flatMap((line) => line.split('&&').map((command) => command.trim().split(/\s+/)))
 }
 
-t.test('the README shows examples/host.ts verbatim', async (t) => {
-  t.ok(readme.includes(hostExample.trim()), 'the host example in the README is the file the package test runs')
-  t.same(installLines().length, 2, 'an install line for the package and one for TypeScript hosts')
+const FROM_ZERO = commandsAfter('### From zero')
+const LOGIN_INSTALL = commandsAfter('### Login, sessions and a layout')
+
+t.test('the README shows the examples verbatim, and the commands the test runs', async (t) => {
+  t.ok(readme.includes(hostExample.trim()), 'the complete host in the README is examples/host.ts')
+  t.ok(readme.includes(loginExample.trim()), 'the login example in the README is examples/login-host.ts')
+  t.same(FROM_ZERO, [
+    ['mkdir', 'shop'],
+    ['cd', 'shop'],
+    ['npm', 'init', '-y'],
+    ['npm', 'pkg', 'set', 'type=module'],
+    ['npm', 'install', 'fastify-shipments', 'fastify', 'drizzle-orm', 'better-sqlite3'],
+    ['npm', 'install', '-D', 'typescript', '@types/node'],
+    ['npx', 'tsc', '--init', '--types', 'node'],
+    ['npx', 'tsc'],
+    ['node', 'host.js'],
+  ])
+  t.same(LOGIN_INSTALL, [['npm', 'install', '@fastify/cookie', '@fastify/formbody']])
 })
 
-t.test('packed, installed from the tarball, type-checked in strict mode and run', async (t) => {
-  const project = t.testdir({ 'package.json': JSON.stringify({ name: 'host', private: true, type: 'module' }) })
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], { cwd: repository })
+/** A host process's output, line by line, as it arrives. */
+function outputOf(child: ChildProcess): string[] {
+  const lines: string[] = []
+  let buffered = ''
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString()
+    const parts = buffered.split('\n')
+    buffered = parts.pop()!
+    lines.push(...parts)
+  })
+  return lines
+}
+
+async function listening(child: ChildProcess): Promise<string> {
+  const line = await lineMatching(child, (candidate) => candidate.includes('Server listening at'))
+  return /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)![1]!
+}
+
+t.test('packed, installed the README way, compiled under tsc --init defaults and run', async (t) => {
+  const root = t.testdir()
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', root], repository)
   const [{ filename, files }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>
   const packed = files.map((file) => file.path)
-  t.ok(packed.includes('LICENSE') && packed.includes('dist/index.d.ts') && packed.some((path) => path.startsWith('drizzle/sqlite/')))
-  t.notOk(packed.some((path) => path.endsWith('.map') || path.startsWith('src/') || path.startsWith('test/')), 'no source maps, sources or tests')
+  t.ok(packed.includes('LICENSE') && packed.includes('dist/index.d.ts') && packed.includes('drizzle/sqlite/0000_initial.sql'))
+  t.ok(packed.includes('drizzle/sqlite/meta/_journal.json') && packed.includes('drizzle/postgres/meta/_journal.json'), "the migrator's journals")
+  t.notOk(packed.some((path) => path.endsWith('_snapshot.json')), "no drizzle-kit snapshot (only drizzle-kit reads them)")
+  t.notOk(packed.some((path) => path.endsWith('.map') || /^(src|test|examples|bench)\//.test(path) || path === 'CONTRIBUTING.md'), 'no source maps, sources, tests, examples or contributing notes')
 
-  const [packageLine, typescriptLine] = installLines()
-  const npm = (args: string[]) => run('npm', ['install', '--no-audit', '--no-fund', ...args], { cwd: project })
-  // The package name in the install line stands for the tarball a registry would serve.
-  await npm(packageLine.map((name) => (name === 'fastify-shipments' ? join(project, filename) : name)))
-  await npm(typescriptLine)
+  // The README's lines, in order; the package name in an install line stands for the tarball.
+  let project = root
+  const npmInstall = (args: string[]) =>
+    run('npm', ['install', '--no-audit', '--no-fund', ...args.map((name) => (name === 'fastify-shipments' ? join(root, filename) : name))], project)
+  for (const [command, ...args] of FROM_ZERO) {
+    if (command === 'mkdir') mkdirSync(join(project, args[0]!))
+    else if (command === 'cd') project = join(project, args[0]!)
+    else if (command === 'npm' && args[0] === 'install') await npmInstall(args.slice(1))
+    else if (command === 'node') continue // started below, twice
+    else if (command === 'npx' && args.join(' ') === 'tsc') {
+      // "paste the complete host below into host.ts": and the login example, with its own install line.
+      copyFileSync(join(repository, 'examples/host.ts'), join(project, 'host.ts'))
+      copyFileSync(join(repository, 'examples/login-host.ts'), join(project, 'login-host.ts'))
+      for (const [, ...install] of LOGIN_INSTALL) await npmInstall(install.slice(1))
+      const compiled = await run(join(project, 'node_modules/.bin/tsc'), [], project).then(
+        () => 'ok',
+        (error: { stdout?: string; stderr?: string; message: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}` || error.message,
+      )
+      t.equal(compiled, 'ok', "both examples compile under tsc --init's defaults")
+    } else await run(command!, args, project)
+  }
+  const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string }
+  t.equal(manifest.type, 'module', 'npm init -y, then "type": "module"')
+  const tsconfig = readFileSync(join(project, 'tsconfig.json'), 'utf8')
+  for (const option of ['"strict": true', '"noUncheckedIndexedAccess": true', '"exactOptionalPropertyTypes": true', '"module": "nodenext"', '"types": ["node"]']) {
+    t.ok(tsconfig.includes(option), `tsc --init wrote ${option}`)
+  }
 
-  copyFileSync(join(repository, 'examples/host.ts'), join(project, 'host.ts'))
-  writeFileSync(
-    join(project, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', skipLibCheck: true, outDir: 'out', types: ['node'] }, files: ['host.ts'] }),
-  )
-  const compiled = await run(join(project, 'node_modules/.bin/tsc'), ['-p', project]).then(
-    () => 'ok',
-    (error: { stdout?: string; stderr?: string; message: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}` || error.message,
-  )
-  // skipLibCheck as hosts set it: Drizzle's own declarations name drivers a host does not install (gel, mysql2).
-  t.equal(compiled, 'ok', 'the host type-checks in strict mode')
-
-  const host = spawn('/bin/sh', [...WITHOUT_LOADERS, process.execPath, join(project, 'out/host.js')], {
-    cwd: project,
-    env: { ...process.env, PORT: '0', DATABASE_URL: '', SHIPSTATION_USERNAME: 'ss-user', SHIPSTATION_PASSWORD: 'ss-password' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  t.teardown(() => void host.kill('SIGKILL'))
-  const listening = await lineMatching(host, (line) => line.includes('Server listening at'))
-  const base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(listening)![1]
+  // Two instances of the host at once, on one fresh database: both start, the order is created once.
+  const env = { ...process.env, PORT: '0', DATABASE_URL: '', SHIPSTATION_USERNAME: 'ss-user', SHIPSTATION_PASSWORD: 'ss-password' }
+  const start = (file: string, extra: Record<string, string> = {}) =>
+    spawn('/bin/sh', [...WITHOUT_LOADERS, process.execPath, join(project, file)], { cwd: project, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const hosts = [start('host.js'), start('host.js')]
+  t.teardown(() => hosts.forEach((host) => host.exitCode === null && host.kill('SIGKILL')))
+  const outputs = hosts.map(outputOf)
+  const [base, otherBase] = await Promise.all(hosts.map(listening))
 
   const token = { authorization: 'Bearer admin-token-change-me' }
   const list = (await (await fetch(`${base}/shipments/api/shipments`, { headers: token })).json()) as { shipments: Array<{ id: number }> }
-  t.match(list, { success: true, shipments: [{ reference: '1001-s001', status: 'new' }], pagination: { total: 1 } })
-  const update = await fetch(`${base}/shipments/api/shipments/${list.shipments[0].id}`, {
+  t.match(list, { success: true, shipments: [{ reference: '1001-s001', status: 'new' }], pagination: { total: 1 } }, 'one order, one shipment')
+  const update = await fetch(`${base}/shipments/api/shipments/${list.shipments[0]!.id}`, {
     method: 'POST',
     headers: { ...token, 'content-type': 'application/json' },
     body: JSON.stringify({ status: 'shipped', carrier: 'DHL', trackingNumber: 'JD0001', fields: { packageCount: 2 } }),
@@ -83,12 +139,69 @@ t.test('packed, installed from the tarball, type-checked in strict mode and run'
   t.same(await gateway.json(), { name: 'Not Found', message: 'Unknown integration: nope', code: 0, status: 404 })
 
   const basic = `Basic ${Buffer.from('ss-user:ss-password').toString('base64')}`
-  const exported = await fetch(`${base}/actions/shippingplatformconnect/orders/process?action=export`, { headers: { authorization: basic } })
+  const exchange = `${otherBase}/actions/shippingplatformconnect/orders/process`
+  const exported = await fetch(`${exchange}?action=export`, { headers: { authorization: basic } })
   t.equal(exported.status, 200)
   const xml = await exported.text()
   t.match(xml, /<OrderNumber><!\[CDATA\[1001\]\]><\/OrderNumber>/)
   t.match(xml, /<OrderStatus><!\[CDATA\[shipped\]\]><\/OrderStatus>/, 'the order advanced when its only shipment shipped')
 
-  host.kill('SIGTERM')
-  await exited(host)
+  const notified = await fetch(`${exchange}?action=shipnotify&order_number=1001&carrier=UPS&service=Ground&tracking_number=1Z999AA10123456784`, {
+    method: 'POST',
+    headers: { authorization: basic },
+  })
+  t.equal(notified.status, 200)
+  const database = new Database(join(project, 'shop.sqlite'), { readonly: true })
+  t.teardown(() => database.close())
+  const order = database.prepare("SELECT fields FROM shipments_orders WHERE reference = '1001'").get() as { fields: string }
+  t.same(JSON.parse(order.fields), { shippingInfo: [{ carrier: 'UPS', service: 'Ground', trackingNumber: '1Z999AA10123456784' }] }, "ShipStation's tracking number is stored")
+  t.equal((database.prepare('SELECT count(*) AS n FROM shipments_orders').get() as { n: number }).n, 1)
+
+  for (const host of hosts) host.kill('SIGTERM')
+  await Promise.all(hosts.map(exited))
+  const logged = outputs.flat().join('\n')
+  t.notMatch(logged, /tracking entry skipped|trackingField|duplicate key|"level":50/, 'no tracking warning, no error in either log')
+  t.match(logged, /first shipment created/, 'one of them created the order')
+
+  // The login example: a session from the login form, local returnTo only, the admin pages in its layout.
+  const login = start('login-host.js', { DATABASE_URL: 'login.sqlite', ADMIN_PASSWORD: 'a-password-for-the-test', COOKIE_SECRET: 'c'.repeat(32), SHIPMENTS_CSRF_KEY: 'k'.repeat(32) })
+  t.teardown(() => login.exitCode === null && login.kill('SIGKILL'))
+  const loginBase = await listening(login)
+  const manual = { redirect: 'manual' } as const
+  const asked = await fetch(`${loginBase}/shipments/admin/shipments`, manual)
+  t.equal(asked.status, 303)
+  t.equal(asked.headers.get('location'), '/login?returnTo=%2Fshipments%2Fadmin%2Fshipments')
+  const form = await fetch(`${loginBase}${asked.headers.get('location')}`)
+  t.match(await form.text(), /name="returnTo" value="\/shipments\/admin\/shipments"/)
+  const post = (fields: Record<string, string>) =>
+    fetch(`${loginBase}/login`, { ...manual, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() })
+  t.equal((await post({ login: 'jane', password: 'wrong', returnTo: '/shipments/admin/shipments' })).status, 401)
+  for (const [returnTo, location] of [
+    ['//evil.example/x', '/shipments/admin/shipments'],
+    ['https://evil.example/', '/shipments/admin/shipments'],
+    ['/\\evil.example', '/shipments/admin/shipments'],
+    ['/shipments/admin/webhooks?x=ü', '/shipments/admin/webhooks?x=%C3%BC'],
+  ]) {
+    const answer = await post({ login: 'jane', password: 'a-password-for-the-test', returnTo: returnTo! })
+    t.equal(answer.status, 303, returnTo)
+    t.equal(answer.headers.get('location'), location, `returnTo ${returnTo} goes to ${location}`)
+  }
+  const loggedIn = await post({ login: 'jane', password: 'a-password-for-the-test', returnTo: '/shipments/admin/shipments' })
+  const cookie = /^(session=[^;]+)/.exec(loggedIn.headers.get('set-cookie') ?? '')?.[1] ?? ''
+  t.match(loggedIn.headers.get('set-cookie'), /HttpOnly/i)
+  t.match(loggedIn.headers.get('set-cookie'), /SameSite=Strict/i)
+  const page = await fetch(`${loginBase}/shipments/admin/shipments`, { ...manual, headers: { cookie } })
+  t.equal(page.status, 200)
+  const body = await page.text()
+  t.match(body, /<header>Shop admin · Jane /, "the admin page in the host's layout")
+  t.match(body, /<nav>[^]*<a href="\/shipments\/admin\/shipments" aria-current="page">Shipments<\/a>/)
+  // The overview's chart script comes from the chart.js the tarball's dependencies installed (no CDN).
+  const chart = await fetch(`${loginBase}/shipments/admin/assets/chart.umd.js`)
+  t.equal(chart.status, 200)
+  t.match(await chart.text(), /^\/\*!\n \* Chart\.js v4\./)
+  const out = await fetch(`${loginBase}/logout`, { ...manual, method: 'POST', headers: { cookie } })
+  t.equal(out.status, 303)
+  t.equal((await fetch(`${loginBase}/shipments/admin/shipments`, { ...manual, headers: { cookie } })).status, 303, 'the session ended with the logout')
+  login.kill('SIGTERM')
+  await exited(login)
 })

@@ -6,6 +6,11 @@ import { sql } from 'drizzle-orm'
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { migrate as runDrizzleMigrations } from 'drizzle-orm/node-postgres/migrator'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
+import * as schema from './schema.js'
+import { readTimestampsExactly } from './timestamps.js'
+
+// Before any query: this module is loaded whenever the package works on PostgreSQL (see timestamps.ts).
+readTimestampsExactly(schema)
 
 /** A Drizzle database over a node-postgres pool, the host's or the one the package opened. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,20 +1,32 @@
 // The data layer on PostgreSQL (node-postgres): every write a transaction from the pool; the transition
 // mutex is an in-process queue (so waiting requests do not hold connections) in front of a
 // transaction-scoped advisory lock, held until commit and released by the server if the process dies.
-import { and, count, desc, eq, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import { randomUUID } from 'node:crypto'
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql } from 'drizzle-orm'
+import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
 import {
   LockTimeoutError,
   ShipmentMissingError,
+  allocatedByLine,
+  allocationsByOrder,
+  allocationToCheck,
+  checkAllocation,
+  orderComplete,
   transitionLockName,
+  unchangedOutcome,
   type DataLayer,
+  type DeliveryOutcome,
   type ExternalEventMark,
+  type FillableColumns,
   type ShipmentChangeOutcome,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
+import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
+import { commitInOneStatement, readShipmentForChange, rowAfter, type ShipmentForChange } from './one-statement-change.js'
 import { createPostgresOutboxStore, writeOutboxMessages } from './outbox.js'
 import {
   exchangeActivity,
@@ -42,6 +54,10 @@ const LOCK_NOT_AVAILABLE = '55P03'
 const isInt4 = (value: number) => Number.isInteger(value) && value >= -2147483648 && value <= 2147483647
 const isStorableText = (value: string) => !value.includes('\u0000')
 
+/** The activity log's refused rows (status 400 and above), or its answered ones: each kept against its own bound. */
+const exchangeActivityOutcome = (refused: boolean) =>
+  refused ? sql`${exchangeActivity.statusCode} >= 400` : sql`${exchangeActivity.statusCode} < 400`
+
 export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: boolean }): DataLayer {
   // Waiting requests queue here, not on the server: N requests for one shipment use one connection.
   const queue = createMutex({ directory: null })
@@ -54,14 +70,18 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
   const lockOrder = (tx: Transaction, orderId: number) =>
     tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.orderShipments}::int, ${orderId}::int)`)
 
-  /** Moves the integration's last-event mark forward; false when the event is older than the mark. */
-  async function recordExternalEvent(tx: Transaction, shipmentId: number, event: ExternalEventMark, now: Date): Promise<boolean> {
+  /** True when the integration already applied a later event to the shipment (the row is locked until commit). */
+  async function externalEventIsStale(tx: Transaction, shipmentId: number, event: ExternalEventMark): Promise<boolean> {
     const [reference] = await tx
       .select({ lastEventAt: shipmentExternalReferences.lastEventAt })
       .from(shipmentExternalReferences)
       .where(and(eq(shipmentExternalReferences.shipmentId, shipmentId), eq(shipmentExternalReferences.integrationId, event.integrationId)))
       .for('update')
-    if (reference?.lastEventAt && event.occurredAt < reference.lastEventAt) return false
+    return reference?.lastEventAt != null && event.occurredAt < reference.lastEventAt
+  }
+
+  /** Moves the integration's last-event mark forward, with the event's remote ids. */
+  async function markExternalEvent(tx: Transaction, shipmentId: number, event: ExternalEventMark, now: Date): Promise<void> {
     const values = {
       lastEventAt: event.occurredAt,
       updatedAt: now,
@@ -72,8 +92,33 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       .insert(shipmentExternalReferences)
       .values({ shipmentId, integrationId: event.integrationId, ...values })
       .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
-    return true
   }
+
+  /** Records a delivery in the dedupe ledger; false when it was recorded before. */
+  async function recordDelivery(executor: Transaction | PostgresDatabase, delivery: { integrationId: number; deliveryId: string }, outcome: DeliveryOutcome | null, now: Date) {
+    if (!isInt4(delivery.integrationId) || !isStorableText(delivery.deliveryId)) return false
+    const recorded = await executor
+      .insert(webhookDeliveries)
+      .values({ ...delivery, ...(outcome && { outcome: { ...outcome } }), createdAt: now })
+      .onConflictDoNothing()
+      .returning({ deliveryId: webhookDeliveries.deliveryId })
+    return recorded.length > 0
+  }
+
+  /** The items of the order's shipments that hold an allocation, but for `exceptId`'s. */
+  const activeShipmentsOf = (tx: Transaction, orderId: number, exceptId: number | null) =>
+    tx
+      .select({ items: shipments.items })
+      .from(shipments)
+      .where(
+        and(
+          eq(shipments.orderId, orderId),
+          exceptId === null ? undefined : ne(shipments.id, exceptId),
+          eq(shipments.enabled, true),
+          isNull(shipments.dateDeleted),
+          ne(shipments.status, 'cancelled'),
+        ),
+      )
 
   async function findShipment(id: number) {
     if (!isInt4(id)) return undefined
@@ -83,7 +128,49 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
   const statusExists = async (tx: Transaction, handle: string) =>
     (await tx.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle))).length > 0
-  const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted }
+  const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted, email: orders.email }
+  const findOrderSummary = async (orderId: number) => (await db.select(summaryColumns).from(orders).where(eq(orders.id, orderId)))[0]
+  // What the admin order page shows beside the summary: one indexed lookup each (unique keys). Drizzle
+  // writes a single-table query's columns unqualified, so the order's own are named with their table.
+  const orderColumn = (column: typeof orders.id | typeof orders.statusHandle) => sql`${orders}.${sql.identifier(column.name)}`
+  const displayColumns = {
+    customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
+    statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
+  }
+  const lateWhere = (now: Date) =>
+    and(eq(shipments.enabled, true), isNull(shipments.dateDeleted), notInArray(shipments.status, ['shipped', 'cancelled']), lt(shipments.dateScheduledShip, now))
+  const failingPushWhere = and(isNotNull(shipmentExternalReferences.lastPushError), isNull(shipments.dateDeleted))
+  const failingPushColumns = {
+    shipmentId: shipments.id,
+    shipmentReference: shipments.reference,
+    integrationHandle: integrations.handle,
+    lastPushAt: shipmentExternalReferences.lastPushAt,
+    // Never null here: the filter keeps failed pushes only.
+    lastPushError: sql<string>`${shipmentExternalReferences.lastPushError}`,
+    pushAttempts: shipmentExternalReferences.pushAttempts,
+  }
+  /** The lines of these orders, by order, each in id order; options are a line's attributes. */
+  async function linesOf(orderIds: number[]): Promise<Map<number, OrderLine[]>> {
+    const byOrder = new Map<number, OrderLine[]>()
+    if (orderIds.length === 0) return byOrder
+    const rows = await db
+      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options })
+      .from(orderLineItems)
+      .where(inArray(orderLineItems.orderId, orderIds))
+      .orderBy(orderLineItems.id)
+    for (const { orderId, ...line } of rows) {
+      const lines = byOrder.get(orderId)
+      if (lines) lines.push(line)
+      else byOrder.set(orderId, [line])
+    }
+    return byOrder
+  }
+  /** The ids of the shipments whose external reference at the integration has this id (a subquery). */
+  const externalReferenceHolders = (reference: { integrationId: number; externalId: string }) =>
+    db
+      .select({ id: shipmentExternalReferences.shipmentId })
+      .from(shipmentExternalReferences)
+      .where(and(eq(shipmentExternalReferences.integrationId, reference.integrationId), eq(shipmentExternalReferences.externalId, reference.externalId)))
   const exportOrders = createPostgresOrderExport(db, () => localWrites)
 
   return {
@@ -91,9 +178,10 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     findShipment,
 
-    async updateShipmentColumns(id, columns) {
+    async updateShipmentColumns(id, columns, fillEmpty = {}) {
       if (!isInt4(id)) return undefined
-      const [row] = await db.update(shipments).set(columns).where(eq(shipments.id, id)).returning()
+      const fills = Object.fromEntries(Object.entries(fillEmpty).map(([column, value]) => [column, sql`coalesce(${shipments[column as keyof FillableColumns]}, ${value})`]))
+      const [row] = await db.update(shipments).set({ ...columns, ...fills }).where(eq(shipments.id, id)).returning()
       return row
     },
 
@@ -114,9 +202,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           // Another instance moved the shipment between the authorization and the lock: authorize again.
           if (authorized !== null && before.status !== authorized) return 'status-moved'
           const now = new Date()
-          if (request.externalEvent && !(await recordExternalEvent(tx, id, request.externalEvent, now))) {
-            return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true, messages: [] }
-          }
+          const stale = request.externalEvent ? await externalEventIsStale(tx, id, request.externalEvent) : false
+          // The ledger row commits with the change it caused, or not at all: a crash before the commit
+          // leaves the delivery unrecorded, so the sender's retry applies it.
+          const duplicate = request.delivery ? !(await recordDelivery(tx, request.delivery, stale ? { outcome: 'stale' } : null, now)) : false
+          if (stale || duplicate) return unchangedOutcome(before, { stale, duplicate })
+          if (request.externalEvent) await markExternalEvent(tx, id, request.externalEvent, now)
           const plan = request.plan(before)
           const [history] = plan.history
             ? await tx
@@ -124,16 +215,19 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
                 .values({ ...plan.history, shipmentId: id })
                 .returning({ id: shipmentStatusHistory.id })
             : [null]
+          const toCheck = allocationToCheck(before, plan.columns)
+          // Serialized per order: allocations must not both count the other's quantity as free, and two
+          // last shipments shipped at once must not both count the other as open.
+          if (toCheck || plan.claimOrderAdvance !== null) await lockOrder(tx, before.orderId)
+          if (toCheck) checkAllocation(toCheck, allocatedByLine(await activeShipmentsOf(tx, before.orderId, id)))
           const [row] = await tx.update(shipments).set(plan.columns).where(eq(shipments.id, id)).returning()
           let orderAdvanceClaimed = false
           if (plan.claimOrderAdvance !== null) {
-            // Serialized per order: two last shipments shipped at once must not both count the other as open.
-            await lockOrder(tx, row.orderId)
-            const [{ total }] = await tx
-              .select({ total: count() })
+            const live = await tx
+              .select({ status: shipments.status, items: shipments.items })
               .from(shipments)
-              .where(and(eq(shipments.orderId, row.orderId), eq(shipments.enabled, true), isNull(shipments.dateDeleted), ne(shipments.status, 'shipped')))
-            if (total === 0) {
+              .where(and(eq(shipments.orderId, row.orderId), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
+            if (orderComplete(live, plan.requireCoverage)) {
               const claimed = await tx
                 .insert(orderAdvances)
                 .values({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now })
@@ -142,20 +236,70 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
               orderAdvanceClaimed = claimed.length > 0
             }
           }
-          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false, duplicate: false }
           const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
           return { ...outcome, messages }
         })
 
-      /** Authorizes against the row as it is now, then commits; again if the status moved in between. */
+      /**
+       * The common change (no integration event or delivery, no allocation to check, no order advance,
+       * one event at most) in one statement after the read: 'moved' when the row changed since the read,
+       * 'interactive' when the change needs the interactive transaction.
+       */
+      const commitOneStatement = async (current: ShipmentForChange, deadline: number | null): Promise<ShipmentChangeOutcome | 'moved' | 'interactive'> => {
+        const plan = request.plan(current.row)
+        if (plan.claimOrderAdvance !== null || allocationToCheck(current.row, plan.columns)) return 'interactive'
+        if (plan.history && current.historyId === null) return 'interactive'
+        const now = new Date()
+        const outcome = {
+          row: rowAfter(current.row, plan.columns),
+          previousStatus: current.row.status,
+          historyId: plan.history ? current.historyId : null,
+          orderAdvanceClaimed: false,
+          stale: false,
+          duplicate: false,
+        }
+        const messages = request.messages ? request.messages(outcome) : []
+        if (messages.length > 1 || messages.some((message) => message.kind !== 'event')) return 'interactive'
+        const written = await commitInOneStatement(
+          db,
+          {
+            shipment: current,
+            after: outcome.row,
+            history: plan.history,
+            event: messages[0] ?? null,
+            claimFor: request.claimFor ?? null,
+            lockTimeoutMs: deadline === null ? null : deadline - Date.now(),
+            lockClass: ADVISORY_LOCK_CLASS.shipmentTransition,
+            now,
+          },
+          randomUUID,
+        )
+        return written === 'moved' ? 'moved' : { ...outcome, messages: written }
+      }
+
+      /**
+       * Authorizes against the row as it is now, then commits; again if the row (in the interactive
+       * transaction: the status) moved in between. The read serves the authorization and the plan: the
+       * statement that writes checks, under the lock, that the row is still the version read.
+       */
       const authorizeAndCommit = async (deadline: number | null) => {
+        const oneStatement = !request.externalEvent && !request.delivery
         for (;;) {
           let authorized: string | null = null
-          if (request.authorize) {
-            const current = await findShipment(id)
+          if (request.authorize || oneStatement) {
+            // A history id is set aside only for a change under the mutex (a status change, nearly always).
+            const current = await readShipmentForChange(db, id, deadline !== null)
             if (!current) throw new ShipmentMissingError(id)
-            await request.authorize(current)
-            authorized = current.status
+            if (request.authorize) {
+              await request.authorize(current.row)
+              authorized = current.row.status
+            }
+            if (oneStatement) {
+              const outcome = await commitOneStatement(current, deadline)
+              if (outcome === 'moved') continue
+              if (outcome !== 'interactive') return outcome
+            }
           }
           const outcome = await commit(deadline, authorized)
           if (outcome !== 'status-moved') return outcome
@@ -175,19 +319,30 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       })
     },
 
-    async createShipments(orderId, orderReference, howMany, userId, messages) {
+    async createShipments(orderId, orderReference, plan, userId, messages) {
       return db.transaction(async (tx) => {
-        // Numbering reads the count and then inserts: one creator per order at a time.
+        // Numbering reads the count and then inserts, and allocation reads what is held: one creator per order at a time.
         await lockOrder(tx, orderId)
-        const [existing] = await tx.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId))
+        const [[existing], active] = await Promise.all([
+          tx.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)),
+          activeShipmentsOf(tx, orderId, null),
+        ])
+        const allocated = allocatedByLine(active)
+        const itemLists = plan(allocated)
+        for (const items of itemLists) {
+          checkAllocation(items, allocated)
+          for (const item of items) allocated.set(item.lineItemId, (allocated.get(item.lineItemId) ?? 0) + item.quantity)
+        }
+        if (itemLists.length === 0) return { rows: [], messages: [] }
         const now = new Date()
         const created = await tx
           .insert(shipments)
           .values(
-            Array.from({ length: howMany }, (_, index) => ({
+            itemLists.map((items, index) => ({
               orderId,
               reference: `${orderReference}-s${String(existing.total + index + 1).padStart(3, '0')}`,
               status: 'new',
+              items,
               createdAt: now,
               updatedAt: now,
             })),
@@ -203,10 +358,13 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     async listShipments(query) {
       if (query.orderId !== undefined && !isInt4(query.orderId)) return { rows: [], total: 0 }
+      if (query.externalReference && !isInt4(query.externalReference.integrationId)) return { rows: [], total: 0 }
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
         query.referenceContains ? sql`${shipments.reference} ILIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
+        query.trackingNumber !== undefined ? eq(shipments.trackingNumber, query.trackingNumber) : undefined,
+        query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
       const [[{ total }], rows] = await Promise.all([
@@ -214,6 +372,16 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         db.select().from(shipments).where(where).orderBy(shipments.id).limit(query.limit).offset(query.offset),
       ])
       return { rows, total }
+    },
+
+    async allocations(orderIds) {
+      const ids = orderIds.filter(isInt4)
+      if (ids.length === 0) return new Map()
+      const rows = await db
+        .select({ orderId: shipments.orderId, items: shipments.items })
+        .from(shipments)
+        .where(and(inArray(shipments.orderId, ids), eq(shipments.enabled, true), isNull(shipments.dateDeleted), ne(shipments.status, 'cancelled')))
+      return allocationsByOrder(rows)
     },
 
     async shipmentHistory(shipmentId) {
@@ -224,6 +392,14 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     async setShipmentDeleted(id, deleted, now, messages) {
       if (!isInt4(id)) return undefined
       return db.transaction(async (tx) => {
+        if (!deleted) {
+          const [before] = await tx.select().from(shipments).where(eq(shipments.id, id)).for('update')
+          const toCheck = before ? allocationToCheck(before, { dateDeleted: null }) : null
+          if (toCheck) {
+            await lockOrder(tx, before.orderId)
+            checkAllocation(toCheck, allocatedByLine(await activeShipmentsOf(tx, before.orderId, id)))
+          }
+        }
         const [row] = await tx
           .update(shipments)
           .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now})` : null, updatedAt: now })
@@ -262,17 +438,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       wrote(await db.delete(integrations).where(eq(integrations.id, id)))
     },
 
-    async claimDelivery(integrationId, deliveryId) {
-      const claimed = await db
-        .insert(webhookDeliveries)
-        .values({ integrationId, deliveryId, createdAt: new Date() })
-        .onConflictDoNothing()
-        .returning({ deliveryId: webhookDeliveries.deliveryId })
-      return claimed.length > 0
-    },
-
-    async releaseDelivery(integrationId, deliveryId) {
-      await db.delete(webhookDeliveries).where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
+    async recordDelivery(integrationId, deliveryId, outcome) {
+      return recordDelivery(db, { integrationId, deliveryId }, outcome, new Date())
     },
 
     async recentDeliveries(integrationId, limit) {
@@ -285,14 +452,72 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         .limit(limit)
     },
 
-    async recordExchangeActivity(entry, { keep, every }) {
-      // Not counted in localWrites: no cache reads this table. Now and then a prune by id (the primary key).
+    async recordExchangeActivity(entry, { keep, keepRefused, every }) {
+      // Not counted in localWrites: no cache reads this table. Now and then a prune by id, answered and
+      // refused rows each against their own bound (anyone can send refused requests: they must not
+      // evict the answered ones).
       const [{ id }] = await db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id })
-      if (id % every === 0) await db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep))
+      if (id % every !== 0) return
+      for (const [rows, kept] of [[exchangeActivityOutcome(false), keep], [exchangeActivityOutcome(true), keepRefused]] as const) {
+        const [newestDropped] = await db.select({ id: exchangeActivity.id }).from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(1).offset(kept)
+        if (newestDropped) await db.delete(exchangeActivity).where(and(rows, lte(exchangeActivity.id, newestDropped.id)))
+      }
     },
 
-    async exchangeActivity(limit) {
-      return db.select().from(exchangeActivity).orderBy(desc(exchangeActivity.id)).limit(limit)
+    async exchangeActivity(limit, refused) {
+      const rows = refused === undefined ? undefined : exchangeActivityOutcome(refused)
+      return db.select().from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(limit)
+    },
+
+    async countShipmentsByStatus() {
+      const rows = await db.select({ status: shipments.status, total: count() }).from(shipments).where(isNull(shipments.dateDeleted)).groupBy(shipments.status)
+      return Object.fromEntries(rows.map((row) => [row.status, row.total]))
+    },
+
+    async countShippedByQuarterHour(from, to) {
+      // An int4 until the year 9999 (epoch seconds / 900), so node-postgres returns a number, not bigint text.
+      const quarterHour = sql<number>`floor(extract(epoch from ${shipments.dateShipped}) / 900)::integer`
+      return db
+        .select({ quarterHour, count: count() })
+        .from(shipments)
+        .where(and(isNull(shipments.dateDeleted), gte(shipments.dateShipped, from), lt(shipments.dateShipped, to)))
+        .groupBy(quarterHour)
+        .orderBy(quarterHour)
+        .limit(Math.ceil((to.getTime() - from.getTime()) / 900_000) + 1)
+    },
+
+    async lateShipments(now, limit) {
+      const where = lateWhere(now)
+      const [[{ total }], rows] = await Promise.all([
+        db.select({ total: count() }).from(shipments).where(where),
+        db.select().from(shipments).where(where).orderBy(shipments.dateScheduledShip, shipments.id).limit(limit),
+      ])
+      return { rows, total }
+    },
+
+    async failingPushes(limit) {
+      const [[{ total }], rows] = await Promise.all([
+        db
+          .select({ total: count() })
+          .from(shipmentExternalReferences)
+          .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
+          .where(failingPushWhere),
+        db
+          .select(failingPushColumns)
+          .from(shipmentExternalReferences)
+          .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
+          .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
+          .where(failingPushWhere)
+          .orderBy(sql`${shipmentExternalReferences.lastPushAt} desc nulls last`, desc(shipments.id))
+          .limit(limit),
+      ])
+      return { rows, total }
+    },
+
+    async newestExchangeActivity(action) {
+      if (!isStorableText(action)) return undefined
+      const [row] = await db.select().from(exchangeActivity).where(eq(exchangeActivity.action, action)).orderBy(desc(exchangeActivity.id)).limit(1)
+      return row
     },
 
     async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {
@@ -325,8 +550,24 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     async findOrder(orderId) {
       if (!isInt4(orderId)) return undefined
-      const [order] = await db.select(summaryColumns).from(orders).where(eq(orders.id, orderId))
+      const [order] = await db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(eq(orders.id, orderId))
       return order
+    },
+
+    async orderLines(orderId) {
+      if (!isInt4(orderId) || !(await findOrderSummary(orderId))) return undefined
+      return (await linesOf([orderId])).get(orderId) ?? []
+    },
+
+    async listCompletedOrders({ afterId, limit }) {
+      const rows = await db
+        .select({ ...summaryColumns, dateOrdered: orders.dateOrdered, customer: orders.email })
+        .from(orders)
+        .where(and(eq(orders.isCompleted, true), gt(orders.id, Math.min(afterId, 2147483647))))
+        .orderBy(orders.id)
+        .limit(limit)
+      const lines = await linesOf(rows.map((row) => row.id))
+      return rows.map((row) => ({ ...row, lines: lines.get(row.id) ?? [] }))
     },
 
     async findOrderByReference(reference) {
@@ -353,10 +594,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     async insertOrder(order, addresses, items) {
       const inserted = await db.transaction(async (tx) => {
-        // Orders are numbered by the host; the per-order lock is not needed, the unique keys decide a race.
-        const [taken] = await tx.select({ id: orders.id }).from(orders).where(or(eq(orders.reference, order.reference), eq(orders.number, order.number)))
-        if (taken) return 'duplicate' as const
-        const [{ id }] = await tx.insert(orders).values(order).returning({ id: orders.id })
+        // Orders are numbered by the host; the unique keys on reference and number decide a race: a taken
+        // one inserts nothing (ON CONFLICT DO NOTHING waits for a competing insert's commit, then skips),
+        // so two instances creating the same order never see a unique violation.
+        const [inserted] = await tx.insert(orders).values(order).onConflictDoNothing().returning({ id: orders.id })
+        if (!inserted) return 'duplicate' as const
+        const { id } = inserted
         if (addresses.length > 0) await tx.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id })))
         if (items.length > 0) await tx.insert(orderLineItems).values(items.map((item) => ({ ...item, orderId: id })))
         return id
@@ -399,6 +642,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     exportOrders,
+
+    notifications: createPostgresNotificationStore(db),
 
     outbox: createPostgresOutboxStore(db),
 

@@ -14,4 +14,8 @@ export const ADVISORY_LOCK_CLASS = {
   migrate: 0x53484952,
   /** Pushes and cancels of one shipment to integrations; the second key is the shipment id. */
   shipmentPush: 0x53484953,
+  /** Outbox claims by the sweep, one instance at a time; the second key is 0. */
+  outboxClaim: 0x53484954,
+  /** ShipStation notifications with items for one order, one at a time; the second key is the order id. */
+  shipNotice: 0x53484955,
 } as const

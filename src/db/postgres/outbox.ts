@@ -1,21 +1,27 @@
-// The outbox and webhook subscriptions on PostgreSQL. A claim takes its rows with FOR UPDATE SKIP
-// LOCKED, so instances claiming at once each get other rows, and none waits on another.
+// The outbox and webhook subscriptions on PostgreSQL. Sweeps claim one instance at a time (a
+// transaction-level advisory lock), so two instances never split one key's run of events between them.
 import { randomUUID } from 'node:crypto'
-import { and, asc, desc, eq, gt, inArray, like, lt, ne, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNull, like, lt, lte, ne, or, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
+import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
 
 type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
-/** Writes messages inside the caller's transaction; those of a key with an older pending message stay unclaimed. */
+/**
+ * Writes messages inside the caller's transaction, claimed by `claimFor` unless they must wait (see
+ * OutboxStore.enqueue): an event behind an older pending event of its key this instance does not hold,
+ * a job behind any older pending job of its key.
+ */
 export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): Promise<OutboxRow[]> {
   const written: OutboxRow[] = []
   for (const message of messages) {
-    // One statement: a message behind another instance's (or a dead process's) pending one of its key
-    // is written unclaimed, so the sweep delivers it in turn.
+    // One statement: a message that must wait is written unclaimed, left to the sweep or to the
+    // hand-off of the job before it.
+    const waitsFor = message.kind === 'job' ? sql`true` : sql`claimed_by IS DISTINCT FROM ${claimFor?.instanceId ?? null}`
     const claimed = claimFor
-      ? sql`NOT EXISTS (SELECT 1 FROM shipments_outbox WHERE ordering_key = ${message.orderingKey} AND state = 'pending' AND claimed_by IS DISTINCT FROM ${claimFor.instanceId})`
+      ? sql`NOT EXISTS (SELECT 1 FROM shipments_outbox WHERE ordering_key = ${message.orderingKey} AND state = 'pending' AND kind = ${message.kind} AND ${waitsFor})`
       : sql`false`
     const [row] = await tx
       .insert(outbox)
@@ -44,25 +50,48 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
     },
 
     async claimDue(instanceId, leaseMs, limit) {
-      const now = new Date()
-      const claimed = await db
-        .update(outbox)
-        .set({ claimedBy: instanceId, claimedUntil: new Date(now.getTime() + leaseMs) })
-        .where(
-          inArray(
-            outbox.id,
-            sql`(SELECT o.id FROM shipments_outbox o
-              WHERE o.state = 'pending' AND o.available_at <= ${now} AND (o.claimed_until IS NULL OR o.claimed_until < ${now})
-                AND NOT EXISTS (SELECT 1 FROM shipments_outbox e WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.id < o.id)
-              ORDER BY o.id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
-          ),
-        )
-        .returning()
+      // A run of events is taken at once (behind this instance's own, too), not one per key and round:
+      // what a dead process left drains at full speed once its lease is over. A job only as the first of
+      // its key's pending jobs, and while no other job of the key is held (a redelivery waits for the one
+      // in flight); those behind it are handed off one by one (recordAttempt). The lock makes another
+      // instance's claim wait for this one's commit, so it sees these rows held: without it, both could
+      // read the same expired run, and each take a part of it.
+      const claimed = await db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.outboxClaim}::int, 0)`)
+        const now = new Date()
+        return tx
+          .update(outbox)
+          .set({ claimedBy: instanceId, claimedUntil: new Date(now.getTime() + leaseMs) })
+          .where(
+            inArray(
+              outbox.id,
+              sql`(SELECT o.id FROM shipments_outbox o
+                WHERE o.state = 'pending' AND o.available_at <= ${now} AND (o.claimed_until IS NULL OR o.claimed_until < ${now})
+                  AND NOT EXISTS (
+                    SELECT 1 FROM shipments_outbox e
+                    WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.kind = o.kind
+                      AND ((e.id < o.id AND (o.kind = 'job' OR e.available_at > ${now} OR (e.claimed_until >= ${now} AND e.claimed_by <> ${instanceId})))
+                        OR (o.kind = 'job' AND e.claimed_until >= ${now})))
+                ORDER BY o.id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
+            ),
+          )
+          .returning()
+      })
       return claimed.sort((a, b) => a.id - b.id)
     },
 
     async complete(ids, followUps, claimFor) {
       if (ids.length === 0 && followUps.length === 0) return []
+      if (followUps.length === 0) {
+        // The batch's done mark alone (no subscription or pushing integration wants a follow-up): one
+        // prepared statement, committed on its own, where a transaction took three round trips.
+        await db.$client.query({
+          name: 'shipments_outbox_done_1',
+          text: "UPDATE shipments_outbox SET state = 'done', done_at = $2::timestamptz, claimed_until = NULL WHERE id = ANY($1::int[])",
+          values: [ids, new Date().toISOString()],
+        })
+        return []
+      }
       return db.transaction(async (tx) => {
         const now = new Date()
         if (ids.length > 0) await tx.update(outbox).set({ state: 'done', doneAt: now, claimedUntil: null }).where(inArray(outbox.id, ids))
@@ -74,16 +103,38 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
       return db.transaction(async (tx) => {
         await tx.insert(outboxAttempts).values({ ...record.attempt, outboxId: id })
         const { outcome } = record
-        await tx
+        const moveOn = {
+          attempts: sql`${outbox.attempts} + 1`,
+          lastError: record.attempt.error,
+          claimedUntil: null,
+          ...(outcome.state === 'retry' ? { availableAt: outcome.retryAt } : { state: outcome.state, doneAt: record.attempt.attemptedAt }),
+        }
+        if (outcome.state === 'retry' || !claimFor) {
+          await tx.update(outbox).set(moveOn).where(eq(outbox.id, id))
+          return writeOutboxMessages(tx, record.followUps ?? [], claimFor, record.attempt.attemptedAt)
+        }
+        // One statement moves the job on and hands off to the job that waited behind it: the first
+        // pending job of its key (the finished one still reads as pending within the statement), if
+        // nobody holds it.
+        const finished = tx.$with('finished').as(tx.update(outbox).set(moveOn).where(eq(outbox.id, id)).returning({ orderingKey: outbox.orderingKey }))
+        const now = new Date()
+        const next = await tx
+          .with(finished)
           .update(outbox)
-          .set({
-            attempts: sql`${outbox.attempts} + 1`,
-            lastError: record.attempt.error,
-            claimedUntil: null,
-            ...(outcome.state === 'retry' ? { availableAt: outcome.retryAt } : { state: outcome.state, doneAt: record.attempt.attemptedAt }),
-          })
-          .where(eq(outbox.id, id))
-        return writeOutboxMessages(tx, record.followUps ?? [], claimFor, record.attempt.attemptedAt)
+          .set({ claimedBy: claimFor.instanceId, claimedUntil: new Date(now.getTime() + claimFor.leaseMs) })
+          .where(
+            and(
+              eq(
+                outbox.id,
+                sql`(SELECT n.id FROM shipments_outbox n, ${finished} f
+                  WHERE n.ordering_key = f.ordering_key AND n.kind = 'job' AND n.state = 'pending' AND n.id <> ${id} ORDER BY n.id LIMIT 1)`,
+              ),
+              lte(outbox.availableAt, now),
+              or(isNull(outbox.claimedUntil), lt(outbox.claimedUntil, now)),
+            ),
+          )
+          .returning()
+        return [...(await writeOutboxMessages(tx, record.followUps ?? [], claimFor, record.attempt.attemptedAt)), ...next]
       })
     },
 
@@ -132,6 +183,8 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
     },
 
     async findSubscription(id) {
+      // Ids are int4: a larger one names no subscription (as on SQLite) rather than failing the query.
+      if (!Number.isInteger(id) || id < -2147483648 || id > 2147483647) return undefined
       const [row] = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, id))
       return row
     },

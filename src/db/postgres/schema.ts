@@ -2,7 +2,7 @@
 // back the same on both engines (the checks at the end hold the two together).
 import { sql } from 'drizzle-orm'
 import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
+import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 
 /** Millisecond precision, as JavaScript dates have: a value read back compares equal to the one written. */
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' })
@@ -32,6 +32,8 @@ export const shipments = pgTable(
     dateDeleted: timestampMs('date_deleted'),
     /** The status a shipment had when it was cancelled with its order, so it can be restored with it. */
     statusBeforeOrderCancel: text('status_before_order_cancel'),
+    /** The order lines the shipment holds (empty: an order-level shipment), with the quantity ordered when allocated. */
+    items: json('items').$type<StoredShipmentItem[]>().notNull().default(sql`'[]'::json`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -39,6 +41,8 @@ export const shipments = pgTable(
     uniqueIndex('shipments_shipments_reference_unique').on(table.reference),
     index('shipments_shipments_order_idx').on(table.orderId, table.id),
     index('shipments_shipments_status_idx').on(table.status, table.id),
+    // Tracking services' webhooks find their shipment by the tracking number.
+    index('shipments_shipments_tracking_number_idx').on(table.trackingNumber),
   ],
 )
 
@@ -108,7 +112,11 @@ export const shipmentExternalReferences = pgTable(
     pushAttempts: integer('push_attempts').notNull().default(0),
     updatedAt: updatedAt(),
   },
-  (table) => [primaryKey({ columns: [table.shipmentId, table.integrationId] })],
+  (table) => [
+    primaryKey({ columns: [table.shipmentId, table.integrationId] }),
+    // A tracking service's event falls back to the shipment holding its tracker id.
+    index('shipments_external_references_external_id_idx').on(table.integrationId, table.externalId),
+  ],
 )
 
 /** Webhook deliveries already applied: the unique key makes a delivery count once, even when raced. */
@@ -173,6 +181,30 @@ export const outboxAttempts = pgTable(
 )
 
 /** Outbound webhook subscriptions: where to send which events, signed with the secret. */
+/** Customer notifications (see the SQLite schema). */
+export const notifications = pgTable('shipments_notifications', {
+  id: id(),
+  name: text('name').notNull(),
+  enabled: boolean('enabled').notNull().default(true),
+  statuses: json('statuses').$type<string[]>().notNull().default(sql`'[]'::json`),
+  recipient: text('recipient').notNull().default('customer'),
+  addresses: json('addresses').$type<string[]>().notNull().default(sql`'[]'::json`),
+  subject: text('subject').notNull(),
+  html: text('html').notNull(),
+  text: text('text').notNull(),
+  language: text('language'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+})
+
+/** A shipment's public tracking link version (see the SQLite schema). */
+export const trackingLinks = pgTable('shipments_tracking_links', {
+  shipmentId: integer('shipment_id')
+    .primaryKey()
+    .references(() => shipments.id, { onDelete: 'cascade' }),
+  version: integer('version').notNull().default(0),
+})
+
 export const webhookSubscriptions = pgTable('shipments_webhook_subscriptions', {
   id: id(),
   url: text('url').notNull(),
@@ -273,6 +305,8 @@ export const orderLineItems = pgTable(
     /** g, kg, lb or oz. */
     weightUnit: text('weight_unit'),
     quantity: integer('quantity').notNull().default(1),
+    /** False for lines that never ship (digital goods, services): shipments do not allocate them. */
+    shippable: boolean('shippable').notNull().default(true),
     price: text('price').notNull().default('0'),
     imageUrl: text('image_url'),
     options: json('options').$type<Record<string, string>>().notNull().default(sql`'{}'::json`),

@@ -4,22 +4,34 @@
 // autocommit statement, atomic on its own. The transition mutex is an in-process queue per shipment,
 // backed across processes by the IMMEDIATE transaction itself: SQLite's write lock serializes every
 // writer of the file, and the status is re-read inside it.
-import { and, count, desc, eq, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql, type Column } from 'drizzle-orm'
+import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
 import {
   LockTimeoutError,
   ShipmentMissingError,
+  allocatedByLine,
+  allocationsByOrder,
+  allocationToCheck,
+  checkAllocation,
+  orderComplete,
   transitionLockName,
+  unchangedOutcome,
   type DataLayer,
+  type DeliveryOutcome,
   type ExternalEventMark,
+  type FillableColumns,
   type HistoryRow,
   type IntegrationRow,
+  type NewHistoryRow,
   type ShipmentChangeOutcome,
   type ShipmentColumns,
   type ShipmentRow,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
-import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, writeTransaction, writeTransactionWaiting, type SqliteDatabase } from './dialect.js'
+import { createSqliteNotificationStore } from './notifications.js'
+import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, writeTransaction, type SqliteDatabase } from './dialect.js'
+import { createGroupCommit } from './group-commit.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
 import {
@@ -45,6 +57,20 @@ export interface SqliteDataLayerOptions {
   owned: boolean
 }
 
+const SHIPMENT_COLUMNS = Object.entries(getTableColumns(shipments) as Record<string, Column>)
+const SHIPMENT_COLUMN_LIST = SHIPMENT_COLUMNS.map(([, column]) => `"${column.name}"`).join(', ')
+
+/** A shipment row read as an array, decoded as Drizzle decodes it (null stays null). */
+function decodeShipment(values: unknown[] | undefined): ShipmentRow | undefined {
+  if (!values) return undefined
+  const row: Record<string, unknown> = {}
+  for (let index = 0; index < SHIPMENT_COLUMNS.length; index++) {
+    const value = values[index]
+    row[SHIPMENT_COLUMNS[index][0]] = value === null ? null : SHIPMENT_COLUMNS[index][1].mapFromDriverValue(value)
+  }
+  return row as unknown as ShipmentRow
+}
+
 /** A column value as better-sqlite3 stores it: times as epoch milliseconds, objects as JSON text. */
 function encodeColumnValue(value: unknown): unknown {
   if (value instanceof Date) return value.getTime()
@@ -53,12 +79,18 @@ function encodeColumnValue(value: unknown): unknown {
   return value
 }
 
+/** The activity log's refused rows (status 400 and above), or its answered ones: each kept against its own bound. */
+const exchangeActivityOutcome = (refused: boolean) =>
+  refused ? sql`${exchangeActivity.statusCode} >= 400` : sql`${exchangeActivity.statusCode} < 400`
+
 export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLayerOptions): DataLayer {
   // Transitions of one shipment in this process wait here, in order, without touching the database;
   // across processes the IMMEDIATE transaction's write lock is the other half (spec 3.3).
   const queue = createMutex({ directory: null })
   // The connection's own wait for another writer; a transition waits at most until its lock deadline instead.
   const busyTimeoutMs = db.$client.pragma('busy_timeout', { simple: true }) as number
+  // Updates and transitions that arrive together commit together (see group-commit.ts).
+  const group = createGroupCommit(db, busyTimeoutMs)
   // Named locks held across asynchronous work (a push to an integration) cannot be a transaction:
   // they are lock files, shared by every process on the file.
   const namedLocks = createMutex({
@@ -67,68 +99,80 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
   })
 
   // The hot path's statements are prepared once: building and preparing SQL per call cost more than
-  // running it. Updates are prepared per set of changed columns, which is small and bounded.
-  const selectById = db.select().from(shipments).where(eq(shipments.id, sql.placeholder('id'))).prepare()
-  const findRow = (id: number) => selectById.get({ id }) as ShipmentRow | undefined
-  const insertHistory = db
-    .insert(shipmentStatusHistory)
-    .values({
-      shipmentId: sql.placeholder('shipmentId'),
-      fromStatus: sql.placeholder('fromStatus'),
-      toStatus: sql.placeholder('toStatus'),
-      message: sql.placeholder('message'),
-      userId: sql.placeholder('userId'),
-      sourceIntegration: sql.placeholder('sourceIntegration'),
-      sourceExternalCode: sql.placeholder('sourceExternalCode'),
-      createdAt: sql.placeholder('createdAt'),
-    })
-    .returning({ id: shipmentStatusHistory.id })
+  // running it. Updates are prepared per set of changed columns, which is small and bounded. Rows come
+  // as arrays, decoded by the columns' own mappings: Drizzle's generic mapping of each row cost as much
+  // as the statements themselves on a transition's path.
+  const selectById = db.$client.prepare(`SELECT ${SHIPMENT_COLUMN_LIST} FROM shipments_shipments WHERE id = ?`).raw()
+  const findRow = (id: number) => decodeShipment(selectById.get(id) as unknown[] | undefined)
+  const insertHistoryStatement = db.$client.prepare(
+    `INSERT INTO shipments_status_history (shipment_id, from_status, to_status, message, user_id, source_integration, source_external_code, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const insertHistory = (shipmentId: number, history: NewHistoryRow) =>
+    Number(
+      insertHistoryStatement.run(shipmentId, history.fromStatus, history.toStatus, history.message, history.userId, history.sourceIntegration, history.sourceExternalCode, history.createdAt.getTime())
+        .lastInsertRowid,
+    )
+  // The order's live shipments (enabled, not deleted) when a shipment is shipped: for the order advance.
+  const selectLive = db
+    .select({ status: shipments.status, items: shipments.items })
+    .from(shipments)
+    .where(and(eq(shipments.orderId, sql.placeholder('orderId')), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
     .prepare()
-  const countUnshipped = db
-    .select({ total: count() })
+  // The items of the order's other shipments that hold an allocation (0 excepts none: ids start at 1).
+  const selectActiveItems = db
+    .select({ items: shipments.items })
     .from(shipments)
     .where(
       and(
         eq(shipments.orderId, sql.placeholder('orderId')),
+        ne(shipments.id, sql.placeholder('exceptId')),
         eq(shipments.enabled, true),
         isNull(shipments.dateDeleted),
-        ne(shipments.status, 'shipped'),
+        ne(shipments.status, 'cancelled'),
       ),
     )
     .prepare()
+  const allocatedInOrder = (orderId: number, exceptId = 0) => allocatedByLine(selectActiveItems.all({ orderId, exceptId }) as Pick<ShipmentRow, 'items'>[])
   const insertOrderAdvance = db
     .insert(orderAdvances)
     .values({ orderId: sql.placeholder('orderId'), status: sql.placeholder('status'), createdAt: sql.placeholder('createdAt') })
     .onConflictDoNothing()
     .prepare()
   const updateStatements = new Map<string, ReturnType<typeof prepareUpdate>>()
-  function prepareUpdate(columns: readonly string[]) {
-    // Wrapped in sql`` so values go to the driver as given (encodeColumnValue), null included.
-    const placeholders = Object.fromEntries(columns.map((column) => [column, sql`${sql.placeholder(column)}`]))
-    return db.update(shipments).set(placeholders).where(eq(shipments.id, sql.placeholder('id'))).returning().prepare()
+  function prepareUpdate(columns: readonly string[], fills: readonly string[]) {
+    const name = (key: string) => `"${(shipments[key as keyof typeof shipments.$inferSelect] as Column).name}"`
+    const set = [...columns.map((key) => `${name(key)} = @${key}`), ...fills.map((key) => `${name(key)} = coalesce(${name(key)}, @fill_${key})`)]
+    return db.$client.prepare(`UPDATE shipments_shipments SET ${set.join(', ')} WHERE id = @id RETURNING ${SHIPMENT_COLUMN_LIST}`).raw()
   }
-  function updateRow(id: number, changes: ShipmentColumns): ShipmentRow | undefined {
+  function updateRow(id: number, changes: ShipmentColumns, fillEmpty: FillableColumns = {}): ShipmentRow | undefined {
     const columns = Object.keys(changes).sort()
-    const key = columns.join(',')
+    const fills = Object.keys(fillEmpty).sort()
+    const key = `${columns.join(',')};${fills.join(',')}`
     let statement = updateStatements.get(key)
     if (!statement) {
       if (updateStatements.size >= 256) updateStatements.clear()
-      statement = prepareUpdate(columns)
+      statement = prepareUpdate(columns, fills)
       updateStatements.set(key, statement)
     }
     const values: Record<string, unknown> = { id }
     for (const [column, value] of Object.entries(changes)) values[column] = encodeColumnValue(value)
-    return statement.get(values) as ShipmentRow | undefined
+    for (const [column, value] of Object.entries(fillEmpty)) values[`fill_${column}`] = value
+    return decodeShipment(statement.get(values) as unknown[] | undefined)
   }
 
-  /** Moves the integration's last-event mark forward; false when the event is older than the mark. */
-  function recordExternalEvent(shipmentId: number, event: ExternalEventMark, now: Date): boolean {
+  /** True when the integration already applied a later event to the shipment. */
+  function externalEventIsStale(shipmentId: number, event: ExternalEventMark): boolean {
     const reference = db
       .select({ lastEventAt: shipmentExternalReferences.lastEventAt })
       .from(shipmentExternalReferences)
       .where(and(eq(shipmentExternalReferences.shipmentId, shipmentId), eq(shipmentExternalReferences.integrationId, event.integrationId)))
       .get()
-    if (reference?.lastEventAt && event.occurredAt < reference.lastEventAt) return false
+    return reference?.lastEventAt != null && event.occurredAt < reference.lastEventAt
+  }
+
+  /** Moves the integration's last-event mark forward, with the event's remote ids. */
+  function markExternalEvent(shipmentId: number, event: ExternalEventMark, now: Date): void {
     const values = {
       lastEventAt: event.occurredAt,
       updatedAt: now,
@@ -139,13 +183,62 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       .values({ shipmentId, integrationId: event.integrationId, ...values })
       .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
       .run()
-    return true
   }
+
+  /** Records a delivery in the dedupe ledger; false when it was recorded before. */
+  const recordDelivery = (delivery: { integrationId: number; deliveryId: string }, outcome: DeliveryOutcome | null, now: Date) =>
+    db
+      .insert(webhookDeliveries)
+      .values({ ...delivery, ...(outcome && { outcome: { ...outcome } }), createdAt: now })
+      .onConflictDoNothing()
+      .run().changes > 0
 
   const selectIntegration = db.select().from(integrations).where(eq(integrations.handle, sql.placeholder('handle'))).prepare()
   const statusExists = (handle: string) =>
     db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle)).get() !== undefined
-  const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted }
+  const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted, email: orders.email }
+  // What the admin order page shows beside the summary: one indexed lookup each (unique keys). Drizzle
+  // writes a single-table query's columns unqualified, so the order's own are named with their table.
+  const orderColumn = (column: typeof orders.id | typeof orders.statusHandle) => sql`${orders}.${sql.identifier(column.name)}`
+  const displayColumns = {
+    customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
+    statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
+  }
+  const lateWhere = (now: Date) =>
+    and(eq(shipments.enabled, true), isNull(shipments.dateDeleted), notInArray(shipments.status, ['shipped', 'cancelled']), lt(shipments.dateScheduledShip, now))
+  const failingPushWhere = and(isNotNull(shipmentExternalReferences.lastPushError), isNull(shipments.dateDeleted))
+  const failingPushColumns = {
+    shipmentId: shipments.id,
+    shipmentReference: shipments.reference,
+    integrationHandle: integrations.handle,
+    lastPushAt: shipmentExternalReferences.lastPushAt,
+    // Never null here: the filter keeps failed pushes only.
+    lastPushError: sql<string>`${shipmentExternalReferences.lastPushError}`,
+    pushAttempts: shipmentExternalReferences.pushAttempts,
+  }
+  /** The lines of these orders, by order, each in id order; options are a line's attributes. */
+  function linesOf(orderIds: number[]): Map<number, OrderLine[]> {
+    const byOrder = new Map<number, OrderLine[]>()
+    if (orderIds.length === 0) return byOrder
+    const rows = db
+      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options })
+      .from(orderLineItems)
+      .where(inArray(orderLineItems.orderId, orderIds))
+      .orderBy(orderLineItems.id)
+      .all()
+    for (const { orderId, ...line } of rows) {
+      const lines = byOrder.get(orderId)
+      if (lines) lines.push(line)
+      else byOrder.set(orderId, [line])
+    }
+    return byOrder
+  }
+  /** The ids of the shipments whose external reference at the integration has this id (a subquery). */
+  const externalReferenceHolders = (reference: { integrationId: number; externalId: string }) =>
+    db
+      .select({ id: shipmentExternalReferences.shipmentId })
+      .from(shipmentExternalReferences)
+      .where(and(eq(shipmentExternalReferences.integrationId, reference.integrationId), eq(shipmentExternalReferences.externalId, reference.externalId)))
   const exportOrders = createOrderExportQueries(db)
   const writeMessages = createSqliteOutboxWriter(db)
 
@@ -156,9 +249,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       return findRow(id)
     },
 
-    async updateShipmentColumns(id, columns) {
+    async updateShipmentColumns(id, columns, fillEmpty) {
       // One UPDATE ... RETURNING is atomic on its own and doubles as the existence check.
-      return updateRow(id, columns)
+      return group.run(() => updateRow(id, columns, fillEmpty))
     },
 
     async commitShipmentChange(id, request) {
@@ -171,21 +264,26 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         // Another process moved the shipment between the authorization and the write lock: authorize again.
         if (authorized !== null && before.status !== authorized) return 'status-moved'
         const now = new Date()
-        if (request.externalEvent && !recordExternalEvent(id, request.externalEvent, now)) {
-          return { row: before, previousStatus: before.status, historyId: null, orderAdvanceClaimed: false, stale: true, messages: [] }
-        }
+        const stale = request.externalEvent ? externalEventIsStale(id, request.externalEvent) : false
+        // The ledger row commits with the change it caused, or not at all (see the PostgreSQL twin).
+        const duplicate = request.delivery ? !recordDelivery(request.delivery, stale ? { outcome: 'stale' } : null, now) : false
+        if (stale || duplicate) return unchangedOutcome(before, { stale, duplicate })
+        if (request.externalEvent) markExternalEvent(id, request.externalEvent, now)
         const plan = request.plan(before)
-        const history = plan.history ? (insertHistory.get({ ...plan.history, shipmentId: id }) as { id: number }) : null
+        const historyId = plan.history ? insertHistory(id, plan.history) : null
+        // The IMMEDIATE transaction serializes every writer of the file: no other allocation can interleave.
+        const toCheck = allocationToCheck(before, plan.columns)
+        if (toCheck) checkAllocation(toCheck, allocatedInOrder(before.orderId, id))
         const row = updateRow(id, plan.columns)!
         let orderAdvanceClaimed = false
-        if (plan.claimOrderAdvance !== null && (countUnshipped.get({ orderId: row.orderId }) as { total: number }).total === 0) {
+        if (plan.claimOrderAdvance !== null && orderComplete(selectLive.all({ orderId: row.orderId }) as ShipmentRow[], plan.requireCoverage)) {
           orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
         }
-        const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false }
+        const outcome = { row, previousStatus: before.status, historyId, orderAdvanceClaimed, stale: false, duplicate: false }
         const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
         return { ...outcome, messages }
       }
-      if (request.lockTimeoutMs === undefined) return writeTransaction(db, commit(null)) as ShipmentChangeOutcome
+      if (request.lockTimeoutMs === undefined) return group.run(commit(null)) as Promise<ShipmentChangeOutcome>
       const name = transitionLockName(id)
       const deadline = Date.now() + request.lockTimeoutMs
       return queue.withLock(name, request.lockTimeoutMs, async () => {
@@ -200,7 +298,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
           let outcome: ShipmentChangeOutcome | 'status-moved'
           try {
             // Another process's write transaction is waited for until the deadline, no longer.
-            outcome = writeTransactionWaiting(db, deadline - Date.now(), busyTimeoutMs, commit(authorized))
+            outcome = await group.run(commit(authorized), deadline)
           } catch (error) {
             if (isBusy(error)) throw new LockTimeoutError(name)
             throw error
@@ -210,14 +308,18 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       })
     },
 
-    async createShipments(orderId, orderReference, howMany, userId, messages) {
+    async createShipments(orderId, orderReference, plan, userId, messages) {
       return writeTransaction(db, () => {
         const existing = db.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)).get()!
+        const allocated = allocatedInOrder(orderId)
+        const itemLists = plan(allocated)
         const now = new Date()
         const created: ShipmentRow[] = []
-        for (let index = 1; index <= howMany; index++) {
-          const reference = `${orderReference}-s${String(existing.total + index).padStart(3, '0')}`
-          const row = db.insert(shipments).values({ orderId, reference, status: 'new', createdAt: now, updatedAt: now }).returning().get()
+        for (const [index, items] of itemLists.entries()) {
+          checkAllocation(items, allocated)
+          for (const item of items) allocated.set(item.lineItemId, (allocated.get(item.lineItemId) ?? 0) + item.quantity)
+          const reference = `${orderReference}-s${String(existing.total + index + 1).padStart(3, '0')}`
+          const row = db.insert(shipments).values({ orderId, reference, status: 'new', items, createdAt: now, updatedAt: now }).returning().get()
           db.insert(shipmentStatusHistory).values({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now }).run()
           created.push(row)
         }
@@ -230,11 +332,23 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
         query.referenceContains ? sql`${shipments.reference} LIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
+        query.trackingNumber !== undefined ? eq(shipments.trackingNumber, query.trackingNumber) : undefined,
+        query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
       const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
       const rows = db.select().from(shipments).where(where).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()
       return { rows, total }
+    },
+
+    async allocations(orderIds) {
+      if (orderIds.length === 0) return new Map()
+      const rows = db
+        .select({ orderId: shipments.orderId, items: shipments.items })
+        .from(shipments)
+        .where(and(inArray(shipments.orderId, [...orderIds]), eq(shipments.enabled, true), isNull(shipments.dateDeleted), ne(shipments.status, 'cancelled')))
+        .all()
+      return allocationsByOrder(rows)
     },
 
     async shipmentHistory(shipmentId): Promise<HistoryRow[]> {
@@ -248,6 +362,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async setShipmentDeleted(id, deleted, now, messages) {
       return writeTransaction(db, () => {
+        const before = deleted ? undefined : findRow(id)
+        const toCheck = before ? allocationToCheck(before, { dateDeleted: null }) : null
+        if (toCheck) checkAllocation(toCheck, allocatedInOrder(before!.orderId, id))
         const row = db
           .update(shipments)
           .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now.getTime()})` : null, updatedAt: now })
@@ -283,14 +400,8 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       db.delete(integrations).where(eq(integrations.id, id)).run()
     },
 
-    async claimDelivery(integrationId, deliveryId) {
-      return db.insert(webhookDeliveries).values({ integrationId, deliveryId, createdAt: new Date() }).onConflictDoNothing().run().changes > 0
-    },
-
-    async releaseDelivery(integrationId, deliveryId) {
-      db.delete(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.integrationId, integrationId), eq(webhookDeliveries.deliveryId, deliveryId)))
-        .run()
+    async recordDelivery(integrationId, deliveryId, outcome) {
+      return recordDelivery({ integrationId, deliveryId }, outcome, new Date())
     },
 
     async recentDeliveries(integrationId, limit) {
@@ -303,16 +414,24 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         .all()
     },
 
-    async recordExchangeActivity(entry, { keep, every }) {
-      // One autocommit insert; now and then a prune by id (the primary key).
+    async recordExchangeActivity(entry, { keep, keepRefused, every }) {
+      // One autocommit insert; now and then a prune by id, answered and refused rows each against their
+      // own bound (anyone can send refused requests: they must not evict the answered ones).
       const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
-      const pruned = id % every === 0 ? db.delete(exchangeActivity).where(lte(exchangeActivity.id, id - keep)).run().changes : 0
+      let pruned = 0
+      if (id % every === 0) {
+        for (const [rows, kept] of [[exchangeActivityOutcome(false), keep], [exchangeActivityOutcome(true), keepRefused]] as const) {
+          const newestDropped = db.select({ id: exchangeActivity.id }).from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(1).offset(kept).get()
+          if (newestDropped) pruned += db.delete(exchangeActivity).where(and(rows, lte(exchangeActivity.id, newestDropped.id))).run().changes
+        }
+      }
       // A log of requests: no cached result depends on it (a ShipStation request must not empty the export's caches).
       leaveUncounted(db, 1 + pruned)
     },
 
-    async exchangeActivity(limit) {
-      return db.select().from(exchangeActivity).orderBy(desc(exchangeActivity.id)).limit(limit).all()
+    async exchangeActivity(limit, refused) {
+      const rows = refused === undefined ? undefined : exchangeActivityOutcome(refused)
+      return db.select().from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(limit).all()
     },
 
     async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {
@@ -340,13 +459,78 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         .all()
     },
 
+    async countShipmentsByStatus() {
+      const rows = db.select({ status: shipments.status, total: count() }).from(shipments).where(isNull(shipments.dateDeleted)).groupBy(shipments.status).all()
+      return Object.fromEntries(rows.map((row) => [row.status, row.total]))
+    },
+
+    async countShippedByQuarterHour(from, to) {
+      // Integer milliseconds here: integer division is the floor for any time after 1970 (the window is the last days).
+      const quarterHour = sql<number>`${shipments.dateShipped} / 900000`
+      return db
+        .select({ quarterHour, count: count() })
+        .from(shipments)
+        .where(and(isNull(shipments.dateDeleted), gte(shipments.dateShipped, from), lt(shipments.dateShipped, to)))
+        .groupBy(quarterHour)
+        .orderBy(quarterHour)
+        .limit(Math.ceil((to.getTime() - from.getTime()) / 900_000) + 1)
+        .all()
+    },
+
+    async lateShipments(now, limit) {
+      const where = lateWhere(now)
+      const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
+      const rows = db.select().from(shipments).where(where).orderBy(shipments.dateScheduledShip, shipments.id).limit(limit).all()
+      return { rows, total }
+    },
+
+    async failingPushes(limit) {
+      const { total } = db
+        .select({ total: count() })
+        .from(shipmentExternalReferences)
+        .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
+        .where(failingPushWhere)
+        .get()!
+      const rows = db
+        .select(failingPushColumns)
+        .from(shipmentExternalReferences)
+        .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
+        .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
+        .where(failingPushWhere)
+        .orderBy(desc(shipmentExternalReferences.lastPushAt), desc(shipments.id))
+        .limit(limit)
+        .all()
+      return { rows, total }
+    },
+
+    async newestExchangeActivity(action) {
+      return db.select().from(exchangeActivity).where(eq(exchangeActivity.action, action)).orderBy(desc(exchangeActivity.id)).limit(1).get()
+    },
+
     createChangeStamp(otherInstancesMs) {
       const stamp = createChangeStamp(db, otherInstancesMs)
       return async () => stamp()
     },
 
     async findOrder(orderId) {
-      return db.select(summaryColumns).from(orders).where(eq(orders.id, orderId)).get()
+      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(eq(orders.id, orderId)).get()
+    },
+
+    async orderLines(orderId) {
+      if (!db.select({ id: orders.id }).from(orders).where(eq(orders.id, orderId)).get()) return undefined
+      return linesOf([orderId]).get(orderId) ?? []
+    },
+
+    async listCompletedOrders({ afterId, limit }) {
+      const rows = db
+        .select({ ...summaryColumns, dateOrdered: orders.dateOrdered, customer: orders.email })
+        .from(orders)
+        .where(and(eq(orders.isCompleted, true), gt(orders.id, afterId)))
+        .orderBy(orders.id)
+        .limit(limit)
+        .all()
+      const lines = linesOf(rows.map((row) => row.id))
+      return rows.map((row) => ({ ...row, lines: lines.get(row.id) ?? [] }))
     },
 
     async findOrderByReference(reference) {
@@ -370,9 +554,10 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async insertOrder(order, addresses, items) {
       return writeTransaction(db, () => {
-        const taken = db.select({ id: orders.id }).from(orders).where(or(eq(orders.reference, order.reference), eq(orders.number, order.number))).get()
-        if (taken) return 'duplicate' as const
-        const { id } = db.insert(orders).values(order).returning({ id: orders.id }).get()
+        // The unique keys on reference and number decide: a taken one inserts nothing (no error, no read first).
+        const inserted = db.insert(orders).values(order).onConflictDoNothing().returning({ id: orders.id }).get()
+        if (!inserted) return 'duplicate' as const
+        const { id } = inserted
         if (addresses.length > 0) db.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id }))).run()
         if (items.length > 0) db.insert(orderLineItems).values(items.map((item) => ({ ...item, orderId: id }))).run()
         return id
@@ -412,13 +597,16 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       return exportOrders(query)
     },
 
-    outbox: createSqliteOutboxStore(db, writeMessages),
+    notifications: createSqliteNotificationStore(db),
+
+    outbox: createSqliteOutboxStore(db, writeMessages, group),
 
     async withNamedLock(name, key, timeoutMs, task) {
       return namedLocks.withLock(`${name}:${key}`, timeoutMs, task)
     },
 
     async close() {
+      group.flush()
       if (options.owned) db.$client.close()
     },
   }

@@ -20,6 +20,11 @@ export function openSqliteFile(filename: string): SqliteDatabase {
   client.pragma('journal_mode = WAL')
   client.pragma('busy_timeout = 10000')
   client.pragma('synchronous = NORMAL')
+  // A checkpoint runs inside the commit that grows the WAL past this many pages, on the event loop, and
+  // syncs the file twice: at SQLite's default (1,000 pages, about a hundred status changes with their
+  // history rows and outbox events) it cost transitions over a third of their throughput. Four times as many pages
+  // per checkpoint copy the pages rewritten meanwhile once, and sync a quarter as often (a WAL of 16 MB).
+  client.pragma('wal_autocheckpoint = 4000')
   client.pragma('foreign_keys = ON')
   return drizzle({ client }) as SqliteDatabase
 }

@@ -1,47 +1,83 @@
 // The outbox and webhook subscriptions on SQLite. One writer at a time holds the file, so a claim is
-// one UPDATE ... RETURNING over the due rows: two processes can never claim the same message.
+// one UPDATE ... RETURNING over the due rows: two processes can never claim the same message, nor split
+// one key's run of events between them.
 import { randomUUID } from 'node:crypto'
 import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'
+import type { GroupCommit } from './group-commit.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
 
 /**
- * Writes messages inside the caller's transaction; those of a key with an older pending message stay
- * unclaimed. Prepared once: the insert is on every transition's path.
+ * Writes messages inside the caller's transaction, claimed by `claimFor` unless they must wait (see
+ * OutboxStore.enqueue): an event behind an older pending event of its key this instance does not hold,
+ * a job behind any older pending job of its key. Prepared once: the insert is on every transition's path.
  */
 export function createSqliteOutboxWriter(db: SqliteDatabase) {
-  const olderPending = db.$client.prepare(
-    `SELECT 1 FROM shipments_outbox WHERE ordering_key = ? AND state = 'pending' AND (claimed_by IS NULL OR claimed_by <> ?) LIMIT 1`,
-  )
+  // One statement: the claim is decided by the older pending messages of the key, in the insert itself.
+  // (`WHERE true`: an upsert's INSERT ... SELECT needs a WHERE clause to parse.)
   const insert = db.$client.prepare(
     `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, payload, available_at, claimed_until, claimed_by, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *`,
+     SELECT :messageId, :kind, :name, :orderingKey, :payload, :availableAt,
+            CASE WHEN claim.held THEN :claimedUntil END, CASE WHEN claim.held THEN :instanceId END, :createdAt
+       FROM (SELECT :instanceId IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM shipments_outbox WHERE ordering_key = :orderingKey AND state = 'pending' AND kind = :kind
+                  AND (kind = 'job' OR claimed_by IS NULL OR claimed_by <> :instanceId)) AS held) AS claim
+      WHERE true
+     ON CONFLICT DO NOTHING RETURNING id, claimed_by`,
   )
   return function writeMessages(messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): OutboxRow[] {
     const written: OutboxRow[] = []
     for (const message of messages) {
-      // A message behind another instance's (or a dead process's) pending one waits for the sweep, in order.
-      const claim = claimFor && !olderPending.get(message.orderingKey, claimFor.instanceId) ? claimFor : null
-      const row = insert.get(
-        message.messageId ?? randomUUID(),
-        message.kind,
-        message.name,
-        message.orderingKey,
-        JSON.stringify(message.payload),
-        (message.availableAt ?? now).getTime(),
-        claim ? now.getTime() + claim.leaseMs : null,
-        claim?.instanceId ?? null,
-        now.getTime(),
-      ) as Record<string, unknown> | undefined
-      if (row) written.push(decodeRow(row))
+      // A message that must wait is left to the sweep, or to the hand-off of the job before it.
+      const messageId = message.messageId ?? randomUUID()
+      const payload = JSON.stringify(message.payload)
+      const availableAt = message.availableAt ?? now
+      const claimedUntil = claimFor ? now.getTime() + claimFor.leaseMs : null
+      const row = insert.get({
+        messageId,
+        kind: message.kind,
+        name: message.name,
+        orderingKey: message.orderingKey,
+        payload,
+        availableAt: availableAt.getTime(),
+        claimedUntil,
+        instanceId: claimFor?.instanceId ?? null,
+        createdAt: now.getTime(),
+      }) as { id: number; claimed_by: string | null } | undefined
+      if (!row) continue
+      // The row as written, without reading it back; the payload a copy of its own, as a read gives.
+      written.push({
+        id: row.id,
+        messageId,
+        kind: message.kind,
+        name: message.name,
+        orderingKey: message.orderingKey,
+        payload: JSON.parse(payload) as Record<string, unknown>,
+        state: 'pending',
+        attempts: 0,
+        availableAt: new Date(availableAt.getTime()),
+        claimedUntil: row.claimed_by === null ? null : new Date(claimedUntil!),
+        claimedBy: row.claimed_by,
+        lastError: null,
+        createdAt: new Date(now.getTime()),
+        doneAt: null,
+      })
     }
     return written
   }
 }
 
-export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): OutboxStore {
+export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>, group: GroupCommit): OutboxStore {
   const markDone = db.$client.prepare(`UPDATE shipments_outbox SET state = 'done', done_at = ?, claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))`)
+  // The job that waited behind one that just finished: the first pending job of its key, if nobody holds it.
+  const handOff = db.$client.prepare(
+    `UPDATE shipments_outbox SET claimed_by = ?, claimed_until = ?
+     WHERE id = (SELECT n.id FROM shipments_outbox n WHERE n.ordering_key = (SELECT ordering_key FROM shipments_outbox WHERE id = ?)
+                   AND n.kind = 'job' AND n.state = 'pending' ORDER BY n.id LIMIT 1)
+       AND available_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
+     RETURNING *`,
+  )
   return {
     async enqueue(messages, claimFor) {
       return writeTransaction(db, () => writeMessages(messages, claimFor, new Date()))
@@ -49,12 +85,22 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
 
     async claimDue(instanceId, leaseMs, limit) {
       const now = Date.now()
+      // A run of events is taken at once (behind this instance's own, too), not one per key and round:
+      // what a dead process left drains at full speed once its lease is over. A job only as the first of
+      // its key's pending jobs, and while no other job of the key is held (a redelivery waits for the one
+      // in flight); those behind it are handed off one by one (recordAttempt). The pending messages'
+      // index, named: for `ORDER BY id LIMIT` SQLite otherwise read the whole table in id order, done
+      // messages and their payloads included (29 ms a sweep at 81,000 rows, growing with the retention).
       const claimed = db.all<Record<string, unknown>>(sql`
         UPDATE shipments_outbox SET claimed_by = ${instanceId}, claimed_until = ${now + leaseMs}
         WHERE id IN (
-          SELECT o.id FROM shipments_outbox o
+          SELECT o.id FROM shipments_outbox o INDEXED BY shipments_outbox_pending_idx
           WHERE o.state = 'pending' AND o.available_at <= ${now} AND (o.claimed_until IS NULL OR o.claimed_until < ${now})
-            AND NOT EXISTS (SELECT 1 FROM shipments_outbox e WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.id < o.id)
+            AND NOT EXISTS (
+              SELECT 1 FROM shipments_outbox e
+              WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.kind = o.kind
+                AND ((e.id < o.id AND (o.kind = 'job' OR e.available_at > ${now} OR (e.claimed_until >= ${now} AND e.claimed_by <> ${instanceId})))
+                  OR (o.kind = 'job' AND e.claimed_until >= ${now})))
           ORDER BY o.id LIMIT ${limit})
         RETURNING *`).map(decodeRow).sort((a, b) => a.id - b.id)
       // Delivery bookkeeping: no cached query result depends on it.
@@ -64,7 +110,8 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
 
     async complete(ids, followUps, claimFor) {
       if (ids.length === 0 && followUps.length === 0) return []
-      return writeTransaction(db, () => {
+      // With the transitions of the moment: the done marks cost no commit of their own.
+      return group.run(() => {
         const now = new Date()
         if (ids.length > 0) leaveUncounted(db, markDone.run(now.getTime(), JSON.stringify(ids)).changes)
         const written = writeMessages(followUps, claimFor, now)
@@ -86,7 +133,13 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
           })
           .where(eq(outbox.id, id))
           .run()
-        return writeMessages(record.followUps ?? [], claimFor, record.attempt.attemptedAt)
+        const written = writeMessages(record.followUps ?? [], claimFor, record.attempt.attemptedAt)
+        if (outcome.state === 'retry' || !claimFor) return written
+        const now = Date.now()
+        const next = handOff.get(claimFor.instanceId, now + claimFor.leaseMs, id, now, now) as Record<string, unknown> | undefined
+        if (!next) return written
+        leaveUncounted(db, 1)
+        return [...written, decodeRow(next)]
       })
     },
 

@@ -1,7 +1,7 @@
 // The package's SQLite tables: shipments, their history, integrations, and the reference order store.
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow } from '../data-layer.js'
+import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 
 /** Milliseconds since the epoch; stored as an integer so indexes and range scans stay cheap. */
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
@@ -30,6 +30,8 @@ export const shipments = sqliteTable(
     dateDeleted: timestamp('date_deleted'),
     /** The status a shipment had when it was cancelled with its order, so it can be restored with it. */
     statusBeforeOrderCancel: text('status_before_order_cancel'),
+    /** The order lines the shipment holds (empty: an order-level shipment), with the quantity ordered when allocated. */
+    items: text('items', { mode: 'json' }).$type<StoredShipmentItem[]>().notNull().default(sql`'[]'`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -37,6 +39,8 @@ export const shipments = sqliteTable(
     uniqueIndex('shipments_shipments_reference_unique').on(table.reference),
     index('shipments_shipments_order_idx').on(table.orderId, table.id),
     index('shipments_shipments_status_idx').on(table.status, table.id),
+    // Tracking services' webhooks find their shipment by the tracking number.
+    index('shipments_shipments_tracking_number_idx').on(table.trackingNumber),
   ],
 )
 
@@ -106,7 +110,11 @@ export const shipmentExternalReferences = sqliteTable(
     pushAttempts: integer('push_attempts').notNull().default(0),
     updatedAt: updatedAt(),
   },
-  (table) => [primaryKey({ columns: [table.shipmentId, table.integrationId] })],
+  (table) => [
+    primaryKey({ columns: [table.shipmentId, table.integrationId] }),
+    // A tracking service's event falls back to the shipment holding its tracker id.
+    index('shipments_external_references_external_id_idx').on(table.integrationId, table.externalId),
+  ],
 )
 
 /** Webhook deliveries already applied: the unique key makes a delivery count once, even when raced. */
@@ -171,6 +179,33 @@ export const outboxAttempts = sqliteTable(
 )
 
 /** Outbound webhook subscriptions: where to send which events, signed with the secret. */
+/** Customer notifications: which statuses send which message to whom (see src/notifications/). */
+export const notifications = sqliteTable('shipments_notifications', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  name: text('name').notNull(),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  /** Shipment statuses whose reaching sends the notification. */
+  statuses: text('statuses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+  /** "customer": the order's email; "addresses": the fixed `addresses`. */
+  recipient: text('recipient').notNull().default('customer'),
+  addresses: text('addresses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+  subject: text('subject').notNull(),
+  html: text('html').notNull(),
+  text: text('text').notNull(),
+  /** A BCP 47 tag (the message's language), or null. */
+  language: text('language'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+})
+
+/** A shipment's public tracking link is signed with its version here (0 without a row); revoking raises it. */
+export const trackingLinks = sqliteTable('shipments_tracking_links', {
+  shipmentId: integer('shipment_id')
+    .primaryKey()
+    .references(() => shipments.id, { onDelete: 'cascade' }),
+  version: integer('version').notNull().default(0),
+})
+
 export const webhookSubscriptions = sqliteTable('shipments_webhook_subscriptions', {
   id: integer('id').primaryKey({ autoIncrement: true }),
   url: text('url').notNull(),
@@ -276,6 +311,8 @@ export const orderLineItems = sqliteTable(
     /** g, kg, lb or oz. */
     weightUnit: text('weight_unit'),
     quantity: integer('quantity').notNull().default(1),
+    /** False for lines that never ship (digital goods, services): shipments do not allocate them. */
+    shippable: integer('shippable', { mode: 'boolean' }).notNull().default(true),
     price: text('price').notNull().default('0'),
     imageUrl: text('image_url'),
     options: text('options', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),

@@ -1,19 +1,36 @@
 // The built-in provider: shipment events any sender can post, signed per Standard Webhooks.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import { IntegrationError, ShipmentValidationError } from '../../errors.js'
+import { IntegrationError } from '../../errors.js'
 import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider, type ProviderContext } from '../providers.js'
 
 export const SIGNED_WEBHOOK_PROVIDER_ID = 'signed-webhook'
 
+/** Base64 (padded or not) of at least 24 bytes: eight groups of four characters or more, after an optional "whsec_". */
+const SECRET_PATTERN = '^(?:whsec_)?(?:[A-Za-z0-9+/]{4}){8,}(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$'
+
 const SettingsSchema = Type.Object(
   {
-    /** The signing secret, base64, optionally prefixed "whsec_" (Standard Webhooks). */
-    secret: Type.String({ minLength: 1 }),
+    /**
+     * The signing secret, base64, optionally prefixed "whsec_" (Standard Webhooks): at least 24 bytes
+     * once decoded (32 base64 characters), so a typo or a password never becomes a weak key.
+     */
+    secret: Type.String({
+      title: 'Signing secret',
+      description: 'The secret the sender signs each delivery with (Standard Webhooks: "whsec_" and base64).',
+      pattern: SECRET_PATTERN,
+      errorMessage: 'must be base64 of at least 24 bytes (32 characters), optionally prefixed "whsec_", such as a Standard Webhooks secret',
+    }),
     /** How far the webhook-timestamp may be from now. */
-    toleranceSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 300 }),
+    toleranceSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 3600,
+      default: 300,
+      title: 'Timestamp tolerance (seconds)',
+      description: 'How far a delivery\'s webhook-timestamp may be from now; older or later deliveries are refused. Default 300.',
+    }),
   },
   { additionalProperties: false },
 )
@@ -21,13 +38,13 @@ const SettingsSchema = Type.Object(
 /** The event body a sender posts. */
 export interface ShipmentWebhookEvent {
   orderNumber: string
-  shipmentNumber?: string | number
+  shipmentNumber?: string | number | undefined
   status: string
   occurredAt: string
-  trackingNumber?: string
-  trackingUrl?: string
-  carrier?: string
-  service?: string
+  trackingNumber?: string | undefined
+  trackingUrl?: string | undefined
+  carrier?: string | undefined
+  service?: string | undefined
 }
 
 /** The decoded HMAC key; a "whsec_" prefix is not part of it. */
@@ -152,49 +169,35 @@ export const signedWebhookProvider = defineProvider({
     const deliveryId = verifyDelivery(request.headers, request.rawBody, secret, toleranceSeconds, context.now())
     const event = parseEvent(request.rawBody)
 
-    // The unique key decides: of two identical deliveries, even simultaneous ones, one applies.
-    if (!(await context.deliveries.claim(deliveryId))) {
-      return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
+    const shipment = await findTargetShipment(event, context)
+    const status = context.integration.statusMap[event.status]
+    if (!status) {
+      context.logger.warn({ externalCode: event.status }, 'Unmapped external status code; nothing changed')
+      const recorded = await context.deliveries.record(deliveryId, { outcome: 'unmapped-status', reason: `Unmapped status ${event.status}` })
+      if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
+      return { body: { success: true, applied: false, reason: 'unmapped-status', externalCode: event.status, deliveryId } }
     }
-    try {
-      const shipment = await findTargetShipment(event, context)
-      const status = context.integration.statusMap[event.status]
-      if (!status) {
-        context.logger.warn({ externalCode: event.status }, 'Unmapped external status code; nothing changed')
-        return { body: { success: true, applied: false, reason: 'unmapped-status', externalCode: event.status, deliveryId } }
-      }
-      const result = await context.shipments.update(
-        shipment.id,
-        {
-          status,
-          trackingNumber: event.trackingNumber,
-          trackingUrl: event.trackingUrl,
-          carrier: event.carrier,
-          service: event.service,
-          integrationHandle: context.integration.handle,
-          externalCode: event.status,
-        },
-        { externalEvent: { integrationId: context.integration.id, occurredAt: new Date(event.occurredAtMs) } },
-      )
-      if (result.stale) {
-        return { body: { success: true, applied: false, reason: 'stale-event', deliveryId, shipment: { id: shipment.id, reference: shipment.reference, status: result.shipment.status } } }
-      }
-      return {
-        body: {
-          success: true,
-          applied: true,
-          deliveryId,
-          shipment: { id: shipment.id, reference: shipment.reference, status: result.shipment.status },
-        },
-      }
-    } catch (error) {
-      // A delivery that did not apply is forgotten, so the sender's retry gets its chance.
-      await context.deliveries.release(deliveryId)
-      if (error instanceof ShipmentValidationError) {
-        const details = Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(' ')}`)
-        throw new IntegrationError(`Invalid webhook payload: ${details.join('; ')}`, { cause: error })
-      }
-      throw error
-    }
+    // The ledger mark commits with the update (or not at all): of two identical deliveries, even
+    // simultaneous ones, one applies, and a crash before the commit leaves the retry its chance.
+    const result = await context.shipments.update(
+      shipment.id,
+      {
+        status,
+        trackingNumber: event.trackingNumber,
+        trackingUrl: event.trackingUrl,
+        carrier: event.carrier,
+        service: event.service,
+        integrationHandle: context.integration.handle,
+        externalCode: event.status,
+      },
+      {
+        externalEvent: { integrationId: context.integration.id, occurredAt: new Date(event.occurredAtMs) },
+        delivery: { integrationId: context.integration.id, deliveryId },
+      },
+    )
+    if (result.duplicate) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
+    const summary = { id: shipment.id, reference: shipment.reference, status: result.shipment.status }
+    if (result.stale) return { body: { success: true, applied: false, reason: 'stale-event', deliveryId, shipment: summary } }
+    return { body: { success: true, applied: true, deliveryId, shipment: summary } }
   },
 })

@@ -1,0 +1,2 @@
+ALTER TABLE "shipments_order_line_items" ADD COLUMN "shippable" boolean DEFAULT true NOT NULL;--> statement-breakpoint
+ALTER TABLE "shipments_shipments" ADD COLUMN "items" json DEFAULT '[]'::json NOT NULL;

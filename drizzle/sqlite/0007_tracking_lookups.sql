@@ -1,0 +1,2 @@
+CREATE INDEX `shipments_external_references_external_id_idx` ON `shipments_external_references` (`integration_id`,`external_id`);--> statement-breakpoint
+CREATE INDEX `shipments_shipments_tracking_number_idx` ON `shipments_shipments` (`tracking_number`);

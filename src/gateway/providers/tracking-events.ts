@@ -1,0 +1,218 @@
+// What the built-in tracking providers (EasyPost, AfterShip) share: the signature comparison, reading
+// their JSON payloads, finding the shipment an event is about, applying it once and in order, and
+// calling the service's API.
+import { timingSafeEqual } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import { IntegrationError } from '../../errors.js'
+import { TEXT_LIMITS, textProblem } from '../../text.js'
+import type { Shipment } from '../../shipments/shipment.js'
+import type { GatewayResponse, ProviderContext } from '../providers.js'
+
+/** How long one call to a service's API may take. */
+export const SERVICE_CALL_TIMEOUT_MS = 10_000
+
+/**
+ * An API base URL: https, or plain http on a loopback address only (a local fake or proxy), so an API
+ * key never crosses a network in clear text.
+ */
+export const API_BASE_URL_PATTERN = '^(https://[^\\s/?#]+|http://(127\\.0\\.0\\.1|localhost|\\[::1\\])(:\\d+)?)(/[^\\s?#]*)?$'
+
+export const headerValue = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Whether a presented signature equals the expected one, compared in constant time. */
+export function signaturesEqual(presented: string, expected: string): boolean {
+  const candidate = Buffer.from(presented, 'utf8')
+  const wanted = Buffer.from(expected, 'utf8')
+  return candidate.length === wanted.length && timingSafeEqual(candidate, wanted)
+}
+
+const refused = (detail: string) => new IntegrationError(`Invalid webhook payload: ${detail}`)
+
+/** The body as a JSON object; a 400 otherwise. */
+export function jsonObject(rawBody: Buffer): Record<string, unknown> {
+  let payload: unknown
+  try {
+    payload = JSON.parse(rawBody.toString('utf8'))
+  } catch {
+    throw refused('the body is not JSON.')
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw refused('the body must be a JSON object.')
+  return payload as Record<string, unknown>
+}
+
+/** A member that must be a JSON object. */
+export function objectAt(record: Record<string, unknown>, key: string, path: string): Record<string, unknown> {
+  const value = record[key]
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refused(`${path} must be an object.`)
+  return value as Record<string, unknown>
+}
+
+/** An optional text member, held to the rule of the short texts the package stores. */
+export function textAt(record: Record<string, unknown>, key: string, path: string): string | undefined {
+  const value = record[key]
+  if (value === undefined || value === null || value === '') return undefined
+  if (typeof value !== 'string') throw refused(`${path} must be a string.`)
+  const problem = textProblem(value, { maxLength: TEXT_LIMITS.short })
+  if (problem) throw refused(`${path} ${problem}`)
+  return value
+}
+
+export function requiredTextAt(record: Record<string, unknown>, key: string, path: string): string {
+  const value = textAt(record, key, path)
+  if (value === undefined) throw refused(`${path} is required.`)
+  return value
+}
+
+/**
+ * A tracking page to keep as the shipment's external URL: an http(s) URL within the limit, or nothing.
+ * A missing or odd URL is no reason to refuse the status it came with.
+ */
+export function trackingPageAt(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key]
+  if (typeof value !== 'string' || textProblem(value, { maxLength: TEXT_LIMITS.url }) || !URL.canParse(value)) return undefined
+  return /^https?:$/.test(new URL(value).protocol) ? value : undefined
+}
+
+/** A tracking event as both services describe one, in the gateway's terms. */
+export interface TrackingEvent {
+  /** The service's id of the event: the dedupe key. */
+  deliveryId: string
+  /** The service's status code, translated by the integration's status map. */
+  code: string
+  /** When the service says it happened: older than the last event applied, it changes nothing. */
+  occurredAt: Date
+  trackingNumber: string
+  /** The carrier as the service names it; tells apart shipments that share a tracking number. */
+  carrier?: string
+  /** The tracker's id at the service, kept as the shipment's external id (and matched when the number is not). */
+  externalId?: string
+  /** The public tracking page, kept as the shipment's external URL. */
+  externalUrl?: string
+}
+
+/** "DHL Express", "DHLExpress" and "dhl-express" are one carrier. */
+const carrierKey = (carrier: string | null | undefined) => (carrier ?? '').toLowerCase().replace(/[^a-z0-9]/g, '')
+
+type Match = { shipment: Shipment } | { reason: 'unmatched' | 'ambiguous'; count: number }
+
+/**
+ * The shipment with the event's tracking number; among several, the one of the event's carrier; failing
+ * that (no shipment has the number, or several still do), the one whose external reference at this
+ * integration is the event's tracker.
+ */
+async function findShipment(event: TrackingEvent, context: ProviderContext): Promise<Match> {
+  let candidates = (await context.shipments.list({ trackingNumber: event.trackingNumber, perPage: 100 })).shipments
+  if (candidates.length > 1 && event.carrier) {
+    const sameCarrier = candidates.filter((shipment) => carrierKey(shipment.carrier) === carrierKey(event.carrier))
+    if (sameCarrier.length > 0) candidates = sameCarrier
+  }
+  if (candidates.length === 1) return { shipment: candidates[0] }
+  if (event.externalId) {
+    const externalReference = { integrationId: context.integration.id, externalId: event.externalId }
+    const byReference = (await context.shipments.list({ externalReference, perPage: 100 })).shipments
+    const named = candidates.length === 0 ? byReference : candidates.filter((shipment) => byReference.some((other) => other.id === shipment.id))
+    if (named.length === 1) return { shipment: named[0] }
+    if (candidates.length === 0 && named.length > 1) return { reason: 'ambiguous', count: named.length }
+  }
+  return candidates.length === 0 ? { reason: 'unmatched', count: 0 } : { reason: 'ambiguous', count: candidates.length }
+}
+
+/**
+ * A delivery that changes no shipment, remembered with why (the integration's page lists it) and
+ * answered 200: the service would only retry it, and an endpoint that keeps failing gets disabled.
+ */
+async function unapplied(context: ProviderContext, event: TrackingEvent, outcome: string, reason: string, details: Record<string, unknown>): Promise<GatewayResponse> {
+  context.logger.warn({ deliveryId: event.deliveryId, externalCode: event.code, trackingNumber: event.trackingNumber, outcome }, 'Tracking event changed nothing')
+  const recorded = await context.deliveries.record(event.deliveryId, { outcome, reason })
+  if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
+  return { body: { success: true, applied: false, reason: outcome, ...details, deliveryId: event.deliveryId } }
+}
+
+/** Applies a verified tracking event: at most once per event id, never over a later event. */
+export async function applyTrackingEvent(event: TrackingEvent, context: ProviderContext): Promise<GatewayResponse> {
+  const { integration } = context
+  const status = integration.statusMap[event.code]
+  if (!status) return unapplied(context, event, 'unmapped-status', `Unmapped status ${event.code}`, { externalCode: event.code })
+  const match = await findShipment(event, context)
+  if (!('shipment' in match)) {
+    const reason =
+      match.reason === 'unmatched'
+        ? `No shipment has tracking number ${event.trackingNumber}`
+        : `${match.count} shipments match tracking number ${event.trackingNumber}`
+    return unapplied(context, event, match.reason, reason, { trackingNumber: event.trackingNumber })
+  }
+  const { shipment } = match
+  // The ledger mark commits with the update (or not at all), as for the signed-webhook provider.
+  const result = await context.shipments.update(
+    shipment.id,
+    { status, integrationHandle: integration.handle, externalCode: event.code },
+    {
+      externalEvent: { integrationId: integration.id, occurredAt: event.occurredAt, externalId: event.externalId, externalUrl: event.externalUrl },
+      delivery: { integrationId: integration.id, deliveryId: event.deliveryId },
+    },
+  )
+  if (result.duplicate) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
+  const summary = { id: shipment.id, reference: shipment.reference, status: result.shipment.status }
+  if (result.stale) return { body: { success: true, applied: false, reason: 'stale-event', deliveryId: event.deliveryId, shipment: summary } }
+  return { body: { success: true, applied: true, deliveryId: event.deliveryId, shipment: summary } }
+}
+
+/** An event of a kind the provider does not handle: answered 200 so the service does not retry it, not recorded. */
+export const ignoredEvent = (kind: string, deliveryId: string): GatewayResponse => ({
+  body: { success: true, applied: false, reason: 'ignored-event', event: kind, deliveryId },
+})
+
+export interface ServiceAnswer {
+  status: number
+  /** The JSON body, or null when there was none or it was not JSON. */
+  body: unknown
+}
+
+/** `https://api.example.com/v2/` + `trackers` without a doubled or lost slash. */
+export const serviceUrl = (base: string, path: string) => `${base.replace(/\/+$/, '')}/${path}`
+
+/**
+ * One call to a service's API, with a deadline. Not reaching it (a network failure, the deadline) is a
+ * retryable IntegrationError; the message never carries the request's headers (the API key).
+ */
+export async function callService(service: string, url: string, init: RequestInit): Promise<ServiceAnswer> {
+  let response: Response
+  try {
+    response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(SERVICE_CALL_TIMEOUT_MS) })
+  } catch (error) {
+    // fetch says "fetch failed" and its cause says why (ECONNREFUSED, ENOTFOUND, "bad port"); the
+    // deadline's error has no cause and says it timed out.
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause
+    const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (error as Error).message
+    throw new IntegrationError(`${service} could not be reached: ${why}.`, { retryable: true, cause: error })
+  }
+  const text = await response.text()
+  let body: unknown = null
+  try {
+    body = text === '' ? null : JSON.parse(text)
+  } catch {
+    // Not JSON (a proxy's error page, say): the status says enough.
+  }
+  return { status: response.status, body }
+}
+
+/** A refusal by the service: retryable when it is busy (429) or failing (5xx); with its own message, shortened. */
+export function serviceRefusal(service: string, action: string, answer: ServiceAnswer, message: unknown): IntegrationError {
+  const detail = typeof message === 'string' && message !== '' ? `: ${message.slice(0, 200)}` : '.'
+  return new IntegrationError(`${service} refused to ${action} (${answer.status})${detail}`, { retryable: answer.status === 429 || answer.status >= 500 })
+}
+
+/** The connection check of a service: an authenticated GET that must succeed. */
+export async function checkServiceKey(service: string, url: string, headers: Record<string, string>) {
+  try {
+    const answer = await callService(service, url, { method: 'GET', headers: { accept: 'application/json', ...headers } })
+    if (answer.status >= 200 && answer.status < 300) return { ok: true, message: `${service} accepted the API key.` }
+    if (answer.status === 401 || answer.status === 403) return { ok: false, message: `${service} refused the API key (${answer.status}).` }
+    return { ok: false, message: `${service} answered ${answer.status}.` }
+  } catch (error) {
+    return { ok: false, message: (error as Error).message }
+  }
+}

@@ -1,0 +1,314 @@
+// Customer notifications: stored definitions (statuses, recipient, subject and body templates), and the
+// outbox job that renders and sends one when a shipment reaches a status. The job follows the committed
+// `shipmentStatusChanged` event durably (written with the event's delivered mark, with an id derived from
+// the event's), so no notification is lost on a crash or queued twice; the host's `sendMail` sends it.
+import type { FastifyBaseLogger } from 'fastify'
+import { Liquid } from 'liquidjs'
+import type { DataLayer, NewOutboxMessage, NotificationRow, NotificationValues, OutboxRow } from '../db/data-layer.js'
+import { NotificationConfigError } from '../errors.js'
+import { cachedRows, FOLLOW_UP_ROWS_MAX_AGE_MS } from '../outbox/cached-rows.js'
+import { shortError, type JobHandler } from '../outbox/dispatcher.js'
+import type { OrderStore } from '../orders/order-store.js'
+import { isShipmentStatus, SHIPMENT_STATUSES, STATUS_LABELS, toShipment, type Shipment, type ShipmentStatus } from '../shipments/shipment.js'
+import { TEXT_LIMITS, textProblem } from '../text.js'
+import { formatIsoWithOffset } from '../time.js'
+import type { TrackingLinks } from './tracking-links.js'
+
+/** A message for the host's transport. */
+export interface MailMessage {
+  to: string[]
+  subject: string
+  html: string
+  text: string
+  /** The definition's language (a BCP 47 tag), or null. */
+  language: string | null
+  /** Stable per notification and status change: a transport can use it as the Message-ID, so a resend after a crash is recognisable. */
+  messageId: string
+  notificationId: number
+  shipmentId: number
+}
+
+export interface NotificationsOptions {
+  /** Sends one message; throw to have it retried (with backoff: 1 min, doubling, at most 6 h apart, 12 attempts). */
+  sendMail: (message: MailMessage) => Promise<void>
+}
+
+export interface NotificationInput {
+  name: string
+  enabled?: boolean | undefined
+  /** Shipment statuses whose reaching sends it. */
+  statuses: ShipmentStatus[]
+  /** `customer`: the order's email (OrderSummary.email); `addresses`: the fixed list. */
+  recipient: 'customer' | 'addresses'
+  addresses?: string[] | undefined
+  /** Liquid templates: the subject and the text body are plain text, the HTML body escapes every output. */
+  subject: string
+  html: string
+  text: string
+  language?: string | null | undefined
+}
+
+export interface Notification extends Omit<NotificationInput, 'enabled' | 'addresses' | 'language'> {
+  id: number
+  enabled: boolean
+  addresses: string[]
+  language: string | null
+  dateCreated: string
+  dateUpdated: string
+}
+
+export interface RenderedNotification {
+  to: string[]
+  subject: string
+  html: string
+  text: string
+}
+
+export const NOTIFICATION_JOB = 'customerNotification'
+
+// A deliberately plain address rule: one @, no spaces or angle brackets; the transport has the last word.
+const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
+const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/
+const TEMPLATE_LIMIT = 20_000
+
+export interface NotificationServiceDependencies {
+  data: DataLayer
+  orderStore: OrderStore
+  logger: FastifyBaseLogger
+  timeZone: string
+  /** null: no transport configured; definitions can be kept, nothing is queued or sent. */
+  options: NotificationsOptions | null
+  trackingLinks: TrackingLinks | null
+}
+
+export type NotificationService = ReturnType<typeof createNotificationService>
+
+export function createNotificationService(deps: NotificationServiceDependencies) {
+  const { data, timeZone } = deps
+  // Templates are written by store admins: Liquid runs no code of theirs, and the limits bound what one
+  // template may cost. The HTML engine escapes every output; the plain-text one leaves text as it is.
+  const limits = { parseLimit: 100_000, renderLimit: 1_000, memoryLimit: 10_000_000, ownPropertyOnly: true }
+  const htmlEngine = new Liquid({ ...limits, outputEscape: 'escape' })
+  const textEngine = new Liquid(limits)
+  const enabledDefinitions = cachedRows(async () => (await data.notifications.list()).filter((row) => row.enabled), FOLLOW_UP_ROWS_MAX_AGE_MS)
+
+  const present = (row: NotificationRow): Notification => ({
+    id: row.id,
+    name: row.name,
+    enabled: row.enabled,
+    statuses: row.statuses as ShipmentStatus[],
+    recipient: row.recipient as 'customer' | 'addresses',
+    addresses: row.addresses,
+    subject: row.subject,
+    html: row.html,
+    text: row.text,
+    language: row.language,
+    dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
+    dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
+  })
+
+  /** Checks a definition before it is saved; the message names the field. */
+  function checkInput(input: NotificationInput): void {
+    const fail = (field: string, problem: string): never => {
+      throw new NotificationConfigError(field, problem)
+    }
+    if (typeof input.name !== 'string' || input.name.trim() === '') fail('name', 'must not be empty')
+    const nameProblem = textProblem(input.name.trim(), { maxLength: TEXT_LIMITS.short })
+    if (nameProblem) fail('name', nameProblem)
+    if (input.enabled !== undefined && typeof input.enabled !== 'boolean') fail('enabled', 'must be true or false')
+    if (!Array.isArray(input.statuses) || input.statuses.length === 0) fail('statuses', `must list at least one of ${SHIPMENT_STATUSES.join(', ')}`)
+    for (const status of input.statuses) if (!isShipmentStatus(status)) fail('statuses', `"${String(status)}" is not a shipment status`)
+    if (input.recipient !== 'customer' && input.recipient !== 'addresses') fail('recipient', 'must be "customer" or "addresses"')
+    const addresses = input.addresses ?? []
+    if (!Array.isArray(addresses) || addresses.length > 20) fail('addresses', 'must be a list of at most 20 addresses')
+    for (const address of addresses) if (typeof address !== 'string' || address.length > 254 || !EMAIL.test(address)) fail('addresses', `"${String(address)}" is not an email address`)
+    if (input.recipient === 'addresses' && addresses.length === 0) fail('addresses', 'needs at least one address when the recipient is "addresses"')
+    if (input.language != null && (typeof input.language !== 'string' || !LANGUAGE.test(input.language))) fail('language', 'must be a language tag such as "en" or "de-CH"')
+    for (const [field, engine] of [['subject', textEngine], ['html', htmlEngine], ['text', textEngine]] as const) {
+      const template = input[field]
+      if (typeof template !== 'string' || template.trim() === '') fail(field, 'must not be empty')
+      if (template.length > TEMPLATE_LIMIT) fail(field, `must be at most ${TEMPLATE_LIMIT} characters`)
+      try {
+        engine.parse(template)
+      } catch (error) {
+        fail(field, `is not a valid template: ${(error as Error).message.split('\n')[0]}`)
+      }
+    }
+  }
+
+  const stored = (input: NotificationInput): NotificationValues => ({
+    name: input.name.trim(),
+    enabled: input.enabled ?? true,
+    statuses: [...new Set(input.statuses)],
+    recipient: input.recipient,
+    addresses: input.addresses ?? [],
+    subject: input.subject,
+    html: input.html,
+    text: input.text,
+    language: input.language ?? null,
+    updatedAt: new Date(),
+  })
+
+  async function requireRow(id: number): Promise<NotificationRow> {
+    const row = Number.isSafeInteger(id) ? await data.notifications.find(id) : undefined
+    if (!row) throw new NotificationConfigError('id', `no notification ${id}`)
+    return row
+  }
+
+  /** What a template sees: the shipment, its order and items, the tracking link, the status change. */
+  async function variables(shipment: Shipment, change: { from: string | null; to: string; message: string | null }) {
+    const order = await deps.orderStore.findOrder(shipment.orderId)
+    const trackingPage = deps.trackingLinks ? await deps.trackingLinks.url(shipment.id) : null
+    return {
+      shipment: { ...shipment, statusLabel: STATUS_LABELS[shipment.status] },
+      order: order ? { reference: order.reference, statusHandle: order.statusHandle, email: order.email ?? null } : null,
+      items: shipment.items,
+      trackingLink: trackingPage ?? shipment.trackingUrl,
+      trackingPage,
+      carrierTrackingUrl: shipment.trackingUrl,
+      fromStatus: change.from,
+      toStatus: change.to,
+      fromStatusLabel: change.from && isShipmentStatus(change.from) ? STATUS_LABELS[change.from] : null,
+      toStatusLabel: isShipmentStatus(change.to) ? STATUS_LABELS[change.to] : change.to,
+      message: change.message,
+    }
+  }
+
+  async function render(row: NotificationRow, shipment: Shipment, change: { from: string | null; to: string; message: string | null }): Promise<RenderedNotification> {
+    const scope = await variables(shipment, change)
+    const email = scope.order?.email
+    const to = row.recipient === 'customer' ? (email && EMAIL.test(email) ? [email] : []) : row.addresses
+    const [subject, html, text] = await Promise.all([
+      textEngine.parseAndRender(row.subject, scope),
+      htmlEngine.parseAndRender(row.html, scope),
+      textEngine.parseAndRender(row.text, scope),
+    ])
+    // A subject is one line: line breaks from a template or a value would start new mail headers.
+    return { to, subject: subject.replace(/[\r\n]+/g, ' ').trim().slice(0, 998), html, text }
+  }
+
+  /** The jobs a batch of delivered events causes: one per enabled definition of the status reached. */
+  async function notificationsFor(events: OutboxRow[]): Promise<NewOutboxMessage[]> {
+    if (!deps.options) return []
+    const changes = events.filter((event) => event.name === 'shipmentStatusChanged')
+    if (changes.length === 0) return []
+    const definitions = await enabledDefinitions.get()
+    const jobs: NewOutboxMessage[] = []
+    for (const event of changes) {
+      const { shipment, from, to, message } = event.payload as { shipment: Shipment; from: string; to: string; message: string | null }
+      for (const definition of definitions) {
+        if (!definition.statuses.includes(to)) continue
+        jobs.push({
+          kind: 'job',
+          name: NOTIFICATION_JOB,
+          messageId: `${event.messageId}:notification:${definition.id}`,
+          // Its own key: a mail failing for hours holds up nothing but this notification of this shipment.
+          orderingKey: `notification:${definition.id}:shipment:${shipment.id}`,
+          payload: { notificationId: definition.id, shipmentId: shipment.id, from, to, message, eventId: event.messageId },
+        })
+      }
+    }
+    return jobs
+  }
+
+  const notificationJob: JobHandler = {
+    retryDelayMs: (attempt) => (attempt > 11 ? null : Math.min(60_000 * 2 ** (attempt - 1), 6 * 60 * 60 * 1000)),
+    async run(job) {
+      const { notificationId, shipmentId, from, to, message } = job.payload as { notificationId: number; shipmentId: number; from: string; to: string; message: string | null }
+      const [definition, row] = await Promise.all([data.notifications.find(notificationId), data.findShipment(shipmentId)])
+      // A definition deleted or disabled since, or a shipment gone: nothing to send, and nothing to retry.
+      if (!definition || !definition.enabled || !row || !deps.options) return { state: 'done' }
+      let rendered: RenderedNotification
+      try {
+        rendered = await render(definition, toShipment(row, timeZone), { from, to, message })
+      } catch (error) {
+        return { state: 'failed', error: `The template could not be rendered: ${shortError(error)}` }
+      }
+      if (rendered.to.length === 0) return { state: 'failed', error: 'No recipient: the order has no valid customer email.' }
+      try {
+        await deps.options.sendMail({ ...rendered, language: definition.language, messageId: `<${job.messageId}@fastify-shipments>`, notificationId, shipmentId })
+      } catch (error) {
+        deps.logger.warn({ err: error, notificationId, shipmentId }, 'Sending a customer notification failed; it will be retried')
+        return { state: 'retry', error: shortError(error) }
+      }
+      return { state: 'done' }
+    },
+  }
+
+  return {
+    notificationsFor,
+    notificationJob,
+    /** Whether a transport is configured (`notifications.sendMail`). */
+    canSend: deps.options !== null,
+
+    async list(): Promise<Notification[]> {
+      return (await data.notifications.list()).map(present)
+    },
+
+    async get(id: number): Promise<Notification | null> {
+      const row = Number.isSafeInteger(id) ? await data.notifications.find(id) : undefined
+      return row ? present(row) : null
+    },
+
+    async create(input: NotificationInput): Promise<Notification> {
+      checkInput(input)
+      const row = await data.notifications.insert(stored(input))
+      enabledDefinitions.invalidate()
+      return present(row)
+    },
+
+    /** Changes a definition; keys left out keep their value. */
+    async update(id: number, changes: { [K in keyof NotificationInput]?: NotificationInput[K] | undefined }): Promise<Notification> {
+      const row = await requireRow(id)
+      // A key given as undefined keeps its value, as one left out does.
+      const given = Object.fromEntries(Object.entries(changes ?? {}).filter(([, value]) => value !== undefined)) as Partial<NotificationInput>
+      const merged: NotificationInput = { ...present(row), ...given }
+      checkInput(merged)
+      const saved = await data.notifications.update(row.id, stored(merged))
+      enabledDefinitions.invalidate()
+      return present(saved!)
+    },
+
+    async remove(id: number): Promise<void> {
+      await requireRow(id)
+      await data.notifications.remove(id)
+      enabledDefinitions.invalidate()
+    },
+
+    /**
+     * Renders the definition against a real shipment (as if it had just reached its status) and, with a
+     * transport, sends it to `to` (default: the definition's recipients). Returns what was rendered.
+     */
+    async sendTest(id: number, shipmentId: number, to?: string[]): Promise<RenderedNotification & { sent: boolean }> {
+      const definition = await requireRow(id)
+      const row = Number.isSafeInteger(shipmentId) ? await data.findShipment(shipmentId) : undefined
+      if (!row) throw new NotificationConfigError('shipmentId', `no shipment ${shipmentId}`)
+      const shipment = toShipment(row, timeZone)
+      const rendered = await render(definition, shipment, { from: null, to: shipment.status, message: null })
+      const recipients = to ?? rendered.to
+      for (const address of recipients) if (!EMAIL.test(address)) throw new NotificationConfigError('to', `"${address}" is not an email address`)
+      if (!deps.options || recipients.length === 0) return { ...rendered, to: recipients, sent: false }
+      await deps.options.sendMail({ ...rendered, to: recipients, language: definition.language, messageId: `<test-${Date.now()}-${id}@fastify-shipments>`, notificationId: id, shipmentId })
+      return { ...rendered, to: recipients, sent: true }
+    },
+
+    /** The notification's jobs, newest first, each with its attempt log (for the admin pages). */
+    async deliveries(id: number, limit = 50) {
+      const rows = await data.outbox.list({ name: NOTIFICATION_JOB, orderingKeyPrefix: `notification:${id}:`, newestFirst: true, limit })
+      return Promise.all(
+        rows.map(async (row) => ({
+          id: row.messageId,
+          shipmentId: (row.payload as { shipmentId: number }).shipmentId,
+          toStatus: (row.payload as { to: string }).to,
+          state: row.state,
+          attempts: (await data.outbox.attempts(row.id)).map((attempt) => ({
+            date: formatIsoWithOffset(attempt.attemptedAt.getTime(), timeZone),
+            error: attempt.error,
+          })),
+          lastError: row.lastError,
+          dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
+        })),
+      )
+    },
+  }
+}

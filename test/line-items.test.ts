@@ -1,0 +1,225 @@
+// Shipments of order line items: allocation against the order's lines (create, change, enable, restore,
+// un-cancel), split rules, orderCompleted(), the full-coverage rule, the attention list, the API.
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { as, buildTestApp, historyRows, shipmentRow } from './fixtures/app.js'
+import { testDatabase } from './fixtures/database.js'
+import { exited, lineMatching, spawnWorker } from './fixtures/processes.js'
+import type { ShipmentsPluginOptions } from '../src/index.js'
+
+/** A completed reference order of three shippable lines (2, 3, 1) and a digital one; returns its id and line ids. */
+async function orderWithLines(app: FastifyInstance, reference = 'L100') {
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'processing', name: 'Processing', isDefault: true })
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({
+    reference,
+    isCompleted: true,
+    statusHandle: 'processing',
+    items: [
+      { name: 'Mug', sku: 'MUG', quantity: 2 },
+      { name: 'Tea', sku: 'TEA', quantity: 3 },
+      { name: 'Spoon', sku: 'SPN', quantity: 1 },
+      { name: 'E-book', sku: 'EBOOK', quantity: 1, shippable: false },
+    ],
+  })
+  const lines = (await app.shipments.orders.orderLines!(orderId))!
+  const [mug, tea, spoon, ebook] = lines.map((line) => line.id)
+  return { orderId, mug, tea, spoon, ebook }
+}
+
+async function setup(t: Test, options: Partial<ShipmentsPluginOptions> = {}) {
+  const app = await buildTestApp(t, options)
+  return { app, ...(await orderWithLines(app)) }
+}
+
+const held = async (app: FastifyInstance, orderId: number) =>
+  Object.fromEntries(((await app.shipments.shipments.allocation(orderId)).lines ?? []).map((line) => [line.sku, [line.allocated, line.unallocated]]))
+
+t.test('a shipment holds items: shown with SKU and name in every shape, stored with the quantity ordered', async (t) => {
+  const { app, orderId, mug, tea } = await setup(t)
+  const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 1 }] })
+  t.same(shipment.items, [
+    { lineItemId: mug, quantity: 2, sku: 'MUG', name: 'Mug' },
+    { lineItemId: tea, quantity: 1, sku: 'TEA', name: 'Tea' },
+  ])
+  t.same((await shipmentRow(app, shipment.id)).items, [
+    { lineItemId: mug, quantity: 2, sku: 'MUG', name: 'Mug', ordered: 2 },
+    { lineItemId: tea, quantity: 1, sku: 'TEA', name: 'Tea', ordered: 3 },
+  ])
+  const read = await app.inject({ url: `/shipments/api/shipments/${shipment.id}`, headers: as('viewer') })
+  t.same(read.json().shipment.items, shipment.items, 'the read route')
+  const updated = await app.inject({ method: 'POST', url: `/shipments/api/shipments/${shipment.id}`, headers: as('admin'), payload: { carrier: 'UPS' } })
+  t.same(updated.json().shipment.items, shipment.items, 'the update answer')
+  t.same(await held(app, orderId), { MUG: [2, 0], TEA: [1, 2], SPN: [0, 1], EBOOK: [0, 0] })
+})
+
+t.test('over-allocation is a 422 naming the line and changes nothing', async (t) => {
+  const { app, orderId, mug, tea, ebook } = await setup(t)
+  await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+  const refused = await app.inject({
+    method: 'POST',
+    url: `/shipments/api/orders/${orderId}/shipments`,
+    headers: as('admin'),
+    payload: { items: [{ lineItemId: tea, quantity: 1 }, { lineItemId: mug, quantity: 1 }] },
+  })
+  t.equal(refused.statusCode, 422)
+  t.same(refused.json(), { success: false, errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 1 requested, 0 of 2 left to allocate.`] } })
+  const { total } = await app.shipments.shipments.list({ orderId })
+  t.equal(total, 1, 'no shipment was created')
+
+  for (const [items, key, message] of [
+    [[{ lineItemId: 999999, quantity: 1 }], 'items.999999', 'Line 999999 is not a line of this order.'],
+    [[{ lineItemId: ebook, quantity: 1 }], `items.${ebook}`, `Line ${ebook} does not ship.`],
+    [[{ lineItemId: tea, quantity: 4 }], `items.${tea}`, `Line ${tea}: 4 requested, 3 ordered.`],
+    [[{ lineItemId: tea, quantity: 0 }], 'items', `Line ${tea}: the quantity must be a positive integer.`],
+    [[{ lineItemId: tea, quantity: 1 }, { lineItemId: tea, quantity: 1 }], 'items', `Line ${tea} is listed twice.`],
+    ['all', 'items', 'Items must be a list of { lineItemId, quantity }.'],
+  ] as const) {
+    const response = await app.inject({ method: 'POST', url: `/shipments/api/orders/${orderId}/shipments`, headers: as('admin'), payload: { items } })
+    t.same([response.statusCode, response.json()], [422, { success: false, errors: { [key]: [message] } }], message)
+  }
+  t.equal((await app.shipments.shipments.list({ orderId })).total, 1)
+  t.same(await held(app, orderId), { MUG: [2, 0], TEA: [0, 3], SPN: [0, 1], EBOOK: [0, 0] })
+})
+
+t.test('cancelling, disabling and deleting free the quantities; bringing a shipment back is refused when they are gone', async (t) => {
+  const { app, orderId, mug } = await setup(t)
+  const service = app.shipments.shipments
+  const [first] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+  const post = (id: number, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: as('admin'), payload })
+  const refusal = { success: false, errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 2 requested, 0 of 2 left to allocate.`] } }
+
+  for (const [free, back, check] of [
+    [{ status: 'cancelled' }, { status: 'new' }, (row: { status: string }) => row.status === 'cancelled'],
+    [{ enabled: false }, { enabled: true }, (row: { enabled: boolean }) => !row.enabled],
+  ] as const) {
+    t.equal((await post(first.id, free)).statusCode, 200, `${JSON.stringify(free)} frees the line`)
+    const [second] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+    const response = await post(first.id, back)
+    t.same([response.statusCode, response.json()], [422, refusal], `${JSON.stringify(back)} is refused while another shipment holds the line`)
+    t.ok(check((await shipmentRow(app, first.id)) as never), 'and changed nothing')
+    await service.softDelete(second.id)
+    t.equal((await post(first.id, back)).statusCode, 200, `${JSON.stringify(back)} once the line is free again`)
+  }
+
+  await service.softDelete(first.id)
+  const [third] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 1 }] })
+  await t.rejects(service.restore(first.id), { name: 'ShipmentValidationError', errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 2 requested, 1 of 2 left to allocate.`] } })
+  t.ok((await shipmentRow(app, first.id)).dateDeleted, 'the refused restore left it deleted')
+  await post(third.id, { items: [] })
+  t.same((await service.restore(first.id)).items.map((item) => item.quantity), [2], 'restored once the third is order-level')
+  t.same((await historyRows(app, first.id)).map((row) => row.toStatus), ['new', 'cancelled', 'new'])
+})
+
+t.test("changing a shipment's items: replaced, checked against the others, [] makes it order-level", async (t) => {
+  const { app, orderId, mug, tea } = await setup(t)
+  const service = app.shipments.shipments
+  const [a] = await service.create(orderId, { items: [{ lineItemId: tea, quantity: 2 }] })
+  const [b] = await service.create(orderId, { items: [{ lineItemId: tea, quantity: 1 }] })
+  const post = (id: number, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: as('admin'), payload })
+  let response = await post(b.id, { items: [{ lineItemId: tea, quantity: 2 }] })
+  t.same([response.statusCode, response.json().errors], [422, { [`items.${tea}`]: [`Line ${tea} (TEA): 2 requested, 1 of 3 left to allocate.`] }])
+  response = await post(a.id, { items: [{ lineItemId: tea, quantity: 1 }, { lineItemId: mug, quantity: 2 }], carrier: 'DHL' })
+  t.equal(response.statusCode, 200)
+  t.same(response.json().shipment.items.map((item: { sku: string; quantity: number }) => [item.sku, item.quantity]), [['TEA', 1], ['MUG', 2]])
+  t.equal(response.json().shipment.carrier, 'DHL')
+  t.equal((await post(b.id, { items: [{ lineItemId: tea, quantity: 2 }] })).statusCode, 200, 'the freed quantity can be taken')
+  response = await post(a.id, { items: [] })
+  t.same(response.json().shipment.items, [])
+  t.same(await held(app, orderId), { MUG: [0, 2], TEA: [2, 1], SPN: [0, 1], EBOOK: [0, 0] })
+})
+
+t.test('split rules and orderCompleted(): what is left, once', async (t) => {
+  const byFirstLetter = (lines: ReadonlyArray<{ id: number; sku: string | null; remaining: number }>) => {
+    const groups = new Map<string, Array<{ lineItemId: number; quantity: number }>>()
+    for (const line of lines) {
+      const key = (line.sku ?? '?')[0]
+      groups.set(key, [...(groups.get(key) ?? []), { lineItemId: line.id, quantity: line.remaining }])
+    }
+    return [...groups.values()]
+  }
+  const { app, orderId, mug, tea, spoon } = await setup(t, { splitRules: { byFirstLetter } })
+  const service = app.shipments.shipments
+  await service.create(orderId, { items: [{ lineItemId: tea, quantity: 1 }] })
+
+  const perLine = await service.create(orderId, { rule: 'perLine' })
+  t.same(perLine.map((shipment) => shipment.items.map((item) => [item.sku, item.quantity])), [[['MUG', 2]], [['TEA', 2]], [['SPN', 1]]])
+  t.same(await service.create(orderId, { rule: 'remaining' }), [], 'nothing is left')
+  t.same(await service.orderCompleted(orderId), [], 'orderCompleted creates nothing more')
+  await t.rejects(service.create(orderId, { rule: 'nope' }), { name: 'ShipmentValidationError', errors: { rule: ['No split rule "nope".'] } })
+
+  const other = await orderWithLines(app, 'L200')
+  const created = await service.orderCompleted(other.orderId, { rule: 'byFirstLetter' })
+  t.same(created.map((shipment) => shipment.items.map((item) => item.sku)), [['MUG'], ['TEA'], ['SPN']].map((skus) => skus), 'a host rule by name')
+  const third = await orderWithLines(app, 'L300')
+  const [all] = await service.orderCompleted(third.orderId)
+  t.same(all.items.map((item) => [item.sku, item.quantity]), [['MUG', 2], ['TEA', 3], ['SPN', 1]], 'the default rule: one shipment for everything left')
+  t.same(await service.orderCompleted(third.orderId), [], 'calling it twice creates nothing more')
+  t.equal((await service.list({ orderId: third.orderId })).total, 1)
+  void mug
+  void spoon
+})
+
+t.test('the full-coverage rule: the order advances only when every shippable line is shipped in full', async (t) => {
+  const { app, orderId, mug, tea, spoon } = await setup(t, { requireFullCoverage: true })
+  const service = app.shipments.shipments
+  const [first] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 3 }] })
+  await service.update(first.id, { status: 'shipped' })
+  const order = async () => (await app.shipments.orders.findOrder(orderId))!.statusHandle
+  t.equal(await order(), 'processing', 'every shipment is shipped, but the spoon is not allocated: no advance')
+  const [second] = await service.create(orderId, { items: [{ lineItemId: spoon, quantity: 1 }] })
+  await service.update(second.id, { status: 'shipped' })
+  t.equal(await order(), 'shipped', 'the last line shipped advances the order')
+
+  const plain = await buildTestApp(t, {})
+  const other = await orderWithLines(plain, 'L900')
+  const [only] = await plain.shipments.shipments.create(other.orderId, { items: [{ lineItemId: other.mug, quantity: 1 }] })
+  await plain.shipments.shipments.update(only.id, { status: 'shipped' })
+  t.equal((await plain.shipments.orders.findOrder(other.orderId))!.statusHandle, 'shipped', "without the rule, today's: every enabled shipment shipped")
+})
+
+t.test('the attention list: completed orders whose active shipments leave shippable lines uncovered', async (t) => {
+  const { app, orderId, mug, tea, spoon } = await setup(t)
+  const full = await orderWithLines(app, 'L500')
+  await app.shipments.shipments.orderCompleted(full.orderId)
+  await app.shipments.referenceOrders!.createOrder({ reference: 'OPEN1', isCompleted: false, items: [{ name: 'X', quantity: 1 }] })
+  await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 1 }] })
+
+  const response = await app.inject({ url: '/shipments/api/attention', headers: as('viewer') })
+  t.equal(response.statusCode, 200)
+  t.match(response.json(), {
+    success: true,
+    orders: [{ orderId, reference: 'L100', statusHandle: 'processing', linesMissing: 2, unitsMissing: 3 }],
+    pagination: { page: 1, perPage: 50, total: 1, pages: 1 },
+  })
+  t.equal((await app.inject({ url: '/shipments/api/attention', headers: as('nobody') })).statusCode, 403)
+  await app.shipments.shipments.create(orderId, { items: [{ lineItemId: tea, quantity: 2 }, { lineItemId: spoon, quantity: 1 }] })
+  t.same((await app.shipments.shipments.attention()).orders, [], 'covered: off the list at once')
+
+  const allocation = await app.inject({ url: `/shipments/api/orders/${orderId}/allocation`, headers: as('viewer') })
+  t.same(allocation.json().lines.map((line: { sku: string; allocated: number; unallocated: number }) => [line.sku, line.allocated, line.unallocated]), [
+    ['MUG', 2, 0],
+    ['TEA', 3, 0],
+    ['SPN', 1, 0],
+    ['EBOOK', 0, 0],
+  ])
+  t.equal((await app.inject({ url: '/shipments/api/orders/424242/allocation', headers: as('viewer') })).statusCode, 404)
+})
+
+t.test('competing allocations from several processes never over-allocate a line', async (t) => {
+  const database = await testDatabase(t, 'compete')
+  const app = await buildTestApp(t, {}, database)
+  const { orderId, tea } = await orderWithLines(app)
+  const workers = [0, 1, 2].map(() => spawnWorker([database, 'allocate', String(orderId), String(tea), '1', '6']))
+  await Promise.all(workers.map((worker) => lineMatching(worker, (line) => line === 'ready')))
+  // Listening before the release: a worker's answer must not arrive with no one reading.
+  const remote = Promise.all(workers.map(async (worker) => JSON.parse(await lineMatching(worker, (line) => line.startsWith('['))) as string[]))
+  for (const worker of workers) worker.stdin!.write('go\n')
+  const local = Promise.all(Array.from({ length: 6 }, () => app.shipments.shipments.create(orderId, { items: [{ lineItemId: tea, quantity: 1 }] }).then(() => 'created', (error: Error) => error.name)))
+  const outcomes = [...(await local), ...(await remote).flat()]
+  await Promise.all(workers.map((worker) => exited(worker)))
+  t.equal(outcomes.filter((outcome) => outcome === 'created').length, 3, 'exactly the three units ordered were allocated')
+  t.equal(outcomes.filter((outcome) => outcome === 'ShipmentValidationError').length, 21, 'every other attempt was refused as over-allocation')
+  t.same(await held(app, orderId), { MUG: [0, 2], TEA: [3, 0], SPN: [0, 1], EBOOK: [0, 0] })
+})

@@ -1,0 +1,168 @@
+// The public tracking page and the notification admin pages in a real browser (Debian's chromium, driven
+// by playwright-core): the page inside a host layout, escaping, a revoked link; the notifications screen,
+// a test send's sandboxed preview, the shipment page's tracking link revoked, and the demo's sent mail.
+// Screenshots go to screenshots/tracking-page-browser/ (not committed).
+import t, { type Test } from 'tap'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { buildDemoHost } from '../../examples/demo-host.js'
+import { createMailCapture } from '../../examples/demo-mail.js'
+import { standaloneTrackingLayout } from '../../src/index.js'
+import { buildTestApp } from '../fixtures/app.js'
+import { testDatabase } from '../fixtures/database.js'
+import { eventually } from '../fixtures/outbox.js'
+
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'screenshots', 'tracking-page-browser')
+const XSS = '<img src=x onerror=alert(1)>'
+
+/** Chromium with a page that records dialogs (none may open) and Content-Security-Policy reports. */
+async function openBrowser(t: Test) {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  // Never skipped: CI installs Debian's chromium (.ci/run) when it is missing.
+  const browser: Browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  })
+  t.teardown(() => browser.close())
+  const page: Page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
+  const dialogs: string[] = []
+  const violations: string[] = []
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+  })
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+  return { page, dialogs, violations, shot }
+}
+
+async function listen(app: FastifyInstance) {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+}
+
+t.test('the public tracking page in a host layout, in chromium: the host header around it, escaping, a revoked link 404s', async (t) => {
+  const app = await buildTestApp(t, {
+    trackingPage: {
+      secret: 'a-browser-tracking-page-secret-of-32-chars',
+      baseUrl: 'https://shop.example',
+      // The host's layout hook: its own header around the package's page body.
+      layout: (page) => standaloneTrackingLayout({ ...page, body: `<header class="host-header" data-host>Acme Shop · Order tracking</header>${page.body}` }),
+    },
+  })
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({ reference: 'B300', isCompleted: true, email: 'lee@example.com', items: [{ name: 'Kettle <Steel> & "lid"', sku: 'KET', quantity: 1 }] })
+  const lines = (await app.shipments.orders.orderLines!(orderId))!
+  const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: lines[0].id, quantity: 1 }] })
+  await app.shipments.shipments.update(shipment.id, { status: 'shipped', carrier: XSS, trackingNumber: '1Z5R89390357567127', fulfillmentNotes: 'aisle 7, internal' })
+  const base = await listen(app)
+  const { page, dialogs, violations, shot } = await openBrowser(t)
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+
+  const link = new URL(await app.shipments.trackingLinks!.url(shipment.id))
+  const response = await page.goto(`${base}${link.pathname}`)
+  t.equal(response!.status(), 200)
+  t.equal(await page.locator('header[data-host]').textContent(), 'Acme Shop · Order tracking', 'the host header wraps the page')
+  t.equal(await page.locator('main.tracking > header[data-host] + h1').textContent(), 'Shipment B300-s001')
+  t.equal(await page.title(), 'Shipment B300-s001')
+  t.equal(await page.locator('.status').textContent(), 'Shipped')
+  t.match(await page.locator('main.tracking p').nth(1).textContent(), `${XSS}: 1Z5R89390357567127`, 'the carrier shows as text')
+  t.equal(await page.locator('main img').count(), 0, 'no image element was made of it')
+  t.equal(await page.locator('a[href*="1Z5R89390357567127"]').getAttribute('rel'), 'noopener noreferrer')
+  t.equal(await page.locator('td').first().textContent(), 'Kettle <Steel> & "lid"')
+  t.same(await page.locator('.timeline li strong').allTextContents(), ['Order received', 'Shipped'], 'oldest first')
+  t.notMatch(await page.content(), /aisle 7/, 'no internal notes')
+  await shot('01-tracking-page-host-layout')
+
+  await app.shipments.trackingLinks!.revoke(shipment.id)
+  const revoked = await page.goto(`${base}${link.pathname}`)
+  t.equal(revoked!.status(), 404, 'a revoked link answers 404')
+  t.equal(await page.locator('h1').textContent(), 'Tracking link not found')
+  t.equal(await page.locator('header[data-host]').count(), 1, 'in the host layout too')
+  await shot('02-tracking-page-revoked')
+  t.same(dialogs, [], 'no script ran')
+  t.same(violations, [])
+})
+
+t.test('the notification admin pages over the demo, in chromium: list, test send with its preview, the shipment link revoked, the sent mail', async (t) => {
+  const mailbox = createMailCapture()
+  const app = await buildDemoHost({ database: await testDatabase(t, 'browser-notifications'), logger: false, mailbox })
+  t.teardown(() => app.close())
+  const base = await listen(app)
+  const { page, dialogs, violations, shot } = await openBrowser(t)
+  // The revoke button asks first (data-confirm): accept that one; record every dialog.
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.accept()
+  })
+
+  await page.goto(`${base}/login`)
+  await page.fill('#username', 'admin')
+  await page.fill('#password', 'admin')
+  await Promise.all([page.waitForURL(/\/shipments\/admin\/shipments/), page.click('button[type=submit]')])
+  await Promise.all([page.waitForURL(/\/shipments\/admin\/notifications$/), page.click('header nav a:text("Notifications")')])
+  t.equal(await page.locator('h1').textContent(), 'Notifications')
+  t.equal(await page.locator('tr[data-notification]').count(), 1)
+  t.match(await page.locator('tr[data-notification]').textContent(), /Your order has shipped\s*Shipped\s*The order's customer\s*Enabled/)
+  await shot('03-notifications')
+
+  await Promise.all([page.waitForURL(/\/notifications\/\d+$/), page.click('a:text("Your order has shipped")')])
+  // A refusal beside its field, what was typed kept.
+  await page.fill('#input-subject', 'Shipped {{ order.reference ')
+  await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="Notification"] button[type=submit]')])
+  t.match(await page.locator('[data-field="subject"] .field-error').textContent(), /^is not a valid template/)
+  t.equal(await page.inputValue('#input-subject'), 'Shipped {{ order.reference ')
+  await shot('04-notification-refused')
+
+  await page.fill('#input-shipment', '1001-s001')
+  await page.fill('#input-to', 'me@example.com')
+  await Promise.all([page.waitForLoadState('load'), page.click('button:text("Send test")')])
+  t.equal(await page.locator('.test-result .notice-ok').textContent(), 'Sent to me@example.com.')
+  t.equal(await page.locator('[data-rendered="subject"]').textContent(), 'Your order 1001 has shipped')
+  const preview = page.frameLocator('iframe.mail-preview')
+  t.equal(await preview.locator('h1').textContent(), 'Your order 1001 is on its way', 'the preview renders in its sandboxed frame')
+  t.match(await preview.locator('a').getAttribute('href'), /\/shipments\/track\/1-/)
+  t.equal(await page.locator('iframe.mail-preview').getAttribute('sandbox'), '')
+  await shot('05-notification-test-sent')
+  // Headless chromium paints no frame outside the viewport in a full-page shot: the preview on its own.
+  await page.locator('.test-result').screenshot({ path: join(SCREENSHOTS, '05b-notification-test-preview.png') })
+  t.same(mailbox.messages().map((message) => message.to), [['me@example.com']])
+
+  // The shipment page: its public link with a working Copy button, revoked for a new one.
+  await page.goto(`${base}/shipments/admin/shipments/1`)
+  const old = await page.inputValue('#tracking-link')
+  t.equal(old, await app.shipments.trackingLinks!.url(1))
+  t.ok(await page.locator('[data-copy-from="tracking-link"]').isVisible(), 'the script shows the Copy button')
+  await shot('06-shipment-tracking-link')
+  await Promise.all([page.waitForURL(/notice=linkRevoked/), page.click('button:text("Revoke link")')])
+  t.match(dialogs, [/Revoke this link\?/])
+  const renewed = await page.inputValue('#tracking-link')
+  t.not(renewed, old)
+  t.match(await page.locator('.notice-ok').textContent(), /Tracking link revoked/)
+  await shot('07-shipment-link-revoked')
+  // The links name the demo's default origin; this server listens on a port of its own.
+  t.equal((await page.goto(`${base}${new URL(old).pathname}`))!.status(), 404, 'the old link answers 404')
+  t.equal((await page.goto(`${base}${new URL(renewed).pathname}`))!.status(), 200)
+  t.match(await page.locator('header.demo-shop').textContent(), /Demo shop/)
+  await shot('08-demo-tracking-page')
+
+  // Ship a shipment: the seeded notification reaches its customer, and the demo's page shows it.
+  await page.goto(`${base}/shipments/admin/shipments/1`)
+  await page.selectOption('#input-status', 'shipped')
+  await Promise.all([page.waitForURL(/notice=transitioned/), page.click('form[aria-label="Change status"] button[type=submit]')])
+  await eventually(app, () => mailbox.messages().length > 1)
+  await page.goto(`${base}/demo/mail`)
+  t.equal(await page.locator('[data-mail]').count(), 2)
+  t.equal(await page.locator('[data-mail-to]').first().textContent(), 'jane.doe@example.com', 'newest first')
+  t.equal(await page.frameLocator('[data-mail] iframe').first().locator('a').getAttribute('href'), renewed, 'the mail carries the current link')
+  await shot('09-demo-sent-mail')
+
+  t.equal(dialogs.length, 1, 'no dialog but the confirmation')
+  t.same(violations, [], 'no Content-Security-Policy violation')
+})
