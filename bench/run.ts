@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import pg from 'pg'
-import { defineProvider, fastifyShipments, type DatabaseHandle, type ShipmentsPluginOptions } from '../src/index.js'
+// The package by its name: the build in dist/ (tsc's output, what a host installs), not the sources
+// through tsx, whose transform wraps every named function and closure in a naming call and made the
+// hot paths measure slower than they run for users (see tsconfig.bench.json).
+import { defineProvider, fastifyShipments, type DatabaseHandle, type ShipmentsPluginOptions } from 'fastify-shipments'
 import type { LoadPlan, LoadResult } from './load.js'
 
 /** A positive integer from the environment: a typo must stop the run, not give rounds of nothing. */
@@ -23,7 +26,8 @@ const SECONDS = positiveInteger('BENCH_SECONDS', 3)
 // shared machine one pair of runs can be off by a third.
 const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
 const CONNECTIONS = positiveInteger('BENCH_CONNECTIONS', 10)
-const RESULTS_FILE = fileURLToPath(new URL('./results/latest.json', import.meta.url))
+// bench/results beside the sources (this file runs compiled, from bench/build).
+const RESULTS_FILE = fileURLToPath(new URL('../results/latest.json', import.meta.url))
 const workDirectory = mkdtempSync(join(tmpdir(), 'shipments-bench-'))
 // BENCH_DATABASE=sqlite|postgres|both (default both); PostgreSQL at BENCH_POSTGRES_URL.
 const ENGINES = (process.env.BENCH_DATABASE ?? 'both') === 'both' ? (['sqlite', 'postgres'] as const) : ([process.env.BENCH_DATABASE as 'sqlite' | 'postgres'] as const)
@@ -243,7 +247,7 @@ async function resetTransitions(plan: LoadPlan) {
 
 function runLoad(plan: LoadPlan): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load.ts', import.meta.url)), JSON.stringify(plan)], {
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./load.js', import.meta.url)), JSON.stringify(plan)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let output = ''

@@ -11,16 +11,14 @@ import { exited, firstLine, spawnWorker } from './fixtures/processes.js'
 const SECRET = 'whsec_' + Buffer.from('a-crash-test-signing-secret-32b').toString('base64')
 const SHIPMENTS = 60
 
+/** The signed-webhook integration both tests deliver to: `in_transit` moves a shipment to shipped. */
+const createCarrier = (app: Awaited<ReturnType<typeof buildTestApp>>) =>
+  app.shipments.integrations.create({ name: 'Carrier', handle: 'carrier', providerId: 'signed-webhook', settings: { secret: SECRET }, statusMap: { in_transit: 'shipped' } })
+
 t.test('deliveries in flight when the host is SIGKILLed are applied once each after the sender retries', async (t) => {
   const database = await testDatabase(t, 'crash')
   let app = await buildTestApp(t, {}, database)
-  await app.shipments.integrations.create({
-    name: 'Carrier',
-    handle: 'carrier',
-    providerId: 'signed-webhook',
-    settings: { secret: SECRET },
-    statusMap: { in_transit: 'shipped' },
-  })
+  await createCarrier(app)
   const orderId = await insertOrder(app, { reference: 'CRASH1' })
   const shipments = await app.shipments.shipments.create(orderId, { count: SHIPMENTS })
   await app.close()
@@ -96,13 +94,7 @@ t.test('deliveries in flight when the host is SIGKILLed are applied once each af
 t.test('a delivery whose update fails leaves no mark: the retry applies it', async (t) => {
   const database = await testDatabase(t, 'refused')
   const app = await buildTestApp(t, { clock: () => Date.now() }, database)
-  await app.shipments.integrations.create({
-    name: 'Carrier',
-    handle: 'carrier',
-    providerId: 'signed-webhook',
-    settings: { secret: SECRET },
-    statusMap: { in_transit: 'shipped' },
-  })
+  await createCarrier(app)
   const orderId = await insertOrder(app, { reference: 'REF1' })
   const [shipment] = await app.shipments.shipments.create(orderId)
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
