@@ -72,6 +72,24 @@ t.test('createOrder racing itself: one order is created, every other call gets a
   await t.rejects(orders.createOrder({ reference: '' }), { name: 'ReferenceOrderError', duplicate: false })
 })
 
+t.test('updateOrder racing itself: two orders given one reference at once, one takes it, the other gets a ReferenceOrderError marked duplicate', async (t) => {
+  const app = await buildTestApp(t)
+  const orders = app.shipments.referenceOrders!
+  const { db, schema } = tables(app)
+  // Several rounds: the race (both checks before either write) is what the unique key must decide.
+  for (let round = 0; round < 5; round++) {
+    const ids = await Promise.all([0, 1, 2].map((index) => orders.createOrder({ reference: `U${round}-${index}` })))
+    const attempts = await Promise.allSettled(ids.map((id) => orders.updateOrder(id, { reference: `TAKEN-${round}` })))
+    t.equal(attempts.filter((attempt) => attempt.status === 'fulfilled').length, 1, `round ${round}: one winner`)
+    for (const attempt of attempts) {
+      if (attempt.status === 'rejected') t.match(attempt.reason, { name: 'ReferenceOrderError', field: 'reference', duplicate: true, message: 'reference: another order has this reference or number' })
+    }
+    const rows = await db.select({ reference: schema.orders.reference }).from(schema.orders)
+    t.equal(rows.filter((row) => row.reference === `TAKEN-${round}`).length, 1, `round ${round}: one order holds the reference`)
+    t.equal(rows.filter((row) => row.reference.startsWith(`U${round}-`)).length, 2, `round ${round}: the losers kept theirs`)
+  }
+})
+
 t.test("the demo's integrations ensured by two instances at once: both succeed, each integration once", async (t) => {
   const app = await buildTestApp(t, { providers: [acmeThreePlProvider] })
   await Promise.all([ensureDemoIntegrations(app), ensureDemoIntegrations(app), ensureDemoIntegrations(app)])

@@ -46,6 +46,8 @@ type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
 /** lock_not_available: the lock_timeout of the transaction ran out. */
 const LOCK_NOT_AVAILABLE = '55P03'
+/** SQLSTATE unique_violation. */
+const UNIQUE_VIOLATION = '23505'
 
 /**
  * Ids are int4 and text cannot hold NUL on PostgreSQL: a key outside what a column can hold names no
@@ -614,6 +616,11 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           value !== undefined && (await tx.select({ id: orders.id }).from(orders).where(and(eq(column, value), ne(orders.id, orderId)))).length > 0
         if ((await clash(orders.reference, columns.reference)) || (await clash(orders.number, columns.number))) return 'duplicate' as const
         return (await tx.update(orders).set(columns).where(eq(orders.id, orderId)).returning({ id: orders.id })).length > 0
+      }).catch((error: unknown) => {
+        // Two orders given the same reference or number at once both pass the check (neither sees the
+        // other's uncommitted row); the unique key decides, and the loser is the same refusal.
+        if (sqlState(error) === UNIQUE_VIOLATION) return 'duplicate' as const
+        throw error
       })
       return wrote(result)
     },
