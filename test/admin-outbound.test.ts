@@ -8,6 +8,7 @@ import { defineProvider, WEBHOOK_EVENT_NAMES } from '../src/index.js'
 import { as, orderWithShipments } from './fixtures/app.js'
 import { tables } from './fixtures/database.js'
 import { ADMIN, adminClient, buildAdminApp, fieldMarkup } from './fixtures/admin.js'
+import { eventually } from './fixtures/outbox.js'
 
 const XSS = '<script>alert(1)</script>'
 
@@ -128,15 +129,6 @@ t.test('integrations: outbound edits need the permission and the CSRF token', as
   t.same(integration.pushOn, ['shipped'])
   t.same(integration.outboundStatusMap, { shipped: 'S' })
 })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-type App = Awaited<ReturnType<typeof buildAdminApp>>
-async function eventually(app: App, done: () => boolean | Promise<boolean>, ms = 10_000) {
-  for (const started = Date.now(); !(await done()) && Date.now() - started < ms; ) {
-    await sleep(20)
-    await app.shipments.outbox.sweep()
-  }
-}
 
 /** A private address: deliveries fail at once, with a message, without a connection being made. */
 const PRIVATE_URL = 'http://10.1.2.3/hooks'

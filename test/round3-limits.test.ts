@@ -41,7 +41,7 @@ t.test('a request body that never finishes gets a 408 within the demo\'s deadlin
   for (const [index, { answer, closedAfterMs }] of stalled.entries()) {
     t.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n/, `stalled request ${index}: a 408`)
     t.match(answer, /\r\n\r\n\{"error":"Request Timeout","message":"Client Timeout","statusCode":408\}$/)
-    t.ok(closedAfterMs >= DEMO_SERVER_OPTIONS.requestTimeout - 100 && closedAfterMs <= deadline + 1_000, `closed after ${closedAfterMs} ms (deadline ${deadline} ms, checked every second)`)
+    t.ok(closedAfterMs >= DEMO_SERVER_OPTIONS.requestTimeout - 100 && closedAfterMs <= deadline + 4_000, `closed after ${closedAfterMs} ms (deadline ${deadline} ms, checked every second; slack for a busy CI machine)`)
   }
   const open = await new Promise<number>((resolve, reject) => app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))))
   t.equal(open, 0, 'no connection (nor the body it buffered) is kept')
