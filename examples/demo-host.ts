@@ -1,11 +1,11 @@
 // The demo host started by `npm start`: a Fastify app with cookie sessions and the shipments plugin.
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { ServerOptions } from 'node:http'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import rateLimit from '@fastify/rate-limit'
 import formbody from '@fastify/formbody'
-import { fastifyShipments, ShipmentsPermissions, standaloneTrackingLayout, type ShipmentsUser } from '../src/index.js'
+import { ADMIN_CSRF_COOKIE, fastifyShipments, ShipmentsPermissions, standaloneTrackingLayout, type ShipmentsUser } from '../src/index.js'
 import { DEMO_ORDER_FIELDS, seedDemoData } from './seed.js'
 import { acmeThreePlProvider } from './custom-provider.js'
 import { ensureDemoIntegrations } from './demo-integrations.js'
@@ -29,6 +29,25 @@ const SESSION_COOKIE = 'demo_session'
 export const DEMO_SESSION_TTL_MS = 8 * 60 * 60 * 1000
 /** Login attempts allowed per client address and username per minute. */
 export const DEMO_LOGIN_ATTEMPTS_PER_MINUTE = 10
+/** Login attempts allowed per username per minute, from all addresses together (guesses spread over many). */
+export const DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE = 30
+/** Where the admin pages are mounted (the CSRF cookie's path, cleared at logout). */
+const ADMIN_PREFIX = '/shipments/admin'
+/** The demo's own pages (login, home) are never framed: no clickjacking of the login form. */
+const DEMO_PAGE_FRAME_HEADERS = { 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'" }
+
+/**
+ * Fastify's `trustProxy` from DEMO_TRUST_PROXY: `true` or a number trusts that many proxies in front
+ * (`true`: one), anything else is a comma-separated list of the proxies' addresses or CIDR ranges.
+ * Never Fastify's `true` (every hop), whose client address is the first X-Forwarded-For entry: text the
+ * client wrote itself, which would let it take a new address, and a new login allowance, per request.
+ */
+export function demoTrustProxy(value: string | undefined): ((address: string, hop: number) => boolean) | string | false {
+  if (value === undefined || value === '' || value === 'false') return false
+  const hops = value === 'true' ? 1 : /^\d+$/.test(value) ? Number(value) : null
+  // Hop 0 is the peer of the socket, hop 1 the address it forwarded, and so on: trust the first `hops`.
+  return hops === null ? value : (_address, hop) => hop < hops
+}
 /** DEMO ONLY: ShipStation credentials used when SHIPSTATION_USERNAME / SHIPSTATION_PASSWORD are not set. */
 export const DEMO_SHIPSTATION_USERNAME = 'shipstation'
 export const DEMO_SHIPSTATION_PASSWORD = 'demo-shipstation-password-change-me'
@@ -62,6 +81,8 @@ export interface DemoHostOptions {
   baseUrl?: string
   /** Where sent mail goes. Default a new capture of the newest 50 messages. */
   mailbox?: MailCapture
+  /** DEMO_TRUST_PROXY's value (see demoTrustProxy). Default the environment variable. */
+  trustProxy?: string
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)
@@ -134,10 +155,13 @@ function homePage(username: string | null): string {
 
 export async function buildDemoHost(options: DemoHostOptions) {
   const clock = options.clock ?? Date.now
-  // trustProxy: behind a TLS-terminating proxy, request.protocol is the client's (for Secure cookies).
-  const app = Fastify({ ...DEMO_SERVER_OPTIONS, logger: options.logger ?? true, trustProxy: process.env.DEMO_TRUST_PROXY === 'true' })
+  // trustProxy: behind a TLS-terminating proxy, request.protocol is the client's (for Secure cookies),
+  // and request.ip the address the proxy saw (for the login throttle).
+  const trustProxy = demoTrustProxy(options.trustProxy ?? process.env.DEMO_TRUST_PROXY)
+  const app = Fastify({ ...DEMO_SERVER_OPTIONS, logger: options.logger ?? true, trustProxy })
   await app.register(cookie, { secret: options.cookieSecret ?? process.env.DEMO_COOKIE_SECRET ?? 'demo-cookie-secret-change-me' })
-  // Login throttling, the way a host should: per client address and username, on the login route only.
+  // Login throttling, the way a host should: per client address and username, and per username from
+  // all addresses together, on the login route only.
   // preHandler: the key needs the parsed body (the username).
   await app.register(rateLimit, { global: false, hook: 'preHandler' })
 
@@ -149,6 +173,7 @@ export async function buildDemoHost(options: DemoHostOptions) {
     const unsigned = raw ? request.unsignCookie(raw) : null
     return unsigned?.valid && unsigned.value ? unsigned.value : null
   }
+  const sessionFingerprint = (id: string | null) => (id ? createHash('sha256').update(id).digest('base64url') : null)
   const resolveUser = (request: FastifyRequest): DemoUser | null => {
     const id = sessionOf(request)
     const session = id ? sessions.get(id) : undefined
@@ -197,7 +222,8 @@ export async function buildDemoHost(options: DemoHostOptions) {
     providers: [acmeThreePlProvider],
     // The store admins' pages under /shipments/admin; without a session they send users to /login.
     // The history names users by their login ("by admin"), not by the id it records.
-    admin: { loginUrl: '/login', userName: (userId) => DEMO_USERS.find((user) => String(user.id) === userId)?.username ?? null },
+    // csrfSession: a form's token dies with the session it was made in (a hash: the id itself stays here).
+    admin: { prefix: ADMIN_PREFIX, loginUrl: '/login', csrfSession: (request) => sessionFingerprint(sessionOf(request)), userName: (userId) => DEMO_USERS.find((user) => String(user.id) === userId)?.username ?? null },
     // Customer notifications go to the capture (the /demo/mail page), never to a real mailbox.
     notifications: { sendMail: mailbox.sendMail },
     trackingPage: {
@@ -217,6 +243,8 @@ export async function buildDemoHost(options: DemoHostOptions) {
   } as const
   // The login route takes JSON (API clients) and the login page's form, in a scope of its own so the
   // form parser reaches no other route (the package's API keeps answering 415 to forms).
+  const usernameOf = (request: FastifyRequest) => String((request.body as { username?: unknown } | undefined)?.username ?? '')
+  const usernameLimit = app.createRateLimit({ max: DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE, timeWindow: 60_000, keyGenerator: (request) => `username|${usernameOf(request)}` })
   await app.register(async (login) => {
     await login.register(formbody, { bodyLimit: 4096 })
     login.post<{ Body: { username: string; password: string } }>(
@@ -227,8 +255,15 @@ export async function buildDemoHost(options: DemoHostOptions) {
           rateLimit: {
             max: DEMO_LOGIN_ATTEMPTS_PER_MINUTE,
             timeWindow: 60_000,
-            keyGenerator: (request: FastifyRequest) => `${request.ip}|${String((request.body as { username?: unknown } | undefined)?.username ?? '')}`,
+            keyGenerator: (request: FastifyRequest) => `${request.ip}|${usernameOf(request)}`,
           },
+        },
+        // The per-username count beside the route's own (the plugin runs one route limit per request).
+        preHandler: async (request, reply) => {
+          const limit = await usernameLimit(request)
+          if (!limit.isAllowed && limit.isExceeded) {
+            return reply.code(429).send({ statusCode: 429, error: 'Too Many Requests', message: `Rate limit exceeded, retry in ${limit.ttlInSeconds} seconds` })
+          }
         },
       },
       async (request, reply) => {
@@ -238,7 +273,7 @@ export async function buildDemoHost(options: DemoHostOptions) {
         const returnTo = localPath((request.body as { returnTo?: unknown }).returnTo)
         const user = DEMO_USERS.find((candidate) => candidate.username === username)
         if (!user || password !== user.username) {
-          if (fromForm) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(returnTo, 'Invalid username or password.'))
+          if (fromForm) return reply.code(401).type('text/html; charset=utf-8').headers(DEMO_PAGE_FRAME_HEADERS).send(loginPage(returnTo, 'Invalid username or password.'))
           return reply.code(401).send({ success: false, error: 'Invalid username or password.' })
         }
         const id = randomBytes(24).toString('base64url')
@@ -251,10 +286,10 @@ export async function buildDemoHost(options: DemoHostOptions) {
   })
 
   app.get<{ Querystring: { returnTo?: string } }>('/login', async (request, reply) =>
-    reply.type('text/html; charset=utf-8').send(loginPage(localPath(request.query.returnTo), null)),
+    reply.type('text/html; charset=utf-8').headers(DEMO_PAGE_FRAME_HEADERS).send(loginPage(localPath(request.query.returnTo), null)),
   )
 
-  app.get('/', async (request, reply) => reply.type('text/html; charset=utf-8').send(homePage(resolveUser(request)?.username ?? null)))
+  app.get('/', async (request, reply) => reply.type('text/html; charset=utf-8').headers(DEMO_PAGE_FRAME_HEADERS).send(homePage(resolveUser(request)?.username ?? null)))
 
   // DEMO ONLY: the captured mail, for those who may manage notifications (the mails hold customer addresses).
   app.get('/demo/mail', async (request, reply) => {
@@ -271,6 +306,8 @@ export async function buildDemoHost(options: DemoHostOptions) {
     const id = sessionOf(request)
     if (id) sessions.delete(id)
     reply.clearCookie(SESSION_COOKIE, cookieOptions(request))
+    // The admin pages' CSRF secret goes too: the next login starts with a new one.
+    reply.clearCookie(ADMIN_CSRF_COOKIE, { path: ADMIN_PREFIX })
     return { success: true }
   })
 
@@ -312,7 +349,7 @@ Try:
   # a signed carrier event through the gateway (integration demo-webhooks, Standard Webhooks):
   npx tsx examples/webhook-sender.ts --order 1003 --status in_transit --tracking JD014600003828
   # the custom ACME provider (bearer token):
-  curl -s -H 'authorization: Bearer demo-acme-token-change-me' -H 'content-type: application/json' \\
+  curl -s -H "authorization: Bearer $DEMO_ACME_TOKEN" -H 'content-type: application/json' \\
        -d '{"shipmentReference":"1004-s001","state":"PICKING"}' \\
        '${base}/actions/shipments/gateway/handle?integration=acme-3pl'
 
@@ -321,6 +358,6 @@ Try:
   curl -s -u "$SHIPSTATION_USERNAME:$SHIPSTATION_PASSWORD" -X POST -H 'content-type: text/xml' \\
        --data '<ShipNotice><OrderNumber>1001</OrderNumber><Carrier>UPS</Carrier></ShipNotice>' \\
        '${base}/actions/shippingplatformconnect/orders/process?action=shipnotify&order_number=1001&carrier=UPS&service=Ground&tracking_number=1Z999AA10123456784'
-  (export SHIPSTATION_USERNAME and SHIPSTATION_PASSWORD first; the demo defaults are in the README)
+  (export DEMO_ACME_TOKEN, SHIPSTATION_USERNAME and SHIPSTATION_PASSWORD first; the demo defaults are in the README)
 `)
 }

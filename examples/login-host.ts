@@ -1,10 +1,10 @@
 // Login, sessions and the admin pages: the host's users, a server-side session behind a signed cookie,
 // `resolveUser` reading it, a login that returns to a local path only, and the admin pages in a layout.
-import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto'
 import Fastify, { type FastifyRequest } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import { fastifyShipments, ShipmentsPermissions, type AdminPage, type ShipmentsUser } from 'fastify-shipments'
+import { ADMIN_CSRF_COOKIE, fastifyShipments, ShipmentsPermissions, type AdminPage, type ShipmentsUser } from 'fastify-shipments'
 
 interface User extends ShipmentsUser {
   id: number
@@ -31,6 +31,12 @@ function sessionId(request: FastifyRequest): string | null {
   const signed = request.cookies[SESSION_COOKIE]
   const unsigned = signed ? request.unsignCookie(signed) : null
   return unsigned?.valid ? unsigned.value : null
+}
+
+// Binds the admin forms' tokens to the session (a hash: the session id itself never leaves this code).
+function sessionHash(request: FastifyRequest): string | null {
+  const id = sessionId(request)
+  return id ? createHash('sha256').update(id).digest('base64url') : null
 }
 
 function resolveUser(request: FastifyRequest): User | null {
@@ -78,28 +84,32 @@ ${failed ? '<p role="alert">Wrong login or password.</p>' : ''}
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
 <button>Log in</button></form></body></html>`
 
+const ADMIN_PREFIX = '/shipments/admin'
+// The login page is never framed (no clickjacking of the form).
+const NO_FRAMING = { 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'" }
+
 const app = Fastify({ logger: true, requestTimeout: 10_000, http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 } })
 await app.register(cookie, { secret: process.env.COOKIE_SECRET ?? randomBytes(32).toString('hex') })
 await app.register(fastifyShipments, {
   database: process.env.DATABASE_URL || 'shop.sqlite',
   resolveUser,
   hasPermission: (user: User, permission) => user.permissions.includes(permission),
-  // A request without a user is sent to /login?returnTo=<the page>.
-  admin: { loginUrl: '/login', layout, csrfKey: process.env.SHIPMENTS_CSRF_KEY },
+  // A request without a user is sent to /login?returnTo=<the page>; a form's token dies with its session.
+  admin: { prefix: ADMIN_PREFIX, loginUrl: '/login', layout, csrfKey: process.env.SHIPMENTS_CSRF_KEY, csrfSession: sessionHash },
 })
 
 // The login form's body parser in a scope of its own: the package's API keeps refusing form bodies.
 await app.register(async (login) => {
   await login.register(formbody, { bodyLimit: 4096 })
   login.get<{ Querystring: { returnTo?: string } }>('/login', async (request, reply) =>
-    reply.type('text/html; charset=utf-8').send(loginPage(localPath(request.query.returnTo), false)),
+    reply.type('text/html; charset=utf-8').headers(NO_FRAMING).send(loginPage(localPath(request.query.returnTo), false)),
   )
   // Throttle this route in production (for instance with @fastify/rate-limit, per address and login).
   login.post('/login', async (request, reply) => {
     const body = request.body as { login?: unknown; password?: unknown; returnTo?: unknown }
     const returnTo = localPath(body.returnTo)
     const user = typeof body.login === 'string' && typeof body.password === 'string' ? findUser(body.login, body.password) : null
-    if (!user) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(returnTo, true))
+    if (!user) return reply.code(401).type('text/html; charset=utf-8').headers(NO_FRAMING).send(loginPage(returnTo, true))
     const id = randomBytes(24).toString('base64url')
     sessions.set(id, { user, expiresAt: Date.now() + SESSION_MS })
     // HttpOnly: no script reads it; SameSite=Strict: no other site's request carries it; Secure over HTTPS.
@@ -109,7 +119,8 @@ await app.register(async (login) => {
   login.post('/logout', async (request, reply) => {
     const id = sessionId(request)
     if (id) sessions.delete(id)
-    return reply.clearCookie(SESSION_COOKIE, { path: '/' }).redirect('/login', 303)
+    // The admin pages' CSRF secret goes with the session: the next login starts with a new one.
+    return reply.clearCookie(SESSION_COOKIE, { path: '/' }).clearCookie(ADMIN_CSRF_COOKIE, { path: ADMIN_PREFIX }).redirect('/login', 303)
   })
 })
 

@@ -292,6 +292,28 @@ t.test('a form without its CSRF token, or with another user\'s, is refused and c
   t.equal((await historyRows(app, id)).length, 1, 'only the creation row')
 })
 
+t.test('with csrfSession a token dies with its login session: the same user in a new session is refused, nothing changes', async (t) => {
+  const app = await buildAdminApp(t, { admin: { csrfSession: (request) => (request.headers['x-test-session'] as string | undefined) ?? null } })
+  const { shipmentIds } = await orderWithShipments(app)
+  const id = shipmentIds[0]
+  const inSession = (session: string) => ({ ...as('admin'), 'x-test-session': session, 'content-type': 'application/x-www-form-urlencoded' })
+  const page = await app.inject({ url: `${ADMIN}/shipments/${id}`, headers: inSession('first') })
+  t.equal(page.statusCode, 200)
+  const cookie = page.cookies.filter((entry) => entry.name === 'shipments_admin_csrf').map((entry) => `${entry.name}=${entry.value}`).join('')
+  const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]
+  const post = (session: string, carrier: string) =>
+    app.inject({ method: 'POST', url: `${ADMIN}/shipments/${id}`, headers: { ...inSession(session), cookie }, payload: new URLSearchParams({ _csrf: token, carrier }).toString() })
+
+  const later = await post('second', 'DHL')
+  t.equal(later.statusCode, 403, "the first session's token in the second session")
+  t.match(later.body, /This form has expired or was not sent from this site/)
+  t.equal((await shipmentRow(app, id)).carrier, null, 'the refused form changed nothing')
+  t.equal((await post('', 'DHL')).statusCode, 403, 'nor without a session')
+  const same = await post('first', 'UPS')
+  t.equal(same.statusCode, 303, 'the token works in the session it was made in')
+  t.equal((await shipmentRow(app, id)).carrier, 'UPS')
+})
+
 t.test('the status transition goes through the service: history row with user and message, one per change', async (t) => {
   const app = await buildAdminApp(t)
   const { shipmentIds } = await orderWithShipments(app)
@@ -554,6 +576,7 @@ t.test('the admin option is checked at registration, naming the bad setting', as
     [{ loginUrl: '//evil.example/login' }, /Invalid option "admin.loginUrl"/],
     [{ layout: 'chrome' }, /Invalid option "admin.layout"/],
     [{ csrfKey: 'short' }, /Invalid option "admin.csrfKey": must be a string of at least 32 characters/],
+    [{ csrfSession: 'session-id' }, /Invalid option "admin.csrfSession": must be a function/],
     [{ theme: 'dark' }, /Invalid option "admin.theme": is not an option of the admin pages/],
   ]
   for (const [admin, message] of cases) {

@@ -2,7 +2,7 @@
 // walk-throughs against it, with the bodies the README shows.
 import t from 'tap'
 import { count, eq } from 'drizzle-orm'
-import { buildDemoHost, DEMO_LOGIN_ATTEMPTS_PER_MINUTE, DEMO_SESSION_TTL_MS } from '../examples/demo-host.js'
+import { buildDemoHost, DEMO_LOGIN_ATTEMPTS_PER_MINUTE, DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE, DEMO_SESSION_TTL_MS, demoTrustProxy } from '../examples/demo-host.js'
 import { ShipmentsPermissions, type Shipment } from '../src/index.js'
 import { tables, testDatabase } from './fixtures/database.js'
 
@@ -163,6 +163,75 @@ t.test(`demo login is throttled: ${DEMO_LOGIN_ATTEMPTS_PER_MINUTE} attempts a mi
   const other = await login(app, 'editor')
   t.equal(other.response.statusCode, 200, 'another username from the same address is not throttled')
   t.same(other.response.json().user.username, 'editor')
+})
+
+t.test('behind a proxy (DEMO_TRUST_PROXY=true) the throttle counts the address the proxy saw, not X-Forwarded-For entries the client wrote', async (t) => {
+  t.same([demoTrustProxy(undefined), demoTrustProxy('false'), demoTrustProxy('10.0.0.0/8, 127.0.0.1')], [false, false, '10.0.0.0/8, 127.0.0.1'])
+  const hops = (value: string) => [0, 1, 2].map((hop) => (demoTrustProxy(value) as (address: string, hop: number) => boolean)('127.0.0.1', hop))
+  t.same([hops('true'), hops('2')], [[true, false, false], [true, true, false]], '`true` trusts one proxy, a number that many')
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false, trustProxy: 'true' })
+  t.teardown(() => app.close())
+  // The proxy (the peer, 127.0.0.1) appends the address it saw; what comes before is the client's own text.
+  const attempt = (forwardedFor: string, username = 'admin', password = 'wrong') =>
+    app.inject({ method: 'POST', url: '/login', headers: { 'x-forwarded-for': forwardedFor }, payload: { username, password } })
+  for (let guess = 1; guess <= DEMO_LOGIN_ATTEMPTS_PER_MINUTE; guess++) {
+    t.equal((await attempt(`10.9.${guess}.1, 198.51.100.7`)).statusCode, 401, `guess ${guess}`)
+  }
+  const rotated = await attempt('10.9.99.1, 198.51.100.7', 'admin', 'admin')
+  t.equal(rotated.statusCode, 429, 'a new forged entry does not make a new client')
+  t.notOk(rotated.cookies.some((cookie) => cookie.name === 'demo_session'), 'and no session is given')
+  t.equal((await attempt('198.51.100.8', 'admin', 'admin')).statusCode, 200, 'another address the proxy saw logs in')
+})
+
+t.test(`demo login is throttled per username too: ${DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE} attempts a minute from all addresses together`, async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false, trustProxy: 'true' })
+  t.teardown(() => app.close())
+  const attempt = (address: string, username: string, password: string) =>
+    app.inject({ method: 'POST', url: '/login', headers: { 'x-forwarded-for': address }, payload: { username, password } })
+  const statuses: number[] = []
+  for (let guess = 1; guess <= DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE; guess++) statuses.push((await attempt(`203.0.113.${guess}`, 'editor', `guess-${guess}`)).statusCode)
+  t.same(new Set(statuses), new Set([401]), 'each address stays under its own limit')
+  const next = await attempt('203.0.113.200', 'editor', 'editor')
+  t.equal(next.statusCode, 429, 'the next attempt at that username is refused from any address, the right password included')
+  t.notOk(next.cookies.some((cookie) => cookie.name === 'demo_session'))
+  t.equal((await attempt('203.0.113.200', 'viewer', 'viewer')).statusCode, 200, 'another username is not throttled')
+})
+
+t.test("the demo's login and home pages are never framed; logout clears the admin CSRF cookie and a token kept from before is refused", async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
+  t.teardown(() => app.close())
+  for (const url of ['/login', '/']) {
+    const page = await app.inject({ url })
+    t.equal(page.statusCode, 200, url)
+    t.equal(page.headers['x-frame-options'], 'DENY', url)
+    t.equal(page.headers['content-security-policy'], "frame-ancestors 'none'", url)
+  }
+  const failed = await app.inject({ method: 'POST', url: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'username=admin&password=wrong' })
+  t.equal(failed.statusCode, 401)
+  t.equal(failed.headers['x-frame-options'], 'DENY', 'the refused login page too')
+
+  const shipment = (await app.shipments.shipments.list({ status: 'new' })).shipments[0]
+  const first = await login(app, 'admin')
+  const page = await app.inject({ url: `/shipments/admin/shipments/${shipment.id}`, headers: { cookie: first.cookie } })
+  t.equal(page.statusCode, 200)
+  const csrf = page.cookies.find((cookie) => cookie.name === 'shipments_admin_csrf')!
+  const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]
+  const logout = await app.inject({ method: 'POST', url: '/logout', headers: { cookie: first.cookie } })
+  const cleared = logout.cookies.find((cookie) => cookie.name === 'shipments_admin_csrf')
+  t.match(cleared, { value: '', path: '/shipments/admin' }, 'logout clears the CSRF cookie')
+  t.ok(cleared!.expires! <= new Date(), 'expired')
+
+  // Someone who kept the old CSRF cookie and token replays them in the same user's next session.
+  const second = await login(app, 'admin')
+  const replay = await app.inject({
+    method: 'POST',
+    url: `/shipments/admin/shipments/${shipment.id}/transition`,
+    headers: { cookie: `${second.cookie}; shipments_admin_csrf=${csrf.value}`, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ _csrf: token, status: 'shipped' }).toString(),
+  })
+  t.equal(replay.statusCode, 403, 'the token died with its session')
+  t.match(replay.body, /This form has expired or was not sent from this site/)
+  t.equal((await app.shipments.shipments.get(shipment.id))!.status, 'new', 'nothing changed')
 })
 
 t.test('the README walk-through against the demo: log in, list new shipments, ship one, read its history', async (t) => {

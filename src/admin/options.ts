@@ -38,6 +38,14 @@ export interface AdminOptions<User extends ShipmentsUser = ShipmentsUser> {
    */
   csrfKey?: string | undefined
   /**
+   * What identifies the user's login session (a value that changes at every login, such as a hash of
+   * the host's session id; never the session's secret itself, though only its HMAC leaves the
+   * server), so that a CSRF token dies with the session it was made in: after a logout and a new
+   * login, a token kept from before is refused. Null or undefined: tokens are bound to the user only.
+   * Synchronous; called for every admin page and form. Default: none.
+   */
+  csrfSession?: ((request: FastifyRequest) => string | null | undefined) | undefined
+  /**
    * The display name of the user with this id (the id history rows record), for "by Jane" in a
    * shipment's history; null (or a failure, which is logged) shows the id. Default: the id.
    */
@@ -49,13 +57,14 @@ export interface ResolvedAdminOptions {
   loginUrl: string
   layout: AdminLayout | null
   csrfKey: string | null
+  csrfSession: ((request: FastifyRequest) => string | null | undefined) | null
   userName: ((userId: string) => string | null | Promise<string | null>) | null
 }
 
 /** Checks the admin option; `[option, reason]` is thrown as the plugin's InvalidOption. */
 export function resolveAdminOptions(raw: unknown, fail: (option: string, reason: string) => never): ResolvedAdminOptions {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('admin', 'must be an object')
-  const { prefix = '/shipments/admin', loginUrl = '/login', layout, csrfKey, userName, ...rest } = raw as Record<string, unknown>
+  const { prefix = '/shipments/admin', loginUrl = '/login', layout, csrfKey, csrfSession, userName, ...rest } = raw as Record<string, unknown>
   const unknown = Object.keys(rest)[0]
   if (unknown !== undefined) fail(`admin.${unknown}`, 'is not an option of the admin pages')
   if (typeof prefix !== 'string' || !/^(\/[^/?#]+)+$/.test(prefix)) fail('admin.prefix', 'must be a path such as "/shipments/admin"')
@@ -65,12 +74,14 @@ export function resolveAdminOptions(raw: unknown, fail: (option: string, reason:
   }
   if (layout !== undefined && typeof layout !== 'function') fail('admin.layout', 'must be a function returning the page HTML')
   if (csrfKey !== undefined && (typeof csrfKey !== 'string' || csrfKey.length < 32)) fail('admin.csrfKey', 'must be a string of at least 32 characters')
+  if (csrfSession !== undefined && typeof csrfSession !== 'function') fail('admin.csrfSession', "must be a function returning the request's session identifier")
   if (userName !== undefined && typeof userName !== 'function') fail('admin.userName', "must be a function returning the user's display name")
   return {
     prefix,
     loginUrl,
     layout: (layout as AdminLayout | undefined) ?? null,
     csrfKey: (csrfKey as string | undefined) ?? null,
+    csrfSession: (csrfSession as ResolvedAdminOptions['csrfSession'] | undefined) ?? null,
     userName: (userName as ResolvedAdminOptions['userName'] | undefined) ?? null,
   }
 }

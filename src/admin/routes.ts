@@ -114,6 +114,12 @@ declare module 'fastify' {
 export const ADMIN_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
 
+/**
+ * The cookie holding the admin pages' CSRF secret (path: the admin prefix). A host clears it at logout
+ * (`reply.clearCookie(ADMIN_CSRF_COOKIE, { path: prefix })`), so the next login starts with a new secret.
+ */
+export const ADMIN_CSRF_COOKIE = 'shipments_admin_csrf'
+
 const ASSETS = {
   'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.css', import.meta.url)) },
   'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.js', import.meta.url)) },
@@ -180,14 +186,21 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   if (!scope.hasContentTypeParser('application/x-www-form-urlencoded')) await scope.register(fastifyFormbody, { bodyLimit: 262_144 })
   await scope.register(fastifyCsrfProtection, {
     sessionPlugin: '@fastify/cookie',
-    cookieKey: 'shipments_admin_csrf',
+    cookieKey: ADMIN_CSRF_COOKIE,
     cookieOpts: { path: prefix, sameSite: 'strict', httpOnly: true, secure: 'auto' },
-    // Tokens are bound to the user (an HMAC with the key), so a token made for one user fails for another.
-    getUserInfo: (request) => String(request.shipmentsAdmin?.user.id ?? ''),
+    // Tokens are bound to the user (an HMAC with the key), so a token made for one user fails for
+    // another, and to the host's login session when it names one, so a token dies with its session.
+    getUserInfo: (request) => csrfUserInfo(request),
     csrfOpts: { hmacKey: admin.csrfKey ?? randomBytes(32).toString('base64'), userInfo: true },
   })
 
   scope.decorateRequest('shipmentsAdmin', null)
+  // The user's id, and the session's identifier after a NUL (which neither may hold) when the host names one.
+  const csrfUserInfo = (request: FastifyRequest) => {
+    const userId = String(request.shipmentsAdmin?.user.id ?? '')
+    const session = admin.csrfSession?.(request)
+    return session ? `${userId}\u0000${session}` : userId
+  }
 
   scope.addHook('onRequest', async (_request, reply) => {
     reply.header('content-security-policy', ADMIN_CONTENT_SECURITY_POLICY)
@@ -232,7 +245,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
 
   const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
     const state = request.shipmentsAdmin!
-    return { prefix, csrf: reply.generateCsrf({ userInfo: String(state.user.id) }), can: state.can, timeZone }
+    return { prefix, csrf: reply.generateCsrf({ userInfo: csrfUserInfo(request) }), can: state.can, timeZone }
   }
 
   const navigationFor = async (request: FastifyRequest): Promise<AdminPage['navigation']> => {

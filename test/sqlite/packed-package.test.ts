@@ -172,6 +172,8 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   t.equal(asked.status, 303)
   t.equal(asked.headers.get('location'), '/login?returnTo=%2Fshipments%2Fadmin%2Fshipments')
   const form = await fetch(`${loginBase}${asked.headers.get('location')}`)
+  t.equal(form.headers.get('x-frame-options'), 'DENY', 'the login page is never framed')
+  t.equal(form.headers.get('content-security-policy'), "frame-ancestors 'none'")
   t.match(await form.text(), /name="returnTo" value="\/shipments\/admin\/shipments"/)
   const post = (fields: Record<string, string>) =>
     fetch(`${loginBase}/login`, { ...manual, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() })
@@ -201,6 +203,7 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   t.match(await chart.text(), /^\/\*!\n \* Chart\.js v4\./)
   const out = await fetch(`${loginBase}/logout`, { ...manual, method: 'POST', headers: { cookie } })
   t.equal(out.status, 303)
+  t.match(out.headers.get('set-cookie'), /shipments_admin_csrf=;[^]*Path=\/shipments\/admin/, "logout clears the admin pages' CSRF cookie")
   t.equal((await fetch(`${loginBase}/shipments/admin/shipments`, { ...manual, headers: { cookie } })).status, 303, 'the session ended with the logout')
   login.kill('SIGTERM')
   await exited(login)
