@@ -120,6 +120,21 @@ t.test('422 per-field validation envelope, with the messages of the original sys
   t.equal((await historyRows(app, id)).length, 1)
 })
 
+t.test('a scheme-relative tracking URL is stored with https; a leading path or extra slashes name no host and are the 422', async (t) => {
+  const app = await buildTestApp(t)
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  let response = await postUpdate(app, id, { trackingUrl: '//carrier.example/track?n=1' })
+  t.equal(response.statusCode, 200)
+  t.equal(response.json().shipment.trackingUrl, 'https://carrier.example/track?n=1')
+  t.equal((await shipmentRow(app, id)).trackingUrl, 'https://carrier.example/track?n=1', 'stored once with its scheme, never https:////')
+  for (const trackingUrl of ['///evil.example/x', '/track?n=1', '\\evil.example', 'https:///evil.example', 'http://\\evil.example/x']) {
+    response = await postUpdate(app, id, { trackingUrl })
+    t.equal(response.statusCode, 422, trackingUrl)
+    t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] } }, trackingUrl)
+  }
+  t.equal((await shipmentRow(app, id)).trackingUrl, 'https://carrier.example/track?n=1', 'refusals changed nothing')
+})
+
 t.test('max lengths count characters, not bytes, and apply to the URL as stored', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentIds: [id] } = await orderWithShipments(app)

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { WebhookSubscriptionError } from '../src/index.js'
+import { eq } from 'drizzle-orm'
 import { buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
+import { tables } from './fixtures/database.js'
 import { eventually } from './fixtures/outbox.js'
 
 interface Received {
@@ -147,41 +149,68 @@ t.test('manual redelivery sends a delivered event again under the same webhook-i
   await t.rejects(app.shipments.webhooks.redeliver('no-such-delivery'), WebhookSubscriptionError)
 })
 
-t.test('receivers on loopback and private addresses are refused unless allowed', async (t) => {
+t.test('receivers on loopback, private and documentation addresses are refused at create and update unless allowed; nothing is stored', async (t) => {
+  const app = await buildTestApp(t, { outbox: { pollIntervalMs: 20 } })
+  const refused = [
+    'http://127.0.0.1:9/hooks',
+    'http://localhost:9/hooks',
+    'https://hooks.localhost/x',
+    'http://[::1]:9/',
+    'http://10.1.2.3/',
+    'http://[::ffff:127.0.0.1]:9/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[fd00::1]/',
+    'http://0.0.0.0:9/',
+    'https://192.0.2.10/',
+    'https://198.51.100.7/',
+    'https://203.0.113.99/',
+    'https://[2001:db8::1]/',
+  ]
+  for (const url of refused) {
+    await t.rejects(app.shipments.webhooks.create({ url, events: ['*'] }), { name: 'WebhookSubscriptionError', message: /^url: The receiver .+ is a (private address|loopback name)\. \(webhooks\.allowPrivateAddresses allows it\)$/ }, url)
+  }
+  t.same(await app.shipments.webhooks.list(), [], 'nothing stored')
+  const kept = await app.shipments.webhooks.create({ url: 'https://93.184.216.34/hooks', events: ['*'] })
+  await t.rejects(app.shipments.webhooks.update(kept.id, { url: 'http://192.168.1.1/' }), /^url: The receiver 192\.168\.1\.1 is a private address/)
+  t.equal((await app.shipments.webhooks.get(kept.id))!.url, 'https://93.184.216.34/hooks', 'the update changed nothing')
+
+  const allowing = await buildTestApp(t, { webhooks: { allowPrivateAddresses: true } })
+  t.match(await allowing.shipments.webhooks.create({ url: 'http://127.0.0.1:9/hooks', events: ['*'] }), { url: 'http://127.0.0.1:9/hooks' }, 'allowPrivateAddresses lets them in')
+})
+
+t.test('a stored receiver on a private address (a name that resolves to one, a row from before) fails its delivery at once, unreached', async (t) => {
   const receiver = await startReceiver(t, () => 200)
   const app = await buildTestApp(t, { outbox: { pollIntervalMs: 20 } })
-  const direct = await app.shipments.webhooks.create({ url: receiver.url, events: ['shipmentCreated'] })
-  const byName = await app.shipments.webhooks.create({ url: receiver.url.replace('127.0.0.1', 'localhost'), events: ['shipmentCreated'] })
-  await orderWithShipments(app)
-  for (const subscription of [direct, byName]) {
-    await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'failed'))
-    const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
-    t.match(delivery, { state: 'failed', attempts: 1, lastError: /private address/ }, 'failed at once: retrying cannot help')
+  const { db, schema } = tables(app)
+  const urls = [receiver.url, receiver.url.replace('127.0.0.1', 'localhost'), 'https://203.0.113.5/']
+  const subscriptions = []
+  for (const url of urls) {
+    const subscription = await app.shipments.webhooks.create({ url: 'https://93.184.216.34/hooks', events: ['shipmentCreated'] })
+    await db.update(schema.webhookSubscriptions).set({ url }).where(eq(schema.webhookSubscriptions.id, subscription.id))
+    subscriptions.push(subscription)
   }
-  t.equal(receiver.received.length, 0, 'nothing reached the receiver')
-
-  // Private addresses written as IP literals, in every spelling, fail without a connection being made.
-  const literals = ['http://[::1]:9/', 'http://10.1.2.3/', 'http://[::ffff:127.0.0.1]:9/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00::1]/', 'http://0.0.0.0:9/']
-  const subscriptions = await Promise.all(literals.map((url) => app.shipments.webhooks.create({ url, events: ['shipmentCreated'] })))
   await orderWithShipments(app)
   for (const [index, subscription] of subscriptions.entries()) {
     await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'failed'))
-    t.match(await app.shipments.webhooks.deliveries(subscription.id), [{ state: 'failed', attempts: 1, lastError: /is a private address/ }], literals[index])
+    t.match(await app.shipments.webhooks.deliveries(subscription.id), [{ state: 'failed', attempts: 1, lastError: /is a (private address|loopback name)/ }], `${urls[index]}: failed at once, retrying cannot help`)
   }
+  t.equal(receiver.received.length, 0, 'nothing reached the receiver')
 })
 
 t.test('a receiver that never answers times out; a run of failures disables the subscription', async (t) => {
   const receiver = await startReceiver(t, () => null)
   const app = await buildTestApp(t, { outbox: { pollIntervalMs: 20, retryDelaysMs: [10, 10, 10, 10] }, webhooks: { allowPrivateAddresses: true, timeoutMs: 150, disableAfterFailures: 3 } })
   const subscription = await app.shipments.webhooks.create({ url: receiver.url, events: ['shipmentCreated'] })
-  await orderWithShipments(app, 1)
+  // Six shipments: six deliveries in flight at once, so some fail after the third disabled the subscription.
+  await orderWithShipments(app, 6)
   await eventually(app, async () => !(await app.shipments.webhooks.get(subscription.id))!.enabled)
+  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).every((delivery) => delivery.state === 'failed'))
   const after = await app.shipments.webhooks.get(subscription.id)
-  t.match(after, { enabled: false, failureCount: 3, disabledReason: 'Disabled after 3 failed attempts in a row; the last: No answer within 150 ms.' })
-  await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id))[0].state === 'failed')
-  const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
-  t.match(delivery, { state: 'failed', lastError: 'The subscription is disabled.' }, 'its pending delivery stops')
-  t.match(delivery.attemptLog.slice(1), [{ statusCode: null, error: 'No answer within 150 ms.' }, {}, {}])
+  t.match(after, { enabled: false, failureCount: 3, disabledReason: 'Disabled after 3 failed attempts in a row; the last: No answer within 150 ms.' }, 'failures after the disabling are not counted')
+  const deliveries = await app.shipments.webhooks.deliveries(subscription.id)
+  t.equal(deliveries.length, 6)
+  t.ok(deliveries.some((delivery) => delivery.lastError === 'The subscription is disabled.'), 'pending deliveries stop')
+  t.ok(deliveries.every((delivery) => delivery.attemptLog.some((attempt) => attempt.error === 'No answer within 150 ms.')), 'every delivery was tried before')
 
   const enabled = await app.shipments.webhooks.update(subscription.id, { enabled: true })
   t.match(enabled, { enabled: true, failureCount: 0, disabledReason: null }, 'enabling again starts afresh')

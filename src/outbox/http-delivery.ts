@@ -5,7 +5,11 @@ import http from 'node:http'
 import https from 'node:https'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 
-/** Loopback, private, link-local, shared, documentation-free reserved and multicast ranges. */
+/**
+ * Loopback, private, link-local, shared, benchmarking, documentation (TEST-NET-1 to 3, 2001:db8::/32,
+ * 3fff::/20), discard-only, IETF protocol, 6to4 relay, reserved and multicast ranges: nothing a
+ * receiver on the public internet has.
+ */
 const privateRanges = new BlockList()
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
@@ -15,8 +19,12 @@ for (const [network, prefix] of [
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
@@ -29,6 +37,10 @@ for (const [network, prefix] of [
   ['fe80::', 10],
   ['ff00::', 8],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
 ] as const) {
   privateRanges.addSubnet(network, prefix, 'ipv6')
 }
@@ -40,6 +52,18 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 0) return true
   return privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+/**
+ * Why a receiver URL is refused before any lookup, or null: an IP literal in the ranges above, or a
+ * `localhost` name (RFC 6761: always loopback). Other names are checked on the address they resolve
+ * to, when a delivery connects.
+ */
+export function privateReceiverProblem(url: URL): string | null {
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (isIP(host) !== 0 && isPrivateAddress(host)) return `The receiver ${host} is a private address.`
+  if (/(^|\.)localhost\.?$/i.test(host)) return `The receiver ${host} is a loopback name.`
+  return null
 }
 
 export class ReceiverRefusedError extends Error {
@@ -86,10 +110,8 @@ export function postHttp(request: HttpDeliveryRequest): Promise<HttpDeliveryResu
   } catch {
     return Promise.resolve({ statusCode: null, error: 'The URL is not valid.', permanent: true })
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (!request.allowPrivateAddresses && isIP(host) !== 0 && isPrivateAddress(host)) {
-    return Promise.resolve({ statusCode: null, error: `The receiver ${host} is a private address.`, permanent: true })
-  }
+  const refused = request.allowPrivateAddresses ? null : privateReceiverProblem(url)
+  if (refused) return Promise.resolve({ statusCode: null, error: refused, permanent: true })
   const transport = url.protocol === 'https:' ? https : http
   return new Promise((resolve) => {
     let settled = false

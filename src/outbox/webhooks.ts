@@ -6,7 +6,7 @@ import { WebhookSubscriptionError } from '../errors.js'
 import { signWebhook } from '../gateway/providers/signed-webhook.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import type { JobHandler, OutboxDispatcher } from './dispatcher.js'
-import { postHttp } from './http-delivery.js'
+import { postHttp, privateReceiverProblem } from './http-delivery.js'
 import { cachedRows, FOLLOW_UP_ROWS_MAX_AGE_MS } from './cached-rows.js'
 import { WEBHOOK_EVENT_NAMES, type WebhookEventName } from './event-names.js'
 
@@ -61,7 +61,7 @@ export interface WebhookDelivery {
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
 
-function checkInput(input: Partial<WebhookSubscriptionInput>) {
+function checkInput(input: Partial<WebhookSubscriptionInput>, allowPrivateAddresses: boolean) {
   if (input.url !== undefined) {
     const problem = typeof input.url === 'string' ? textProblem(input.url, { maxLength: TEXT_LIMITS.url }) : 'must be a string'
     if (problem) throw new WebhookSubscriptionError(`url: ${problem}`)
@@ -73,6 +73,9 @@ function checkInput(input: Partial<WebhookSubscriptionInput>) {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookSubscriptionError('url: must be an absolute http or https URL')
     if (url.username || url.password) throw new WebhookSubscriptionError('url: must not carry credentials')
+    // Refused now rather than failing every delivery (names are checked again on the address they resolve to).
+    const privateReceiver = allowPrivateAddresses ? null : privateReceiverProblem(url)
+    if (privateReceiver) throw new WebhookSubscriptionError(`url: ${privateReceiver} (webhooks.allowPrivateAddresses allows it)`)
   }
   if (input.events !== undefined) {
     if (!Array.isArray(input.events) || input.events.length === 0) throw new WebhookSubscriptionError('events: name at least one event, or "*"')
@@ -209,7 +212,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
     /** Creates a subscription; the answer carries its secret (kept by the receiver to verify deliveries). */
     async create(input: WebhookSubscriptionInput): Promise<WebhookSubscription & { secret: string }> {
       if (input?.url === undefined || input?.events === undefined) throw new WebhookSubscriptionError('url and events are required')
-      checkInput(input)
+      checkInput(input, options.allowPrivateAddresses)
       const secret = input.secret ?? newSecret()
       const row = await data.outbox.insertSubscription({
         url: input.url,
@@ -228,7 +231,7 @@ export function createWebhookService(deps: WebhookServiceDependencies) {
     /** Changes a subscription; enabling it again clears its failure count and reason. */
     async update(id: number, changes: { [K in keyof WebhookSubscriptionInput]?: WebhookSubscriptionInput[K] | undefined }): Promise<WebhookSubscription> {
       await requireRow(id)
-      checkInput(changes)
+      checkInput(changes, options.allowPrivateAddresses)
       const row = await data.outbox.updateSubscription(id, {
         ...(changes.url !== undefined && { url: changes.url }),
         ...(changes.events !== undefined && { events: changes.events }),

@@ -174,7 +174,10 @@ export function parseShipmentUpdate(body: unknown, rules: UpdateRules): Shipment
 /** Adds the default https scheme; accepts http(s) only, with a dotted host. Null when invalid. */
 export function normalizeTrackingUrl(value: string): string | null {
   if (/\s/.test(value)) return null
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `https://${value}`
+  // A scheme-relative `//host/path` names its host: https, as `host/path` gets. Any other leading slash
+  // or backslash (a path, `///host`, `/\host`), here or after the scheme, names no host of its own.
+  const withScheme = value.startsWith('//') ? `https:${value}` : /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `https://${value}`
+  if (/^[a-z][a-z0-9+.-]*:\/\/[/\\]/i.test(withScheme)) return null
   let url: URL
   try {
     url = new URL(withScheme)

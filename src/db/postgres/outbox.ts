@@ -205,7 +205,9 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
 
     async recordSubscriptionResult(id, succeeded, disableAt, reason) {
       const failures = succeeded ? sql`0` : sql`${webhookSubscriptions.failureCount} + 1`
-      // One statement: the count and the disabling cannot be split by another instance's result.
+      // One statement: the count and the disabling cannot be split by another instance's result. A
+      // disabled subscription's count stays where it stopped (deliveries still in flight when it was
+      // disabled change nothing), so enabling it again starts from a known state.
       const [row] = await db
         .update(webhookSubscriptions)
         .set({
@@ -215,7 +217,7 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
             disabledReason: sql`CASE WHEN ${webhookSubscriptions.enabled} AND ${webhookSubscriptions.failureCount} + 1 >= ${disableAt} THEN ${reason} ELSE ${webhookSubscriptions.disabledReason} END`,
           }),
         })
-        .where(eq(webhookSubscriptions.id, id))
+        .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.enabled, true)))
         .returning()
       return row
     },

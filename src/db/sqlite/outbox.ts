@@ -205,8 +205,9 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
     async recordSubscriptionResult(id, succeeded, disableAt, reason) {
       const failures = succeeded ? sql`0` : sql`${webhookSubscriptions.failureCount} + 1`
       return writeTransaction(db, () => {
-        const row = db.update(webhookSubscriptions).set({ failureCount: failures }).where(eq(webhookSubscriptions.id, id)).returning().get()
-        if (!row || succeeded || !row.enabled || row.failureCount < disableAt) return row
+        // A disabled subscription's count stays where it stopped (deliveries in flight when it was disabled change nothing).
+        const row = db.update(webhookSubscriptions).set({ failureCount: failures }).where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.enabled, true))).returning().get()
+        if (!row || succeeded || row.failureCount < disableAt) return row
         return db.update(webhookSubscriptions).set({ enabled: false, disabledReason: reason, updatedAt: new Date() }).where(eq(webhookSubscriptions.id, id)).returning().get()
       })
     },
