@@ -7,6 +7,7 @@ import type { OpenAPIV3_1 } from 'openapi-types'
 import { shipmentRoutes } from './shipments/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { orderExchangeRoutes } from './order-exchange/routes.js'
+import { trackingPageRoutes } from './notifications/tracking-page.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
 import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './options.js'
 import { FrameworkErrorSchema } from './shipments/schemas.js'
@@ -22,7 +23,14 @@ const errorResponse = (description: string): OpenAPIV3_1.ResponseObject => ({
  * provider's response through unchanged (a schema would reshape it), and the order exchange answers
  * XML, or errors as an HTML page unless the client asks for JSON.
  */
-function describeUnschematizedResponses(document: OpenAPIV3_1.Document, prefixes: typeof DEFAULT_PREFIXES) {
+function describeUnschematizedResponses(document: OpenAPIV3_1.Document, prefixes: typeof DEFAULT_PREFIXES, trackingPage: string | null) {
+  const page = (description: string): OpenAPIV3_1.ResponseObject => ({ description, content: { 'text/html': { schema: { type: 'string' } } } })
+  for (const operation of Object.values(document.paths?.[`${trackingPage}/{token}`] ?? {}) as Operation[]) {
+    operation.responses = {
+      '200': page("The shipment's status, timeline, carrier with its tracking link and items, in the host's layout; no login (the token is the credential). Sent with Referrer-Policy no-referrer, X-Robots-Tag noindex and Cache-Control private, no-store."),
+      '404': page('The token is forged, malformed or revoked, or the shipment is deleted: a page saying the link is not valid any more.'),
+    }
+  }
   for (const operation of Object.values(document.paths?.[`${prefixes.gateway}/handle`] ?? {}) as Operation[]) {
     operation.responses = {
       default: { description: "The provider's response, passed through unchanged (status, headers, body)." },
@@ -61,6 +69,8 @@ export interface OpenApiDocumentOptions {
   prefixes?: ShipmentsPrefixes | undefined
   /** Include the order exchange's route. Default true. */
   orderExchange?: boolean | undefined
+  /** Where the public tracking page is mounted (the `trackingPage.prefix` option), or null to leave it out. Default '/shipments/track'. */
+  trackingPage?: string | null | undefined
   /** The document's `info`. Default: the package's title and version 0.1.0. */
   info?: OpenAPIV3_1.InfoObject | undefined
 }
@@ -88,9 +98,11 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings
     await app.register(orderExchangeRoutes, { prefix: prefixes.orderExchange, service: absent, settings })
   }
+  const trackingPage = options.trackingPage === undefined ? '/shipments/track' : options.trackingPage
+  if (trackingPage !== null) await app.register(trackingPageRoutes, { prefix: trackingPage, links: absent, shipments: absent, timeZone: 'UTC', layout: absent })
   await app.ready()
   const document = app.swagger() as OpenAPIV3_1.Document
   await app.close()
-  describeUnschematizedResponses(document, prefixes)
+  describeUnschematizedResponses(document, prefixes, trackingPage)
   return document
 }

@@ -225,7 +225,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     })
   }
   if (options.openapi) {
-    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null })
+    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null, trackingPage: options.trackingPage?.prefix ?? null })
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
   }
   if (options.admin) {

@@ -2,7 +2,7 @@
 // tracking page (signed, revocable links; nothing internal shown).
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import type { MailMessage, ShipmentsPluginOptions } from '../src/index.js'
+import { standaloneTrackingLayout, type MailMessage, type ShipmentsPluginOptions } from '../src/index.js'
 import { as, buildTestApp, postUpdate, shipmentRow } from './fixtures/app.js'
 import { rawQuery } from './fixtures/database.js'
 import { eventually } from './fixtures/outbox.js'
@@ -60,7 +60,7 @@ t.test('reaching a status sends the notification once, rendered with the shipmen
   t.equal(response.statusCode, 200)
   await eventually(app, () => sent.length > 0)
   const link = await app.shipments.trackingLinks!.url(shipment.id)
-  t.match(link, /^https:\/\/shop\.example\/shipments\/track\/[0-9a-z]+-[A-Za-z0-9_-]{32}$/)
+  t.match(link, /^https:\/\/shop\.example\/shipments\/track\/[A-Za-z0-9_-]{22}-[A-Za-z0-9_-]{32}$/)
   t.same(sent, [
     {
       to: ['zoe@example.com'],
@@ -151,6 +151,14 @@ t.test('the public tracking page: status, timeline, carrier link and items; esca
 
   const forged = link.pathname.replace(/.$/, (last) => (last === 'A' ? 'B' : 'A'))
   t.equal((await app.inject({ url: forged })).statusCode, 404)
+  // The token shows no internal id: its first part is the id enciphered, and another shipment's differs wholly.
+  const token = link.pathname.split('/').pop()!
+  const other = (await app.shipments.shipments.create(shipment.orderId))[0]!.id
+  const otherToken = new URL(await app.shipments.trackingLinks!.url(other)).pathname.split('/').pop()!
+  t.notOk(token.startsWith(`${shipment.id.toString(36)}-`) || token.startsWith(`${shipment.id}-`), 'no readable id')
+  t.not(token.slice(0, 22), otherToken.slice(0, 22))
+  t.equal((await app.inject({ url: `/shipments/track/${otherToken.slice(0, 22)}-${token.slice(23)}` })).statusCode, 404, "one shipment's signature with another's id")
+  t.equal((await app.inject({ url: `/shipments/track/${'A'.repeat(22)}-${token.slice(23)}` })).statusCode, 404, 'an id block that deciphers to nothing')
   t.equal((await app.inject({ url: '/shipments/track/nonsense' })).statusCode, 404)
   const renewed = new URL(await app.shipments.trackingLinks!.revoke(shipment.id))
   t.equal((await app.inject({ url: link.pathname })).statusCode, 404, 'a revoked link answers 404')
@@ -159,6 +167,14 @@ t.test('the public tracking page: status, timeline, carrier link and items; esca
   t.equal((await app.inject({ url: renewed.pathname })).statusCode, 404, 'a deleted shipment has no page')
   t.equal((await shipmentRow(app, shipment.id)).status, 'shipped')
   void as
+})
+
+t.test('the standalone tracking layout escapes the title and language it is given', async (t) => {
+  const page = standaloneTrackingLayout({ title: 'Shipment </title><script>alert(1)</script>', body: '<h1>ok</h1>', language: 'en"><script>' })
+  t.match(page, '<title>Shipment &lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;</title>')
+  t.match(page, '<html lang="en&quot;&gt;&lt;script&gt;">')
+  t.notMatch(page, /<script>/)
+  t.match(page, '<main class="tracking"><h1>ok</h1></main>', 'the body is markup already')
 })
 
 t.test('bad notifications and trackingPage options fail ready() naming them', async (t) => {

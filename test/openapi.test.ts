@@ -11,7 +11,7 @@ type Responses = Record<string, { content?: Record<string, { schema?: object }> 
 type Document = { openapi: string; paths: Record<string, Record<string, { responses: Responses }>> }
 
 t.test('real responses of every route validate against the served document', async (t) => {
-  const app = await buildExchangeApp(t, { bodyLimit: 64 }, { openapi: { path: '/docs/shipments.json' }, gatewayBodyLimit: 64 })
+  const app = await buildExchangeApp(t, { bodyLimit: 64 }, { openapi: { path: '/docs/shipments.json' }, gatewayBodyLimit: 64, trackingPage: { secret: 't'.repeat(32), baseUrl: 'https://shop.example' } })
   const served = await app.inject({ url: '/docs/shipments.json' })
   t.equal(served.statusCode, 200)
   const document = served.json() as Document
@@ -67,6 +67,10 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ url: '/shipments/api/attention', headers: as('viewer') }), '/shipments/api/attention', 'get')
   check(await app.inject({ url: '/shipments/api/attention?perPage=500', headers: as('viewer') }), '/shipments/api/attention', 'get')
 
+  const trackingPage = '/shipments/track/{token}'
+  check(await app.inject({ url: new URL(await app.shipments.trackingLinks!.url(id)).pathname }), trackingPage, 'get')
+  check(await app.inject({ url: '/shipments/track/forged-token' }), trackingPage, 'get')
+
   const gateway = '/actions/shipments/gateway/handle'
   await app.shipments.integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64') } })
   check(await app.inject({ method: 'POST', url: gateway }), gateway, 'post')
@@ -86,7 +90,7 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json }, payload: 'x'.repeat(65) }), exchange, 'post')
   check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'get')
 
-  t.equal(checked.size, 31, 'route and status pairs checked')
+  t.equal(checked.size, 33, 'route and status pairs checked')
 })
 
 t.test('the document follows the prefixes and leaves out an order exchange that is not mounted', async (t) => {
@@ -99,7 +103,12 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments',
     '/api/v2/shipments/shipments/{id}',
     '/api/v2/shipments/shipments/{id}/history',
+    '/shipments/track/{token}',
   ].sort())
+  const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
+  t.notOk('/shipments/track/{token}' in withoutPage.paths, 'trackingPage: null leaves the page out')
+  const movedPage = (await shipmentsOpenApiDocument({ trackingPage: '/parcel' })) as unknown as Document
+  t.ok('/parcel/{token}' in movedPage.paths, 'at the prefix given')
   const app = await buildTestApp(t)
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404, 'not served unless asked')
 })

@@ -4,15 +4,18 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { html, safeHref, type SafeHtml } from '../admin/html.js'
+import { escapeHtml, html, safeHref, type SafeHtml } from '../admin/html.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { ShipmentStatus } from '../shipments/shipment.js'
 import type { TrackingLinks } from './tracking-links.js'
 
 /** What the layout hook gets: the page's title, its body (safe markup) and the language. */
 export interface TrackingPage {
+  /** Plain text (it holds the shipment's reference): escape it. */
   title: string
+  /** Markup, escaped already. */
   body: string
+  /** A language tag such as `en`. */
   language: string
 }
 
@@ -40,7 +43,7 @@ const LABELS: Readonly<Record<ShipmentStatus, string>> = {
 
 /** A standalone page, for hosts without a layout of their own. */
 export function standaloneTrackingLayout(page: TrackingPage): string {
-  return `<!doctype html><html lang="${page.language}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${page.title}</title><style>${STYLE}</style></head><body><main class="tracking">${page.body}</main></body></html>`
+  return `<!doctype html><html lang="${escapeHtml(page.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(page.title)}</title><style>${STYLE}</style></head><body><main class="tracking">${page.body}</main></body></html>`
 }
 
 const STYLE =
@@ -60,6 +63,7 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
     {
       schema: {
         summary: "A shipment's public tracking page (the signed link of notifications)",
+        description: 'HTML for the customer, no login: the signed token in the path is the credential. Internal ids, notes and user names are never shown.',
         params: Type.Object({ token: Type.String({ maxLength: 64 }) }),
       },
     },
