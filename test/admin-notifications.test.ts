@@ -236,7 +236,7 @@ t.test("a definition's page lists its deliveries with the attempt log once a shi
   let page = await admin.get(`/notifications/${id}`)
   t.equal(page.statusCode, 200)
   const [delivery] = await app.shipments.notifications.deliveries(id)
-  t.match(page.body, new RegExp(`<tr data-delivery="${delivery.id}"><td class="meta"><time datetime="${delivery.dateCreated.replace(/[+.]/g, '\\$&')}"[^>]*>\\d{1,2} [A-Z][a-z]{2} \\d{4}, \\d{2}:\\d{2}</time></td><td><a href="${ADMIN}/shipments/${shipment.id}">${shipment.id}</a></td>`))
+  t.match(page.body, new RegExp(`<tr data-delivery="${delivery.id}"><td class="meta"><time datetime="${delivery.dateCreated.replace(/[+.]/g, '\\$&')}"[^>]*>\\d{1,2} [A-Z][a-z]{2} \\d{4}, \\d{2}:\\d{2}</time></td><td><a href="${ADMIN}/shipments/${shipment.id}">${shipment.reference}</a></td>`))
   t.match(page.body, /<span class="badge badge-muted">pending<\/span>/)
   t.match(page.body, new RegExp(`<ul class="attempts"><li><span class="meta"><time datetime="${delivery.attempts[0].date.replace(/[+.]/g, '\\$&')}"[^>]*>\\d{1,2} [A-Z][a-z]{2} \\d{4}, \\d{2}:\\d{2}</time></span> <span class="badge badge-error">failed</span> SMTP 451 mailbox busy</li></ul>`))
 
@@ -248,6 +248,28 @@ t.test("a definition's page lists its deliveries with the attempt log once a shi
   t.match(page.body, /<span class="badge badge-ok">done<\/span>/)
   t.match(page.body, /<ul class="attempts"><li><span class="meta"><time datetime="[^"]+"[^>]*>[^<]+<\/time><\/span> <span class="badge badge-ok">sent<\/span><\/li><li><span class="meta"><time datetime="[^"]+"[^>]*>[^<]+<\/time><\/span> <span class="badge badge-error">failed<\/span> SMTP 451 mailbox busy<\/li><\/ul>/, 'both attempts, newest first')
   t.same(sent.map((message) => message.to), [['kim@example.com']])
+})
+
+t.test("a delivery's shipment is shown by its reference, linked to its page, not by its bare id; one gone since as #id", async (t) => {
+  const { app, shipment } = await setup(t)
+  const admin = adminClient(app, 'admin')
+  const { id } = await app.shipments.notifications.create({ name: 'Shipped', statuses: ['shipped'], recipient: 'customer', subject: 's', html: 'h', text: 't' })
+  await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
+  await eventually(app, async () => (await app.shipments.notifications.deliveries(id))[0]?.state === 'done')
+  t.equal(shipment.reference, 'A200-s001')
+  const cell = (body: string) => /<tr data-delivery="[^"]+"><td class="meta"><time[^>]*>[^<]*<\/time><\/td><td>(.*?)<\/td>\n/.exec(body)?.[1]
+  let page = await admin.get(`/notifications/${id}`)
+  t.equal(page.statusCode, 200)
+  t.equal(cell(page.body), `<a href="${ADMIN}/shipments/${shipment.id}">A200-s001</a>`, 'the reference, linked')
+  t.notMatch(page.body, `>${shipment.id}</a>`, 'no bare id')
+
+  // A shipment removed from the database since (a host's own cleanup): no page to link to, its id stays.
+  await rawQuery(app, 'DELETE FROM shipments_shipments WHERE id = ?', [shipment.id])
+  t.same(await app.shipments.shipments.get(shipment.id), null)
+  page = await admin.get(`/notifications/${id}`)
+  t.equal(page.statusCode, 200)
+  t.equal(cell(page.body), `<span class="meta">#${shipment.id}</span>`)
+  t.equal((await app.shipments.notifications.deliveries(id)).length, 1, 'the delivery is still listed')
 })
 
 t.test('a delivery that cannot be rendered is shown failed, with the reason, and is not retried', async (t) => {

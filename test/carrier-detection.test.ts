@@ -53,6 +53,38 @@ t.test('the API fills carrier and URL where the shipment has none, and never ove
   t.match(await shipmentRow(app, c), { status: 'shipped', carrier: null, trackingUrl: `https://www.dhl.com/en/express/tracking.html?brand=DHL&AWB=${NUMBERS.dhl}` }, 'a carrier cleared on purpose stays empty; the URL is filled on the transition path too')
 })
 
+t.test('a corrected tracking number replaces what detection gave for the old one, never what the sender gave', async (t) => {
+  const app = await buildTestApp(t)
+  const { shipmentIds: [a, b, c, d] } = await orderWithShipments(app, 4)
+  const uspsUrl = `https://tools.usps.com/go/TrackConfirmAction?tLabels=${NUMBERS.usps}`
+
+  // Detected for a USPS number, then the number is corrected to a UPS one: both follow the new number.
+  await postUpdate(app, a, { trackingNumber: NUMBERS.usps })
+  let response = await postUpdate(app, a, { trackingNumber: NUMBERS.ups })
+  t.equal(response.statusCode, 200)
+  const upsUrl = `https://wwwapps.ups.com/WebTracking/track?track=yes&trackNums=${NUMBERS.ups}`
+  t.match(response.json().shipment, { trackingNumber: NUMBERS.ups, carrier: 'UPS', trackingUrl: upsUrl })
+  t.match(await shipmentRow(app, a), { trackingNumber: NUMBERS.ups, carrier: 'UPS', trackingUrl: upsUrl })
+
+  // Corrected to a number no carrier claims: the old parcel's link goes, the carrier stays.
+  await postUpdate(app, b, { trackingNumber: NUMBERS.usps })
+  response = await postUpdate(app, b, { trackingNumber: 'ZZ-UNKNOWN-1' })
+  t.equal(response.statusCode, 200)
+  t.match(await shipmentRow(app, b), { trackingNumber: 'ZZ-UNKNOWN-1', carrier: 'USPS', trackingUrl: null })
+
+  // A carrier the sender gave stays; the detected URL of the old number is replaced.
+  await postUpdate(app, c, { trackingNumber: NUMBERS.usps, carrier: 'Postal partner' })
+  t.match(await shipmentRow(app, c), { carrier: 'Postal partner', trackingUrl: uspsUrl })
+  await postUpdate(app, c, { trackingNumber: NUMBERS.fedex, status: 'in_progress' })
+  t.match(await shipmentRow(app, c), { trackingNumber: NUMBERS.fedex, status: 'in_progress', carrier: 'Postal partner', trackingUrl: `https://www.fedex.com/apps/fedextrack/?tracknumbers=${NUMBERS.fedex}` }, 'on the transition path too')
+
+  // The same number again changes nothing; an unknown shipment is still a 404.
+  response = await postUpdate(app, d, { trackingNumber: NUMBERS.dhl, trackingUrl: 'https://partner.example/t' })
+  response = await postUpdate(app, d, { trackingNumber: NUMBERS.dhl })
+  t.match(await shipmentRow(app, d), { carrier: 'DHL', trackingUrl: 'https://partner.example/t' })
+  t.equal((await postUpdate(app, 999_999, { trackingNumber: NUMBERS.ups })).statusCode, 404)
+})
+
 t.test('a signed webhook with a tracking number and no carrier gets the detected carrier', async (t) => {
   const secret = 'whsec_' + Buffer.from('carrier-detection-secret-of-32-b').toString('base64')
   const app = await buildTestApp(t)

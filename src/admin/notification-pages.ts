@@ -123,6 +123,8 @@ export interface NotificationPageData {
   flash: string | null
   canSend: boolean
   deliveries: NotificationDelivery[]
+  /** The deliveries' shipment references by shipment id; a shipment no longer stored is missing. */
+  shipmentReferences: ReadonlyMap<number, string>
   test: { values: NotificationTestValues; errors: FieldErrors; result: NotificationTestResult | null }
 }
 
@@ -178,7 +180,7 @@ ${field({ name: 'to', label: 'To (optional)', errors }, (aria) => textInput('to'
 ${result ? testResult(result, data.canSend) : ''}
 <h2>Recent deliveries</h2>
 ${data.deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Shipment</th><th>Status reached</th><th>State</th><th>Attempts (newest first)</th></tr></thead><tbody>${data.deliveries.map(
-    (delivery) => html`<tr data-delivery="${delivery.id}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td><a href="${context.prefix}/shipments/${delivery.shipmentId}">${delivery.shipmentId}</a></td>
+    (delivery) => html`<tr data-delivery="${delivery.id}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td>${deliveryShipment(context, delivery.shipmentId, data.shipmentReferences)}</td>
 <td>${statusBadge(delivery.toStatus)}</td><td>${deliveryState(delivery.state)}</td>
 <td>${delivery.attempts.length === 0 ? html`<span class="meta">Not attempted yet</span>` : html`<ul class="attempts">${delivery.attempts.map(
       (attempt) => html`<li><span class="meta">${dateTime(attempt.date, context.timeZone)}</span> ${attempt.error === null ? html`<span class="badge badge-ok">sent</span>` : html`<span class="badge badge-error">failed</span> ${attempt.error}`}</li>`,
@@ -206,6 +208,12 @@ ${outcome}
 <h3>Text</h3>
 <pre data-rendered="text">${result.text}</pre>
 </section>`
+}
+
+// A shipment gone since its delivery has no page to link to: its id is all there is to show.
+function deliveryShipment(context: PageContext, shipmentId: number, references: ReadonlyMap<number, string>): SafeHtml {
+  const reference = references.get(shipmentId)
+  return reference === undefined ? html`<span class="meta">#${shipmentId}</span>` : html`<a href="${context.prefix}/shipments/${shipmentId}">${reference}</a>`
 }
 
 const deliveryState = (state: string) =>

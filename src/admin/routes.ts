@@ -871,6 +871,12 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return notification
   }
 
+  /** Shipment references by id, one lookup per distinct shipment (at most a page of deliveries); a shipment gone since is left out. */
+  async function shipmentReferencesOf(shipmentIds: Iterable<number>): Promise<Map<number, string>> {
+    const found = await Promise.all([...new Set(shipmentIds)].map((id) => shipments.get(id)))
+    return new Map(found.flatMap((shipment) => (shipment ? [[shipment.id, shipment.reference] as const] : [])))
+  }
+
   async function renderNotification(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -884,13 +890,15 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   ) {
     const notification = id === null ? null : await notifications.get(id)
     if (id !== null && !notification) throw AdminNotFound('Notification')
+    const deliveries = notification ? await notifications.deliveries(notification.id, RECENT_DELIVERIES) : []
     const content = notificationPage(context(request, reply), {
       notification,
       values: state.values ?? (notification ? notificationFormValues(notification) : emptyNotificationForm()),
       errors: state.errors ?? {},
       flash: noticeOf(request),
       canSend: notifications.canSend,
-      deliveries: notification ? await notifications.deliveries(notification.id, RECENT_DELIVERIES) : [],
+      deliveries,
+      shipmentReferences: await shipmentReferencesOf(deliveries.map((delivery) => delivery.shipmentId)),
       test: state.test ?? { values: { shipment: '', to: '' }, errors: {}, result: null },
     })
     return sendPage(request, reply, notification ? `Notification ${notification.name}` : 'New notification', content, state.status)

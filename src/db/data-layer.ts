@@ -540,8 +540,10 @@ export interface DataLayer {
   /**
    * Writes columns in one atomic statement, without the mutex; undefined when there is no such shipment.
    * `fillEmpty`: columns written only where the stored value is null (detected carrier and tracking URL).
+   * `unlessTrackingNumberChanges`: nothing is written (undefined) when the shipment holds a tracking
+   * number other than `columns.trackingNumber`.
    */
-  updateShipmentColumns(id: number, columns: ShipmentColumns, fillEmpty?: FillableColumns): Promise<ShipmentRow | undefined>
+  updateShipmentColumns(id: number, columns: ShipmentColumns, fillEmpty?: FillableColumns, options?: { unlessTrackingNumberChanges?: boolean }): Promise<ShipmentRow | undefined>
   /**
    * Applies a change in one write transaction: under the shipment's mutex when asked (the status is
    * re-read under it), with the history row, the external event mark and the order-advance claim.

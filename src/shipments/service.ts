@@ -79,6 +79,11 @@ export interface OrderSyncResult {
   action: 'cancelled' | 'restored'
   /** The shipments moved, as they are now. */
   shipments: Shipment[]
+  /**
+   * Shipments a restore left cancelled because the allocation refused it (another shipment took their
+   * quantities meanwhile), with the refusal's errors by field (`items.<lineItemId>`). Empty when cancelling.
+   */
+  notRestored: Array<{ shipmentId: number; errors: Record<string, string[]> }>
 }
 
 export interface ListShipmentsQuery {
@@ -318,14 +323,40 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
    * A tracking number that arrives without a carrier or a tracking URL: the detected ones, written only
    * where the shipment has none (a value the sender gave, now or before, is never overwritten).
    */
+  /** True when the update brings a tracking number and leaves the carrier or the tracking URL to detection. */
+  function leavesToDetection(patch: ShipmentPatch): boolean {
+    const { trackingNumber, carrier, trackingUrl } = patch.columns
+    return Boolean(trackingNumber) && (carrier === undefined || trackingUrl === undefined)
+  }
+
   function detectedCarrierFill(patch: ShipmentPatch): FillableColumns {
     const { trackingNumber, carrier, trackingUrl } = patch.columns
-    if (!trackingNumber || (carrier !== undefined && trackingUrl !== undefined)) return {}
-    const detected = deps.detectCarrier(trackingNumber)
+    if (!leavesToDetection(patch)) return {}
+    const detected = deps.detectCarrier(trackingNumber!)
     if (!detected) return {}
     return {
       ...(carrier === undefined && { carrier: detected.carrier }),
       ...(trackingUrl === undefined && detected.trackingUrl !== null && { trackingUrl: detected.trackingUrl }),
+    }
+  }
+
+  /**
+   * The detected carrier and tracking URL, written where the stored value is empty, or, when the tracking
+   * number changes, where the stored value is what detection gave for the old number (a link to the old
+   * parcel): a value the sender gave stays. A detected URL of the old number with none for the new one goes.
+   */
+  function applyDetection(before: ShipmentRow, columns: ShipmentColumns, patch: ShipmentPatch, fillEmpty: FillableColumns) {
+    if (!leavesToDetection(patch)) return
+    const numberChanged = before.trackingNumber !== null && before.trackingNumber !== patch.columns.trackingNumber
+    const detectedBefore = numberChanged ? deps.detectCarrier(before.trackingNumber!) : null
+    for (const column of ['carrier', 'trackingUrl'] as const) {
+      if (patch.columns[column] !== undefined) continue
+      const detectedNow = fillEmpty[column] ?? null
+      if (before[column] === null) {
+        if (detectedNow !== null) columns[column] = detectedNow
+      } else if (detectedBefore && before[column] === detectedBefore[column] && (detectedNow !== null || column === 'trackingUrl')) {
+        columns[column] = detectedNow
+      }
     }
   }
 
@@ -386,10 +417,14 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     const allocates = patch.columns.items !== undefined || patch.columns.enabled !== undefined
     if (patch.status === undefined && !context.externalEvent && !context.delivery && !allocates && Object.keys(patch.fields).length === 0) {
       // Nothing to read first: one UPDATE ... RETURNING is atomic on its own and doubles as the
-      // existence check, which spares the hot path a query and an explicit transaction.
-      const after = await withServiceErrors(id, () => data.updateShipmentColumns(id, { ...patch.columns, updatedAt: new Date(deps.clock()) }, fillEmpty))
-      if (!after) throw new ShipmentsErrors.ShipmentNotFound(id)
-      return { shipment: present(after), transition: null, stale: false, duplicate: false }
+      // existence check, which spares the hot path a query and an explicit transaction. A tracking number
+      // that replaces another, with detection to redo, needs the stored values: the path below reads them.
+      const revisitsDetection = leavesToDetection(patch)
+      const after = await withServiceErrors(id, () =>
+        data.updateShipmentColumns(id, { ...patch.columns, updatedAt: new Date(deps.clock()) }, fillEmpty, { unlessTrackingNumberChanges: revisitsDetection }),
+      )
+      if (after) return { shipment: present(after), transition: null, stale: false, duplicate: false }
+      if (!revisitsDetection) throw new ShipmentsErrors.ShipmentNotFound(id)
     }
 
     // A status change or an integration's event holds the shipment's mutex (spec 3.3); a field merge
@@ -443,9 +478,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                 return planChange(before, { ...patch, status: before.statusBeforeOrderCancel as ShipmentStatus }, userId)
               }
               const plan = planChange(before, patch, userId)
-              for (const [column, value] of Object.entries(fillEmpty) as Array<[keyof FillableColumns, string]>) {
-                if (before[column] === null) plan.columns[column] = value
-              }
+              applyDetection(before, plan.columns, patch, fillEmpty)
               return plan.claimOrderAdvance === null ? plan : { ...plan, requireCoverage: coverage }
             },
             messages: (outcome) => changeMessages(outcome, patch, userId, presented),
@@ -620,29 +653,42 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
    * open shipments move to cancelled ("Cancelled with the order."); when it is not, shipments cancelled
    * that way move back to the status they had ("Restored with the order."). Deleted and disabled
    * shipments are left alone. Each move goes through the update path (mutex, history, events).
+   * A restore the allocation refuses leaves that shipment cancelled (listed in `notRestored`, logged)
+   * and the order's other shipments are still restored.
    */
   async function orderStatusChanged(orderId: number, statusHandle: string): Promise<OrderSyncResult> {
     if (!Number.isSafeInteger(orderId)) throw new ShipmentsErrors.OrderNotFound(orderId)
     const cancelling = deps.cancelWithOrderStatuses.includes(statusHandle)
     const changed: Shipment[] = []
+    const notRestored: OrderSyncResult['notRestored'] = []
     for (let page = 1; ; page++) {
       const { rows } = await data.listShipments({ orderId, includeDeleted: false, limit: 100, offset: (page - 1) * 100 })
       for (const row of rows) {
         if (!row.enabled) continue
         const candidate = cancelling ? isOpen(row) : row.status === 'cancelled' && row.statusBeforeOrderCancel !== null
         if (!candidate) continue
-        // The target is re-decided under the lock; 'cancelled' here only names a status change to make.
-        const result = await applyUpdate(
-          row.id,
-          { status: 'cancelled', statusMessage: cancelling ? CANCELLED_WITH_ORDER : RESTORED_WITH_ORDER },
-          {},
-          cancelling ? 'cancel' : 'restore',
-        )
+        let result: UpdateResult
+        try {
+          // The target is re-decided under the lock; 'cancelled' here only names a status change to make.
+          result = await applyUpdate(
+            row.id,
+            { status: 'cancelled', statusMessage: cancelling ? CANCELLED_WITH_ORDER : RESTORED_WITH_ORDER },
+            {},
+            cancelling ? 'cancel' : 'restore',
+          )
+        } catch (error) {
+          // Its quantities went to another shipment meanwhile: one such shipment must not keep the rest cancelled.
+          if (cancelling || !(error instanceof ShipmentValidationError)) throw error
+          const reason = Object.values(error.errors).flat().join(' ')
+          logger.warn({ shipmentId: row.id, orderId, errors: error.errors }, `Shipment ${row.id} stays cancelled: restoring it with its order was refused. ${reason}`)
+          notRestored.push({ shipmentId: row.id, errors: error.errors })
+          continue
+        }
         if (result.transition) changed.push(result.shipment)
       }
       if (rows.length < 100) break
     }
-    return { action: cancelling ? 'cancelled' : 'restored', shipments: changed }
+    return { action: cancelling ? 'cancelled' : 'restored', shipments: changed, notRestored }
   }
 
   /** The order's lines with what its active shipments hold and what is left. */

@@ -140,19 +140,20 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     .onConflictDoNothing()
     .prepare()
   const updateStatements = new Map<string, ReturnType<typeof prepareUpdate>>()
-  function prepareUpdate(columns: readonly string[], fills: readonly string[]) {
+  function prepareUpdate(columns: readonly string[], fills: readonly string[], unlessTrackingNumberChanges: boolean) {
     const name = (key: string) => `"${(shipments[key as keyof typeof shipments.$inferSelect] as Column).name}"`
     const set = [...columns.map((key) => `${name(key)} = @${key}`), ...fills.map((key) => `${name(key)} = coalesce(${name(key)}, @fill_${key})`)]
-    return db.$client.prepare(`UPDATE shipments_shipments SET ${set.join(', ')} WHERE id = @id RETURNING ${SHIPMENT_COLUMN_LIST}`).raw()
+    const keptNumber = unlessTrackingNumberChanges ? ' AND (tracking_number IS NULL OR tracking_number = @trackingNumber)' : ''
+    return db.$client.prepare(`UPDATE shipments_shipments SET ${set.join(', ')} WHERE id = @id${keptNumber} RETURNING ${SHIPMENT_COLUMN_LIST}`).raw()
   }
-  function updateRow(id: number, changes: ShipmentColumns, fillEmpty: FillableColumns = {}): ShipmentRow | undefined {
+  function updateRow(id: number, changes: ShipmentColumns, fillEmpty: FillableColumns = {}, unlessTrackingNumberChanges = false): ShipmentRow | undefined {
     const columns = Object.keys(changes).sort()
     const fills = Object.keys(fillEmpty).sort()
-    const key = `${columns.join(',')};${fills.join(',')}`
+    const key = `${columns.join(',')};${fills.join(',')};${unlessTrackingNumberChanges}`
     let statement = updateStatements.get(key)
     if (!statement) {
       if (updateStatements.size >= 256) updateStatements.clear()
-      statement = prepareUpdate(columns, fills)
+      statement = prepareUpdate(columns, fills, unlessTrackingNumberChanges && columns.includes('trackingNumber'))
       updateStatements.set(key, statement)
     }
     const values: Record<string, unknown> = { id }
@@ -249,9 +250,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       return findRow(id)
     },
 
-    async updateShipmentColumns(id, columns, fillEmpty) {
+    async updateShipmentColumns(id, columns, fillEmpty, options = {}) {
       // One UPDATE ... RETURNING is atomic on its own and doubles as the existence check.
-      return group.run(() => updateRow(id, columns, fillEmpty))
+      return group.run(() => updateRow(id, columns, fillEmpty, options.unlessTrackingNumberChanges ?? false))
     },
 
     async commitShipmentChange(id, request) {
