@@ -11,7 +11,10 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
 export const acmeThreePlProvider = defineProvider({
   id: 'acme-3pl',
   name: 'ACME 3PL status push',
-  settingsSchema: Type.Object({ token: Type.String({ minLength: 16 }) }, { additionalProperties: false }),
+  settingsSchema: Type.Object(
+    { token: Type.String({ minLength: 16, title: 'Bearer token', description: 'The token ACME sends in its Authorization header.' }) },
+    { additionalProperties: false },
+  ),
   secretSettings: ['token'],
 
   async handleGatewayRequest(request, context) {

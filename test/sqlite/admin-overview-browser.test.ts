@@ -116,7 +116,7 @@ t.test('the overview, the gateway URL\'s copy button and the styled forms, in ch
   await page.waitForFunction(`document.querySelector('.copy-status').textContent === 'Copied.'`)
   t.equal(await page.evaluate('navigator.clipboard.readText()'), gatewayUrl, 'the clipboard holds the URL')
   t.equal(await page.evaluate(`(() => { const input = document.getElementById('gateway-url'); return input.value.slice(input.selectionStart, input.selectionEnd) })()`), gatewayUrl, 'and it is selected')
-  t.equal(await page.locator('label[for="input-settings.token"]').textContent(), 'token', 'a setting without a title: its key')
+  t.equal(await page.locator('label[for="input-settings.token"]').textContent(), 'Bearer token', "the provider's title for the setting, not its key")
   await shot('21-integration-gateway-url')
 
   // The webhook form: the URL input, the fieldset and its checkboxes are styled like the other fields.
