@@ -49,6 +49,10 @@ export {
   type ShipmentPage,
   type CreateShipmentsOptions,
   type OrderSyncResult,
+  type OrderAllocation,
+  type AllocatedLine,
+  type AttentionOrder,
+  type AttentionPage,
   CANCELLED_WITH_ORDER,
   RESTORED_WITH_ORDER,
 } from './shipments/service.js'
@@ -56,6 +60,8 @@ export { ShipmentsPermissions } from './shipments/routes.js'
 export type {
   OrderStore,
   OrderSummary,
+  OrderLine,
+  CompletedOrder,
   ExportOrder,
   ExportAddress,
   ExportLineItem,

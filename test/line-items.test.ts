@@ -112,6 +112,40 @@ t.test('cancelling, disabling and deleting free the quantities; bringing a shipm
   t.same((await historyRows(app, first.id)).map((row) => row.toStatus), ['new', 'cancelled', 'new'])
 })
 
+t.test('restoring with the order: a shipment whose quantities were taken meanwhile stays cancelled, the others are restored', async (t) => {
+  const logLines: string[] = []
+  const app = await buildTestApp(t, { cancelWithOrderStatuses: ['cancelled'] }, undefined, logLines)
+  const { orderId, mug, tea } = await orderWithLines(app)
+  const service = app.shipments.shipments
+  const [first] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+  const [second] = await service.create(orderId, { items: [{ lineItemId: tea, quantity: 1 }] })
+  const [third] = await service.create(orderId, { items: [{ lineItemId: tea, quantity: 2 }] })
+  await service.update(second.id, { status: 'in_progress' })
+  t.same((await service.orderStatusChanged(orderId, 'cancelled')).notRestored, [], 'cancelling refuses nothing')
+  const [taker] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 1 }] })
+
+  const restored = await service.orderStatusChanged(orderId, 'processing')
+  const errors = { [`items.${mug}`]: [`Line ${mug} (MUG): 2 requested, 1 of 2 left to allocate.`] }
+  t.same(restored, {
+    action: 'restored',
+    shipments: [
+      { ...restored.shipments[0], id: second.id, status: 'in_progress' },
+      { ...restored.shipments[1], id: third.id, status: 'new' },
+    ],
+    notRestored: [{ shipmentId: first.id, errors }],
+  })
+  t.match(await shipmentRow(app, first.id), { status: 'cancelled', statusBeforeOrderCancel: 'new' }, 'the refused one stays cancelled, still restorable')
+  t.same((await historyRows(app, first.id)).map((row) => row.message), [null, 'Cancelled with the order.'])
+  t.match(await shipmentRow(app, third.id), { status: 'new', statusBeforeOrderCancel: null })
+  t.same(await held(app, orderId), { MUG: [1, 1], TEA: [3, 0], SPN: [0, 1], EBOOK: [0, 0] })
+  const warning = logLines.map((line) => JSON.parse(line)).find((entry) => entry.level === 40)
+  t.match(warning, { shipmentId: first.id, orderId, errors, msg: new RegExp(`^Shipment ${first.id} stays cancelled.*2 requested, 1 of 2 left`) }, 'the refusal is logged as a warning')
+
+  await service.softDelete(taker.id)
+  const again = await service.orderStatusChanged(orderId, 'processing')
+  t.same([again.shipments.map((shipment) => [shipment.id, shipment.status]), again.notRestored], [[[first.id, 'new']], []], 'restored once its quantities are free')
+})
+
 t.test("changing a shipment's items: replaced, checked against the others, [] makes it order-level", async (t) => {
   const { app, orderId, mug, tea } = await setup(t)
   const service = app.shipments.shipments

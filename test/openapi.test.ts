@@ -4,7 +4,7 @@ import t from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { shipmentsOpenApiDocument } from '../src/index.js'
-import { as, buildTestApp, orderWithShipments, postUpdate } from './fixtures/app.js'
+import { as, buildTestApp, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_URL, insertExportOrder } from './fixtures/exchange.js'
 
 type Responses = Record<string, { content?: Record<string, { schema?: object }> }>
@@ -111,4 +111,22 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
   t.ok('/parcel/{token}' in movedPage.paths, 'at the prefix given')
   const app = await buildTestApp(t)
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404, 'not served unless asked')
+})
+
+// Regression: the route applied `enabled` (additional properties pass) but the document left it out.
+t.test('the update body documents enabled and items, and the route applies enabled', async (t) => {
+  type Body = { requestBody: { content: Record<string, { schema: { properties: Record<string, { description?: string }> } }> } }
+  const document = (await shipmentsOpenApiDocument()) as unknown as { paths: Record<string, Record<string, Body>> }
+  const properties = document.paths['/shipments/api/shipments/{id}'].post.requestBody.content['application/json'].schema.properties
+  t.match(properties.enabled, { description: /^true or false: false frees the shipment's quantities/ })
+  t.match(properties.items, { description: /^The order lines the shipment holds/ })
+
+  const app = await buildTestApp(t)
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  const disabled = await postUpdate(app, id, { enabled: false })
+  t.same([disabled.statusCode, disabled.json().success, disabled.json().shipment.id], [200, true, id])
+  t.equal((await shipmentRow(app, id)).enabled, false, 'stored')
+  const refused = await postUpdate(app, id, { enabled: 'yes' })
+  t.same([refused.statusCode, refused.json()], [422, { success: false, errors: { enabled: ['Enabled must be true or false.'] } }], 'the per-field envelope, not a schema 400')
+  t.equal((await shipmentRow(app, id)).enabled, false, 'unchanged')
 })

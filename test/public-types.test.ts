@@ -65,3 +65,38 @@ function optionalPropertiesWithoutUndefined(): string[] {
 t.test('every optional property of the public types admits undefined (exactOptionalPropertyTypes hosts)', async (t) => {
   t.same(optionalPropertiesWithoutUndefined(), [], 'declare them `?: T | undefined`')
 })
+
+/** The package index's exports, by name, from one compiler program shared by the tests below. */
+let indexExports: { checker: ts.TypeChecker; byName: Map<string, ts.Symbol> } | undefined
+function exportsOfIndex() {
+  if (indexExports) return indexExports
+  const program = ts.createProgram([join(root, 'src/index.ts')], { noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext })
+  const checker = program.getTypeChecker()
+  const index = checker.getSymbolAtLocation(program.getSourceFile(join(root, 'src/index.ts'))!)!
+  indexExports = { checker, byName: new Map(checker.getExportsOfModule(index).map((symbol) => [symbol.name, symbol])) }
+  return indexExports
+}
+
+// Regression: the line-item types the README names (order lines, allocation, the attention list, split
+// rules) were declared but not exported, so a host could not name what `allocation()` or `attention()`
+// return, nor write an order store's `orderLines`/`listCompletedOrders` against the package's types.
+t.test('the line-item types the README names are exported from the package index', async (t) => {
+  const { byName } = exportsOfIndex()
+  const lineItemTypes = ['OrderLine', 'CompletedOrder', 'OrderAllocation', 'AllocatedLine', 'AttentionOrder', 'AttentionPage', 'SplitRule', 'SplitRuleLine', 'ShipmentItem', 'ShipmentItemInput']
+  t.same(lineItemTypes.filter((name) => !byName.has(name)), [], 'export them as types from src/index.ts')
+})
+
+// Regression: `shipments.update()` applies `items` and `enabled`, but ShipmentUpdateInput did not declare
+// them, so a host building its input as that type could not pass them.
+t.test('ShipmentUpdateInput declares items and enabled, which shipments.update() applies', async (t) => {
+  const { checker, byName } = exportsOfIndex()
+  const input = checker.getDeclaredTypeOfSymbol(checker.getAliasedSymbol(byName.get('ShipmentUpdateInput')!))
+  const declared = (name: string) => {
+    const property = input.getProperty(name)
+    return property ? checker.typeToString(checker.getTypeOfSymbol(property)) : null
+  }
+  t.same(
+    { items: declared('items'), enabled: declared('enabled') },
+    { items: 'ShipmentItemInput[] | null | undefined', enabled: 'boolean | null | undefined' },
+  )
+})

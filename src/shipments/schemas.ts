@@ -74,6 +74,9 @@ export const UpdateBodySchema = Type.Object(
     items: Type.Optional(
       Type.Unknown({ description: 'The order lines the shipment holds: [{ lineItemId, quantity }], replacing the current ones; [] makes it order-level' }),
     ),
+    enabled: Type.Optional(
+      Type.Unknown({ description: "true or false: false frees the shipment's quantities, true takes them back (422 naming the line when another shipment holds them)" }),
+    ),
   },
   { additionalProperties: true },
 )

@@ -4,6 +4,7 @@ import { ShipmentValidationError } from '../errors.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { isRealWallTime, instantOfWallTime, isValidTimeZone, isWithinDateRange, parseIsoDateTime, startOfDay } from '../time.js'
 import { isShipmentStatus, type ShipmentStatus } from './shipment.js'
+import type { ShipmentItemInput } from './items.js'
 import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-body.js'
 
@@ -28,6 +29,16 @@ export interface ShipmentUpdateInput {
   fields?: Record<string, unknown> | null | undefined
   integrationHandle?: string | null | undefined
   externalCode?: string | null | undefined
+  /**
+   * Replaces the shipment's order lines; `[]` makes it order-level. Checked against the order's
+   * allocation: more than is left of a line is a 422 on `items.<lineItemId>`.
+   */
+  items?: ShipmentItemInput[] | null | undefined
+  /**
+   * False frees the shipment's quantities (it leaves the allocation, like a cancelled one); true takes
+   * them back, refused with a 422 when another shipment holds them now.
+   */
+  enabled?: boolean | null | undefined
 }
 
 export interface ShipmentColumnChanges {
