@@ -38,6 +38,9 @@ const held = async (app: FastifyInstance, orderId: number) =>
 
 t.test('a shipment holds items: shown with SKU and name in every shape, stored with the quantity ordered', async (t) => {
   const { app, orderId, mug, tea } = await setup(t)
+  const events: Array<{ name: string; items: unknown }> = []
+  app.shipments.events.on('shipmentCreated', (event) => events.push({ name: 'shipmentCreated', items: event.shipment.items }))
+  app.shipments.events.on('shipmentStatusChanged', (event) => events.push({ name: 'shipmentStatusChanged', items: event.shipment.items }))
   const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 1 }] })
   t.same(shipment.items, [
     { lineItemId: mug, quantity: 2, sku: 'MUG', name: 'Mug' },
@@ -52,6 +55,11 @@ t.test('a shipment holds items: shown with SKU and name in every shape, stored w
   const updated = await app.inject({ method: 'POST', url: `/shipments/api/shipments/${shipment.id}`, headers: as('admin'), payload: { carrier: 'UPS' } })
   t.same(updated.json().shipment.items, shipment.items, 'the update answer')
   t.same(await held(app, orderId), { MUG: [2, 0], TEA: [1, 2], SPN: [0, 1], EBOOK: [0, 0] })
+  await app.shipments.shipments.update(shipment.id, { status: 'in_progress' })
+  t.same(events, [
+    { name: 'shipmentCreated', items: shipment.items },
+    { name: 'shipmentStatusChanged', items: shipment.items },
+  ], 'the events (and so webhooks and pushes, which carry their payloads) hold the items')
 })
 
 t.test('over-allocation is a 422 naming the line and changes nothing', async (t) => {

@@ -1,11 +1,17 @@
 // Customer notifications (definitions, the outbox job, the host's transport, test sends) and the public
 // tracking page (signed, revocable links; nothing internal shown).
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
-import type { FastifyInstance } from 'fastify'
-import { standaloneTrackingLayout, type MailMessage, type ShipmentsPluginOptions } from '../src/index.js'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { fastifyShipments, standaloneTrackingLayout, type MailMessage, type ShipmentsPluginOptions } from '../src/index.js'
 import { as, buildTestApp, postUpdate, shipmentRow } from './fixtures/app.js'
-import { rawQuery } from './fixtures/database.js'
+import { rawQuery, testDatabase } from './fixtures/database.js'
 import { eventually } from './fixtures/outbox.js'
+import { exited } from './fixtures/processes.js'
 
 const TRACKING = { secret: 'a-tracking-page-secret-of-at-least-32-chars', baseUrl: 'https://shop.example' }
 
@@ -100,6 +106,51 @@ t.test('a failing transport is retried with backoff and the attempt logged; the 
   await rawQuery(app, "UPDATE shipments_outbox SET available_at = ? WHERE name = 'customerNotification'", [app.shipments.database.engine === 'sqlite' ? Date.now() : new Date()])
   await eventually(app, () => sent.length > 0)
   t.same(sent.map((message) => message.to), [['ops@example.com', 'boss@example.com']])
+})
+
+t.test('SIGKILL between the shipped commit and its delivery: after a restart one job sends the mail once; a redelivered event sends no second', async (t) => {
+  const database = await testDatabase(t, 'notification-crash')
+  const { app: first, shipment } = await setup(t, { database })
+  const notification = await first.shipments.notifications.create(shippedMail)
+  await first.close()
+
+  // The process that ships and dies has a transport too: it appends what it sends to this file.
+  const mailDir = mkdtempSync(join(tmpdir(), 'notification-crash-'))
+  t.teardown(() => rmSync(mailDir, { recursive: true, force: true }))
+  const mailFile = join(mailDir, 'sent.jsonl')
+  const worker = fileURLToPath(new URL('./fixtures/notification-crash-worker.ts', import.meta.url))
+  const child = spawn(process.execPath, ['--import', 'tsx', worker, database, mailFile, String(shipment.id)], { stdio: ['ignore', 'ignore', 'inherit'] })
+  t.equal((await exited(child)).signal, 'SIGKILL', 'the process died inside the listener, right after the commit')
+  t.notOk(existsSync(mailFile), 'it sent nothing')
+
+  const sent: MailMessage[] = []
+  const app = Fastify({ logger: false })
+  await app.register(fastifyShipments, { database, notifications: { sendMail: async (message) => void sent.push(message) }, outbox: { leaseMs: 1000, pollIntervalMs: 20 } })
+  t.teardown(() => app.close())
+  const delivered: string[] = []
+  app.shipments.events.on('shipmentStatusChanged', (event) => void delivered.push(event.eventId))
+  const [event] = await app.shipments.outbox.list({ kind: 'event', name: 'shipmentStatusChanged' })
+  t.match(event, { state: 'pending', payload: { to: 'shipped' } }, 'the change was committed, its event left undelivered')
+  t.same(await notificationJobs(app), [], 'no notification job yet')
+
+  await app.ready()
+  const settled = async () => (await app.shipments.outbox.get(event.id))?.state === 'done' && (await notificationJobs(app)).every((job) => job.state === 'done')
+  await eventually(app, async () => sent.length > 0 && (await settled()))
+  const once = async (what: string) => {
+    t.equal(sent.length, 1, `${what}: one mail`)
+    t.match(sent[0], { to: ['zoe@example.com'], subject: 'Order N100 is shipped', messageId: `<${event.id}:notification:${notification.id}@fastify-shipments>`, shipmentId: shipment.id })
+    t.same(await notificationJobs(app), [{ state: 'done', attempts: 1, last_error: null }], `${what}: one job, run once`)
+  }
+  await once('after the restart')
+  t.same(delivered, [event.id], 'the event was delivered after the restart, once, with the id it was written with')
+
+  // Delivered again, as when a listener outlives its lease and another instance delivers the event too:
+  // its job's id is taken, so no second job is written and no second mail sent.
+  await rawQuery(app, "UPDATE shipments_outbox SET state = 'pending', done_at = NULL, claimed_by = NULL, claimed_until = NULL WHERE message_id = ?", [event.id])
+  await eventually(app, settled)
+  await app.shipments.outbox.sweep()
+  t.same(delivered, [event.id, event.id], 'the event was delivered again')
+  await once('after the redelivery')
 })
 
 t.test('definitions are checked when saved, naming the field; disabled ones send nothing', async (t) => {

@@ -210,6 +210,28 @@ t.test('shipmentNumber is required when the order has several shipments', async 
   t.equal(response.json().message, 'Unknown shipment 9 of order B200.')
 })
 
+t.test('every shipment of an order is reachable by its number, the 101st and the 1,000th included (issue 20)', async (t) => {
+  const { app, send } = await setup(t)
+  const order = await app.shipments.referenceOrders!.createOrder({ reference: 'C300', isCompleted: true })
+  for (let created = 0; created < 1000; created += 100) await app.shipments.shipments.create(order, { count: 100 })
+  const [last] = await app.shipments.shipments.create(order, { count: 1 })
+  t.equal(last.reference, 'C300-s1001', 'the reference format past s999')
+  const byReference = async (reference: string) => (await app.shipments.shipments.list({ orderId: order, search: reference, perPage: 100 })).shipments.find((shipment) => shipment.reference === reference)!
+  for (const [shipmentNumber, reference] of [[101, 'C300-s101'], ['s100', 'C300-s100'], ['1000', 'C300-s1000'], ['C300-s1001', 'C300-s1001'], [1, 'C300-s001']] as const) {
+    const response = await send({ body: event({ orderNumber: 'C300', shipmentNumber, status: 'picking' }) })
+    t.equal(response.statusCode, 200, String(shipmentNumber))
+    const target = await byReference(reference)
+    t.equal(response.json().shipment.id, target.id, `${shipmentNumber} names ${reference}`)
+    t.equal((await shipmentRow(app, target.id)).status, 'in_progress')
+  }
+  t.equal((await shipmentRow(app, (await byReference('C300-s010')).id)).status, 'new', 's100 did not move s010 or s1000 by a partial match')
+  const unknown = await send({ body: event({ orderNumber: 'C300', shipmentNumber: 1002, status: 'picking' }) })
+  t.equal(unknown.statusCode, 400)
+  t.equal(unknown.json().message, 'Unknown shipment 1002 of order C300.')
+  const several = await send({ body: event({ orderNumber: 'C300', status: 'picking' }) })
+  t.equal(several.json().message, 'Order C300 has 1001 shipments: shipmentNumber is required.')
+})
+
 t.test('the webhook secret never reaches a log line', async (t) => {
   const logLines: string[] = []
   const { send } = await setup(t, logLines)

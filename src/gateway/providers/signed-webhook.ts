@@ -133,27 +133,31 @@ function parseEvent(rawBody: Buffer): ShipmentWebhookEvent & { occurredAtMs: num
   }
 }
 
-/** "2", "002", "s002" and "1001-s002" all name the second shipment of order 1001. */
-function shipmentNumberMatches(reference: string, orderReference: string, shipmentNumber: string | number): boolean {
+/**
+ * The reference a shipment number names: "2", "002" and "s002" name "1001-s002" (the reference format,
+ * three digits at least, more from the thousandth shipment on), and a whole reference names itself.
+ */
+function wantedReference(orderReference: string, shipmentNumber: string | number): string {
   const wanted = String(shipmentNumber).trim()
-  if (wanted === reference) return true
-  const ownNumber = Number(reference.slice(`${orderReference}-s`.length))
-  const wantedNumber = /^s?\d+$/i.test(wanted) ? Number(wanted.replace(/^s/i, '')) : Number.NaN
-  return ownNumber === wantedNumber
+  if (!/^s?\d+$/i.test(wanted)) return wanted
+  const number = Number(wanted.replace(/^s/i, ''))
+  return Number.isSafeInteger(number) && number >= 1 ? `${orderReference}-s${String(number).padStart(3, '0')}` : wanted
 }
 
 async function findTargetShipment(event: ShipmentWebhookEvent, context: ProviderContext) {
   const order = await context.orders.findOrderByReference(event.orderNumber)
   if (!order) throw new IntegrationError(`Unknown order: ${event.orderNumber}`)
-  const { shipments } = await context.shipments.list({ orderId: order.id, perPage: 100 })
-  if (shipments.length === 0) throw new IntegrationError(`Order ${event.orderNumber} has no shipments.`)
   if (event.shipmentNumber === undefined) {
-    if (shipments.length > 1) {
-      throw new IntegrationError(`Order ${event.orderNumber} has ${shipments.length} shipments: shipmentNumber is required.`)
-    }
-    return shipments[0]
+    const { shipments, total } = await context.shipments.list({ orderId: order.id, perPage: 2 })
+    if (total === 0) throw new IntegrationError(`Order ${event.orderNumber} has no shipments.`)
+    if (total > 1) throw new IntegrationError(`Order ${event.orderNumber} has ${total} shipments: shipmentNumber is required.`)
+    return shipments[0]!
   }
-  const shipment = shipments.find((candidate) => shipmentNumberMatches(candidate.reference, order.reference, event.shipmentNumber!))
+  // Found by its reference, however many shipments the order has (the search is a "contains": s100
+  // also finds s1000 to s1009, which the exact comparison leaves out).
+  const reference = wantedReference(order.reference, event.shipmentNumber)
+  const { shipments } = await context.shipments.list({ orderId: order.id, search: reference, perPage: 100 })
+  const shipment = shipments.find((candidate) => candidate.reference === reference)
   if (!shipment) throw new IntegrationError(`Unknown shipment ${event.shipmentNumber} of order ${event.orderNumber}.`)
   return shipment
 }
