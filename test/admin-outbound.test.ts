@@ -130,8 +130,16 @@ t.test('integrations: outbound edits need the permission and the CSRF token', as
   t.same(integration.outboundStatusMap, { shipped: 'S' })
 })
 
-/** A private address: deliveries fail at once, with a message, without a connection being made. */
-const PRIVATE_URL = 'http://10.1.2.3/hooks'
+/**
+ * A subscription whose deliveries fail at once, with a message, without a connection being made: one on
+ * a private address, stored as a row from before such addresses were refused at create.
+ */
+async function failingSubscription(app: Awaited<ReturnType<typeof buildAdminApp>>, url = 'http://10.1.2.3/hooks') {
+  const subscription = await app.shipments.webhooks.create({ url: 'https://93.184.216.34/hooks', events: ['shipmentCreated'] })
+  const { db, schema } = tables(app)
+  await db.update(schema.webhookSubscriptions).set({ url }).where(eq(schema.webhookSubscriptions.id, subscription.id))
+  return { ...subscription, url }
+}
 
 t.test('webhooks: list, create with the secret shown once, refusals beside the field, enable, disable, delete', async (t) => {
   const app = await buildAdminApp(t)
@@ -209,8 +217,8 @@ t.test('webhooks: list, create with the secret shown once, refusals beside the f
 
 t.test('webhooks: a subscription\'s recent deliveries with their state and error, and redelivery', async (t) => {
   const app = await buildAdminApp(t, { outbox: { pollIntervalMs: 20 } })
-  const subscription = await app.shipments.webhooks.create({ url: PRIVATE_URL, events: ['shipmentCreated'] })
-  const other = await app.shipments.webhooks.create({ url: 'http://10.9.9.9/', events: ['shipmentCreated'] })
+  const subscription = await failingSubscription(app)
+  const other = await failingSubscription(app, 'http://10.9.9.9/')
   const admin = adminClient(app, 'admin')
   t.match((await admin.get(`/webhooks/${subscription.id}`)).body, /No deliveries yet\./)
 
@@ -260,7 +268,7 @@ t.test('webhooks: a subscription\'s recent deliveries with their state and error
 
 t.test('webhooks: every page and action needs shipments-manageIntegrations and the CSRF token; refusals change nothing', async (t) => {
   const app = await buildAdminApp(t, { outbox: { pollIntervalMs: 20 }, webhooks: { disableAfterFailures: 1 } })
-  const subscription = await app.shipments.webhooks.create({ url: PRIVATE_URL, events: ['shipmentCreated'] })
+  const subscription = await failingSubscription(app)
   await orderWithShipments(app)
   await eventually(app, async () => (await app.shipments.webhooks.deliveries(subscription.id)).some((delivery) => delivery.state === 'failed'))
   const [delivery] = await app.shipments.webhooks.deliveries(subscription.id)
