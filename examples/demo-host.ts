@@ -161,9 +161,8 @@ export async function buildDemoHost(options: DemoHostOptions) {
   const app = Fastify({ ...DEMO_SERVER_OPTIONS, logger: options.logger ?? true, trustProxy })
   await app.register(cookie, { secret: options.cookieSecret ?? process.env.DEMO_COOKIE_SECRET ?? 'demo-cookie-secret-change-me' })
   // Login throttling, the way a host should: per client address and username, and per username from
-  // all addresses together, on the login route only.
-  // preHandler: the key needs the parsed body (the username).
-  await app.register(rateLimit, { global: false, hook: 'preHandler' })
+  // all addresses together, on the login route only (the route's preHandler asks both counts).
+  await app.register(rateLimit, { global: false })
 
   // Server-side sessions: the cookie carries a random id, so logout and expiry end a session even for
   // someone who kept a copy of the cookie.
@@ -244,25 +243,28 @@ export async function buildDemoHost(options: DemoHostOptions) {
   // The login route takes JSON (API clients) and the login page's form, in a scope of its own so the
   // form parser reaches no other route (the package's API keeps answering 415 to forms).
   const usernameOf = (request: FastifyRequest) => String((request.body as { username?: unknown } | undefined)?.username ?? '')
-  const usernameLimit = app.createRateLimit({ max: DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE, timeWindow: 60_000, keyGenerator: (request) => `username|${usernameOf(request)}` })
+  // Two counts, the address's first: an attempt it refuses does not count against the username, so
+  // one address cannot lock a user out for everyone (it takes three, each at its own limit).
+  const loginLimits = [
+    app.createRateLimit({ max: DEMO_LOGIN_ATTEMPTS_PER_MINUTE, timeWindow: 60_000, keyGenerator: (request) => `address|${request.ip}|${usernameOf(request)}` }),
+    app.createRateLimit({ max: DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE, timeWindow: 60_000, keyGenerator: (request) => `username|${usernameOf(request)}` }),
+  ]
   await app.register(async (login) => {
     await login.register(formbody, { bodyLimit: 4096 })
     login.post<{ Body: { username: string; password: string } }>(
       '/login',
       {
         schema: { body: LoginBody },
-        config: {
-          rateLimit: {
-            max: DEMO_LOGIN_ATTEMPTS_PER_MINUTE,
-            timeWindow: 60_000,
-            keyGenerator: (request: FastifyRequest) => `${request.ip}|${usernameOf(request)}`,
-          },
-        },
-        // The per-username count beside the route's own (the plugin runs one route limit per request).
+        // preHandler: the keys need the parsed body (the username).
         preHandler: async (request, reply) => {
-          const limit = await usernameLimit(request)
-          if (!limit.isAllowed && limit.isExceeded) {
-            return reply.code(429).send({ statusCode: 429, error: 'Too Many Requests', message: `Rate limit exceeded, retry in ${limit.ttlInSeconds} seconds` })
+          for (const limitOf of loginLimits) {
+            const limit = await limitOf(request)
+            if (!limit.isAllowed && limit.isExceeded) {
+              return reply
+                .code(429)
+                .header('retry-after', limit.ttlInSeconds)
+                .send({ statusCode: 429, error: 'Too Many Requests', message: `Rate limit exceeded, retry in ${limit.ttlInSeconds} seconds` })
+            }
           }
         },
       },
@@ -358,6 +360,6 @@ Try:
   curl -s -u "$SHIPSTATION_USERNAME:$SHIPSTATION_PASSWORD" -X POST -H 'content-type: text/xml' \\
        --data '<ShipNotice><OrderNumber>1001</OrderNumber><Carrier>UPS</Carrier></ShipNotice>' \\
        '${base}/actions/shippingplatformconnect/orders/process?action=shipnotify&order_number=1001&carrier=UPS&service=Ground&tracking_number=1Z999AA10123456784'
-  (export DEMO_ACME_TOKEN, SHIPSTATION_USERNAME and SHIPSTATION_PASSWORD first; the demo defaults are in the README)
+  (export DEMO_ACME_TOKEN, SHIPSTATION_USERNAME and SHIPSTATION_PASSWORD first; the demo defaults are in CONTRIBUTING.md)
 `)
 }

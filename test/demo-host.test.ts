@@ -197,6 +197,23 @@ t.test(`demo login is throttled per username too: ${DEMO_LOGIN_ATTEMPTS_PER_USER
   t.equal((await attempt('203.0.113.200', 'viewer', 'viewer')).statusCode, 200, 'another username is not throttled')
 })
 
+t.test('attempts one address is refused do not count against the username: one address cannot lock a user out', async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false, trustProxy: 'true' })
+  t.teardown(() => app.close())
+  const attempt = (address: string, password: string) =>
+    app.inject({ method: 'POST', url: '/login', headers: { 'x-forwarded-for': address }, payload: { username: 'editor', password } })
+  const statuses: number[] = []
+  for (let guess = 1; guess <= DEMO_LOGIN_ATTEMPTS_PER_USERNAME_PER_MINUTE + 5; guess++) statuses.push((await attempt('203.0.113.66', `guess-${guess}`)).statusCode)
+  t.same(statuses.slice(0, DEMO_LOGIN_ATTEMPTS_PER_MINUTE), Array(DEMO_LOGIN_ATTEMPTS_PER_MINUTE).fill(401))
+  t.same(new Set(statuses.slice(DEMO_LOGIN_ATTEMPTS_PER_MINUTE)), new Set([429]), 'then that address is refused')
+  const elsewhere = await attempt('198.51.100.20', 'editor')
+  t.equal(elsewhere.statusCode, 200, 'the user still logs in from another address')
+  t.equal(elsewhere.headers['retry-after'], undefined)
+  const refused = await attempt('203.0.113.66', 'editor')
+  t.equal(refused.statusCode, 429)
+  t.match(refused.headers['retry-after'], /^\d+$/, 'a refusal says when to retry')
+})
+
 t.test("the demo's login and home pages are never framed; logout clears the admin CSRF cookie and a token kept from before is refused", async (t) => {
   const app = await buildDemoHost({ database: await testDatabase(t, 'demo'), logger: false })
   t.teardown(() => app.close())

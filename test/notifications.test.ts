@@ -210,6 +210,12 @@ t.test('the public tracking page: status, timeline, carrier link and items; esca
   t.not(token.slice(0, 22), otherToken.slice(0, 22))
   t.equal((await app.inject({ url: `/shipments/track/${otherToken.slice(0, 22)}-${token.slice(23)}` })).statusCode, 404, "one shipment's signature with another's id")
   t.equal((await app.inject({ url: `/shipments/track/${'A'.repeat(22)}-${token.slice(23)}` })).statusCode, 404, 'an id block that deciphers to nothing')
+  // The block's last character carries 4 bits the block does not use: another spelling of it is no link.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const respelled = `${token.slice(0, 21)}${alphabet[alphabet.indexOf(token[21]!) ^ 1]}${token.slice(22)}`
+  t.equal((await app.inject({ url: `/shipments/track/${respelled}` })).statusCode, 404, 'one spelling per link')
+  const long = await app.inject({ url: `/shipments/track/${'x'.repeat(90)}` })
+  t.same([long.statusCode, long.headers['content-type']], [404, 'text/html; charset=utf-8'], "any other text (within the router's 100 characters): the page saying the link is not valid")
   t.equal((await app.inject({ url: '/shipments/track/nonsense' })).statusCode, 404)
   const renewed = new URL(await app.shipments.trackingLinks!.revoke(shipment.id))
   t.equal((await app.inject({ url: link.pathname })).statusCode, 404, 'a revoked link answers 404')

@@ -70,6 +70,7 @@ t.test('real responses of every route validate against the served document', asy
   const trackingPage = '/shipments/track/{token}'
   check(await app.inject({ url: new URL(await app.shipments.trackingLinks!.url(id)).pathname }), trackingPage, 'get')
   check(await app.inject({ url: '/shipments/track/forged-token' }), trackingPage, 'get')
+  check(await app.inject({ url: `/shipments/track/${'x'.repeat(65)}` }), trackingPage, 'get')
 
   const gateway = '/actions/shipments/gateway/handle'
   await app.shipments.integrations.create({ name: 'Hooks', handle: 'hooks', providerId: 'signed-webhook', settings: { secret: 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64') } })

@@ -224,12 +224,19 @@ t.test('every shipment of an order is reachable by its number, the 101st and the
     t.equal(response.json().shipment.id, target.id, `${shipmentNumber} names ${reference}`)
     t.equal((await shipmentRow(app, target.id)).status, 'in_progress')
   }
-  t.equal((await shipmentRow(app, (await byReference('C300-s010')).id)).status, 'new', 's100 did not move s010 or s1000 by a partial match')
+  const moved = (await app.shipments.shipments.list({ orderId: order, status: 'in_progress', perPage: 100 })).shipments.map((shipment) => shipment.reference)
+  t.same(moved.sort(), ['C300-s001', 'C300-s100', 'C300-s1000', 'C300-s1001', 'C300-s101'], 'each event moved its shipment and no other')
   const unknown = await send({ body: event({ orderNumber: 'C300', shipmentNumber: 1002, status: 'picking' }) })
   t.equal(unknown.statusCode, 400)
   t.equal(unknown.json().message, 'Unknown shipment 1002 of order C300.')
   const several = await send({ body: event({ orderNumber: 'C300', status: 'picking' }) })
   t.equal(several.json().message, 'Order C300 has 1001 shipments: shipmentNumber is required.')
+
+  // The order's reference changes later; its shipments keep theirs, and their numbers still name them.
+  await app.shipments.referenceOrders!.updateOrder(order, { reference: 'C300-RENAMED' })
+  const renamed = await send({ body: event({ orderNumber: 'C300-RENAMED', shipmentNumber: 2, status: 'picking' }) })
+  t.equal(renamed.statusCode, 200, 'shipment 2 of a renamed order')
+  t.equal(renamed.json().shipment.id, (await byReference('C300-s002')).id)
 })
 
 t.test('the webhook secret never reaches a log line', async (t) => {

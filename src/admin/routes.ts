@@ -199,6 +199,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   const csrfUserInfo = (request: FastifyRequest) => {
     const userId = String(request.shipmentsAdmin?.user.id ?? '')
     const session = admin.csrfSession?.(request)
+    // A promise (an async hook) would bind every session to the same text, silently: refused (a 500).
+    if (session != null && typeof session !== 'string') throw new TypeError('admin.csrfSession must return a string, null or undefined (synchronously)')
     return session ? `${userId}\u0000${session}` : userId
   }
 

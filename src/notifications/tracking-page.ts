@@ -64,7 +64,8 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
       schema: {
         summary: "A shipment's public tracking page (the signed link of notifications)",
         description: 'HTML for the customer, no login: the signed token in the path is the credential. Internal ids, notes and user names are never shown.',
-        params: Type.Object({ token: Type.String({ maxLength: 64 }) }),
+        // No length limit here: any token that is not a link gets the "not found" page, never a JSON 400.
+        params: Type.Object({ token: Type.String() }),
       },
     },
     async (request, reply) => {

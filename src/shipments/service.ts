@@ -319,16 +319,13 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     )
   }
 
-  /**
-   * A tracking number that arrives without a carrier or a tracking URL: the detected ones, written only
-   * where the shipment has none (a value the sender gave, now or before, is never overwritten).
-   */
   /** True when the update brings a tracking number and leaves the carrier or the tracking URL to detection. */
   function leavesToDetection(patch: ShipmentPatch): boolean {
     const { trackingNumber, carrier, trackingUrl } = patch.columns
     return Boolean(trackingNumber) && (carrier === undefined || trackingUrl === undefined)
   }
 
+  /** What detection gives for the update's tracking number, for the columns the update leaves out. */
   function detectedCarrierFill(patch: ShipmentPatch): FillableColumns {
     const { trackingNumber, carrier, trackingUrl } = patch.columns
     if (!leavesToDetection(patch)) return {}
@@ -342,8 +339,9 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
 
   /**
    * The detected carrier and tracking URL, written where the stored value is empty, or, when the tracking
-   * number changes, where the stored value is what detection gave for the old number (a link to the old
-   * parcel): a value the sender gave stays. A detected URL of the old number with none for the new one goes.
+   * number changes, where the stored value is what detection gives for the old number (a link to the old
+   * parcel; the package keeps no record of who wrote a value, so a sender's value equal to it counts as
+   * detected): any other value stays. A detected URL of the old number with none for the new one goes.
    */
   function applyDetection(before: ShipmentRow, columns: ShipmentColumns, patch: ShipmentPatch, fillEmpty: FillableColumns) {
     if (!leavesToDetection(patch)) return

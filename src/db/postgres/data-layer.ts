@@ -183,7 +183,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     async updateShipmentColumns(id, columns, fillEmpty = {}, options = {}) {
       if (!isInt4(id)) return undefined
       const fills = Object.fromEntries(Object.entries(fillEmpty).map(([column, value]) => [column, sql`coalesce(${shipments[column as keyof FillableColumns]}, ${value})`]))
-      const keptNumber = options.unlessTrackingNumberChanges ? sql` AND (${shipments.trackingNumber} IS NULL OR ${shipments.trackingNumber} = ${columns.trackingNumber ?? null})` : sql``
+      const keptNumber = options.unlessTrackingNumberChanges && columns.trackingNumber != null ? sql` AND (${shipments.trackingNumber} IS NULL OR ${shipments.trackingNumber} = ${columns.trackingNumber ?? null})` : sql``
       const [row] = await db.update(shipments).set({ ...columns, ...fills }).where(sql`${eq(shipments.id, id)}${keptNumber}`).returning()
       return row
     },

@@ -134,14 +134,17 @@ function parseEvent(rawBody: Buffer): ShipmentWebhookEvent & { occurredAtMs: num
 }
 
 /**
- * The reference a shipment number names: "2", "002" and "s002" name "1001-s002" (the reference format,
- * three digits at least, more from the thousandth shipment on), and a whole reference names itself.
+ * How a shipment number names a shipment of the order: "2", "002" and "s002" name the one whose reference
+ * ends in "-s002" (the reference format: three digits at least, more from the thousandth shipment on;
+ * by its end, since a shipment keeps its reference when the order's own changes later), and a whole
+ * reference names itself.
  */
-function wantedReference(orderReference: string, shipmentNumber: string | number): string {
+function shipmentNamed(shipmentNumber: string | number): { search: string; matches: (reference: string) => boolean } {
   const wanted = String(shipmentNumber).trim()
-  if (!/^s?\d+$/i.test(wanted)) return wanted
-  const number = Number(wanted.replace(/^s/i, ''))
-  return Number.isSafeInteger(number) && number >= 1 ? `${orderReference}-s${String(number).padStart(3, '0')}` : wanted
+  const number = /^s?\d+$/i.test(wanted) ? Number(wanted.replace(/^s/i, '')) : Number.NaN
+  if (!Number.isSafeInteger(number) || number < 1) return { search: wanted, matches: (reference) => reference === wanted }
+  const suffix = `-s${String(number).padStart(3, '0')}`
+  return { search: suffix, matches: (reference) => reference.endsWith(suffix) }
 }
 
 async function findTargetShipment(event: ShipmentWebhookEvent, context: ProviderContext) {
@@ -153,11 +156,11 @@ async function findTargetShipment(event: ShipmentWebhookEvent, context: Provider
     if (total > 1) throw new IntegrationError(`Order ${event.orderNumber} has ${total} shipments: shipmentNumber is required.`)
     return shipments[0]!
   }
-  // Found by its reference, however many shipments the order has (the search is a "contains": s100
-  // also finds s1000 to s1009, which the exact comparison leaves out).
-  const reference = wantedReference(order.reference, event.shipmentNumber)
-  const { shipments } = await context.shipments.list({ orderId: order.id, search: reference, perPage: 100 })
-  const shipment = shipments.find((candidate) => candidate.reference === reference)
+  // Found by its reference, however many shipments the order has (the search is a "contains": -s100
+  // also finds -s1000 to -s1009, which the comparison of the end leaves out).
+  const named = shipmentNamed(event.shipmentNumber)
+  const { shipments } = await context.shipments.list({ orderId: order.id, search: named.search, perPage: 100 })
+  const shipment = shipments.find((candidate) => named.matches(candidate.reference))
   if (!shipment) throw new IntegrationError(`Unknown shipment ${event.shipmentNumber} of order ${event.orderNumber}.`)
   return shipment
 }
