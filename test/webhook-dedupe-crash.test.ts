@@ -42,11 +42,11 @@ t.test('deliveries in flight when the host is SIGKILLed are applied once each af
     })
   }
 
-  const worker = spawnWorker([database, 'serve'])
+  const worker = spawnWorker([database, 'serve', '200'])
   const port = /^listening (\d+)$/.exec(await firstLine(worker))?.[1]
   t.ok(port, 'the host in the other process serves HTTP')
   // The whole burst at once; the host is killed as soon as the first answers are back, with the rest
-  // somewhere between the signature check and the commit.
+  // somewhere between the signature check and the commit, or committed with their answers held back.
   let answered = 0
   let killAfterFirst: () => void = () => undefined
   const firstAnswers = new Promise<void>((resolve) => (killAfterFirst = resolve))
