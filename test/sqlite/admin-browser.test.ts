@@ -6,8 +6,9 @@ import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildDemoHost, DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } from '../../examples/demo-host.js'
+import { launchChromium, listenOnLoopback } from '../fixtures/browser.js'
 import { tables, testDatabase } from '../fixtures/database.js'
 
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'screenshots', 'admin-browser')
@@ -17,18 +18,10 @@ t.test('a store admin\'s journey through the admin pages of the demo, in chromiu
   mkdirSync(SCREENSHOTS, { recursive: true })
   const app = await buildDemoHost({ database: await testDatabase(t, 'browser'), logger: false })
   t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const address = app.server.address()
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  const base = await listenOnLoopback(app)
   const { db, schema } = tables(app)
 
-  // Never skipped: CI installs Debian's chromium (.ci/run) when it is missing.
-  const browser: Browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
-  t.teardown(() => browser.close())
+  const browser = await launchChromium(t)
   const page: Page = await browser.newPage()
   const dialogs: string[] = []
   page.on('dialog', (dialog) => {
@@ -159,16 +152,9 @@ t.test('the order page with lines in chromium: pre-fill by rule, a refusal besid
   mkdirSync(SCREENSHOTS, { recursive: true })
   const app = await buildDemoHost({ database: await testDatabase(t, 'browser-lines'), logger: false })
   t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const address = app.server.address()
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  const base = await listenOnLoopback(app)
 
-  const browser: Browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
-  t.teardown(() => browser.close())
+  const browser = await launchChromium(t)
   const page: Page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
   const violations: string[] = []
   page.on('console', (message) => {

@@ -6,8 +6,9 @@ import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { eq, isNull } from 'drizzle-orm'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildDemoHost, DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } from '../../examples/demo-host.js'
+import { launchChromium, listenOnLoopback } from '../fixtures/browser.js'
 import { tables, testDatabase } from '../fixtures/database.js'
 
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'screenshots', 'admin-browser')
@@ -17,9 +18,7 @@ t.test('the overview, the gateway URL\'s copy button and the styled forms, in ch
   mkdirSync(SCREENSHOTS, { recursive: true })
   const app = await buildDemoHost({ database: await testDatabase(t, 'browser-overview'), logger: false })
   t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const address = app.server.address()
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  const base = await listenOnLoopback(app)
   const { db, schema } = tables(app)
   const service = app.shipments.shipments
 
@@ -47,12 +46,7 @@ t.test('the overview, the gateway URL\'s copy button and the styled forms, in ch
   })
   t.equal(exported.status, 200)
 
-  const browser: Browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
-  t.teardown(() => browser.close())
+  const browser = await launchChromium(t)
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
   const page: Page = await context.newPage()

@@ -5,12 +5,12 @@
 import t, { type Test } from 'tap'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { FastifyInstance } from 'fastify'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { buildDemoHost } from '../../examples/demo-host.js'
 import { createMailCapture } from '../../examples/demo-mail.js'
 import { standaloneTrackingLayout } from '../../src/index.js'
 import { buildTestApp } from '../fixtures/app.js'
+import { launchChromium, listenOnLoopback } from '../fixtures/browser.js'
 import { testDatabase } from '../fixtures/database.js'
 import { eventually } from '../fixtures/outbox.js'
 
@@ -20,13 +20,7 @@ const XSS = '<img src=x onerror=alert(1)>'
 /** Chromium with a page that records dialogs (none may open) and Content-Security-Policy reports. */
 async function openBrowser(t: Test) {
   mkdirSync(SCREENSHOTS, { recursive: true })
-  // Never skipped: CI installs Debian's chromium (.ci/run) when it is missing.
-  const browser: Browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
-  t.teardown(() => browser.close())
+  const browser = await launchChromium(t)
   const page: Page = await browser.newPage({ viewport: { width: 1200, height: 800 } })
   const dialogs: string[] = []
   const violations: string[] = []
@@ -35,12 +29,6 @@ async function openBrowser(t: Test) {
   })
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
   return { page, dialogs, violations, shot }
-}
-
-async function listen(app: FastifyInstance) {
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const address = app.server.address()
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
 }
 
 t.test('the public tracking page in a host layout, in chromium: the host header around it, escaping, a revoked link 404s', async (t) => {
@@ -58,7 +46,7 @@ t.test('the public tracking page in a host layout, in chromium: the host header 
   const lines = (await app.shipments.orders.orderLines!(orderId))!
   const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: lines[0].id, quantity: 1 }] })
   await app.shipments.shipments.update(shipment.id, { status: 'shipped', carrier: XSS, trackingNumber: '1Z5R89390357567127', fulfillmentNotes: 'aisle 7, internal' })
-  const base = await listen(app)
+  const base = await listenOnLoopback(app)
   const { page, dialogs, violations, shot } = await openBrowser(t)
   page.on('dialog', (dialog) => {
     dialogs.push(dialog.message())
@@ -94,7 +82,7 @@ t.test('the notification admin pages over the demo, in chromium: list, test send
   const mailbox = createMailCapture()
   const app = await buildDemoHost({ database: await testDatabase(t, 'browser-notifications'), logger: false, mailbox })
   t.teardown(() => app.close())
-  const base = await listen(app)
+  const base = await listenOnLoopback(app)
   const { page, dialogs, violations, shot } = await openBrowser(t)
   // The revoke button asks first (data-confirm): accept that one; record every dialog.
   page.on('dialog', (dialog) => {
