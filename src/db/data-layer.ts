@@ -135,7 +135,7 @@ export interface NewOutboxMessage {
   /** Messages with one key are handled in commit order (a shipment's events: `shipment:<id>`). */
   orderingKey: string
   payload: Record<string, unknown>
-  /** Unique; a message written again with the same id is ignored (idempotent follow-ups). Default: a random UUID. */
+  /** Unique; a message written again with the same id is ignored (idempotent follow-ups). Default: a new UUID version 7 (in creation order, see newMessageId). */
   messageId?: string
   /** Not before this time. Default: now. */
   availableAt?: Date

@@ -22,6 +22,8 @@ export type DatabaseHandle =
 export interface OpenOptions {
   lockDirectory?: string | null
   onLockCompromised?: (lockName: string, error: Error) => void
+  /** A SQLite checkpoint worker that failed (checkpoints go back inside commits). */
+  onCheckpointError?: (error: Error) => void
   /** Errors of idle pooled connections (PostgreSQL). */
   onPoolError: (error: Error) => void
 }

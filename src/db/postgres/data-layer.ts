@@ -1,7 +1,6 @@
 // The data layer on PostgreSQL (node-postgres): every write a transaction from the pool; the transition
 // mutex is an in-process queue (so waiting requests do not hold connections) in front of a
 // transaction-scoped advisory lock, held until commit and released by the server if the process dies.
-import { randomUUID } from 'node:crypto'
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql } from 'drizzle-orm'
 import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
@@ -276,7 +275,6 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
             lockClass: ADVISORY_LOCK_CLASS.shipmentTransition,
             now,
           },
-          randomUUID,
         )
         return written === 'moved' ? 'moved' : { ...outcome, messages: written }
       }

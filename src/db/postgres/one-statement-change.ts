@@ -6,6 +6,7 @@ import type { NewHistoryRow, NewOutboxMessage, OutboxClaim, OutboxRow, ShipmentC
 import type { PostgresDatabase } from './connection.js'
 import { outbox, shipments, shipmentStatusHistory } from './schema.js'
 import { parsePostgresTimestamp } from './timestamps.js'
+import { newMessageId } from '../../outbox/message-id.js'
 
 /**
  * Values read the same whatever type parsers the host set on pg globally (a host's pool may be passed
@@ -120,7 +121,7 @@ export interface OneStatementChange {
 }
 
 /** Writes the change in one statement; 'moved' when the row is no longer the version read (nothing written). */
-export async function commitInOneStatement(db: PostgresDatabase, change: OneStatementChange, newMessageId: () => string): Promise<OutboxRow[] | 'moved'> {
+export async function commitInOneStatement(db: PostgresDatabase, change: OneStatementChange): Promise<OutboxRow[] | 'moved'> {
   const { shipment, after, history, event, claimFor, now } = change
   const encode = ([, column]: [string, Column], value: unknown) => (value === null || value === undefined ? null : column.mapToDriverValue(value))
   const historyRow = history ? { ...history, id: shipment.historyId, shipmentId: shipment.row.id } : null

@@ -1,6 +1,6 @@
 // The outbox and webhook subscriptions on PostgreSQL. Sweeps claim one instance at a time (a
 // transaction-level advisory lock), so two instances never split one key's run of events between them.
-import { randomUUID } from 'node:crypto'
+import { newMessageId } from '../../outbox/message-id.js'
 import { and, asc, desc, eq, gt, inArray, isNull, like, lt, lte, ne, or, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
@@ -26,7 +26,7 @@ export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, me
     const [row] = await tx
       .insert(outbox)
       .values({
-        messageId: message.messageId ?? randomUUID(),
+        messageId: message.messageId ?? newMessageId(),
         kind: message.kind,
         name: message.name,
         orderingKey: message.orderingKey,

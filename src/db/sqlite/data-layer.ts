@@ -30,7 +30,8 @@ import {
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
 import { createSqliteNotificationStore } from './notifications.js'
-import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, writeTransaction, type SqliteDatabase } from './dialect.js'
+import { createCheckpointer } from './checkpointer.js'
+import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
@@ -53,8 +54,10 @@ export interface SqliteDataLayerOptions {
   lockDirectory?: string | null
   /** Called when a held file lock was lost. */
   onLockCompromised?: (lockName: string, error: Error) => void
-  /** Close the connection with the data layer (the package opened it). */
+  /** Close the connection with the data layer (the package opened it); its checkpoints then run in a worker thread. */
   owned: boolean
+  /** A checkpoint worker that failed: checkpoints are back inside commits. */
+  onCheckpointError?: (error: Error) => void
 }
 
 const SHIPMENT_COLUMNS = Object.entries(getTableColumns(shipments) as Record<string, Column>)
@@ -91,6 +94,9 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
   const busyTimeoutMs = db.$client.pragma('busy_timeout', { simple: true }) as number
   // Updates and transitions that arrive together commit together (see group-commit.ts).
   const group = createGroupCommit(db, busyTimeoutMs)
+  // A file the package opened is checkpointed off the event loop (see checkpointer.ts).
+  const checkpointer = options.owned ? createCheckpointer(db, { onError: options.onCheckpointError }) : null
+  if (checkpointer) onWriteCommit(db, checkpointer.committed)
   // Named locks held across asynchronous work (a push to an integration) cannot be a transaction:
   // they are lock files, shared by every process on the file.
   const namedLocks = createMutex({
@@ -139,27 +145,39 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     .values({ orderId: sql.placeholder('orderId'), status: sql.placeholder('status'), createdAt: sql.placeholder('createdAt') })
     .onConflictDoNothing()
     .prepare()
+  // Parameters by position (binding by name cost as much as the statement): the changed columns and the
+  // filled ones in the order of the key, then the id and, with the tracking-number condition, the number.
   const updateStatements = new Map<string, ReturnType<typeof prepareUpdate>>()
-  function prepareUpdate(columns: readonly string[], fills: readonly string[], unlessTrackingNumberChanges: boolean) {
+  function prepareUpdate(columns: readonly string[], fills: readonly string[], unlessTrackingNumberChanges: boolean, returning: boolean) {
     const name = (key: string) => `"${(shipments[key as keyof typeof shipments.$inferSelect] as Column).name}"`
-    const set = [...columns.map((key) => `${name(key)} = @${key}`), ...fills.map((key) => `${name(key)} = coalesce(${name(key)}, @fill_${key})`)]
-    const keptNumber = unlessTrackingNumberChanges ? ' AND (tracking_number IS NULL OR tracking_number = @trackingNumber)' : ''
-    return db.$client.prepare(`UPDATE shipments_shipments SET ${set.join(', ')} WHERE id = @id${keptNumber} RETURNING ${SHIPMENT_COLUMN_LIST}`).raw()
+    const set = [...columns.map((key) => `${name(key)} = ?`), ...fills.map((key) => `${name(key)} = coalesce(${name(key)}, ?)`)]
+    const keptNumber = unlessTrackingNumberChanges ? ' AND (tracking_number IS NULL OR tracking_number = ?)' : ''
+    const statement = db.$client.prepare(`UPDATE shipments_shipments SET ${set.join(', ')} WHERE id = ?${keptNumber}${returning ? ` RETURNING ${SHIPMENT_COLUMN_LIST}` : ''}`)
+    return returning ? statement.raw() : statement
   }
-  function updateRow(id: number, changes: ShipmentColumns, fillEmpty: FillableColumns = {}, unlessTrackingNumberChanges = false): ShipmentRow | undefined {
+  /**
+   * Writes the columns; with `fillEmpty`, those of its columns that are empty. Returns the row as it is
+   * now, read back, or (`known`: the row as read in this transaction) merged from it without a read.
+   */
+  function updateRow(id: number, changes: ShipmentColumns, fillEmpty: FillableColumns = {}, unlessTrackingNumberChanges = false, known?: ShipmentRow): ShipmentRow | undefined {
     const columns = Object.keys(changes).sort()
     const fills = Object.keys(fillEmpty).sort()
-    const key = `${columns.join(',')};${fills.join(',')};${unlessTrackingNumberChanges}`
+    const keptNumber = unlessTrackingNumberChanges && columns.includes('trackingNumber')
+    const returning = known === undefined
+    const key = `${columns.join(',')};${fills.join(',')};${keptNumber};${returning}`
     let statement = updateStatements.get(key)
     if (!statement) {
       if (updateStatements.size >= 256) updateStatements.clear()
-      statement = prepareUpdate(columns, fills, unlessTrackingNumberChanges && columns.includes('trackingNumber'))
+      statement = prepareUpdate(columns, fills, keptNumber, returning)
       updateStatements.set(key, statement)
     }
-    const values: Record<string, unknown> = { id }
-    for (const [column, value] of Object.entries(changes)) values[column] = encodeColumnValue(value)
-    for (const [column, value] of Object.entries(fillEmpty)) values[`fill_${column}`] = value
-    return decodeShipment(statement.get(values) as unknown[] | undefined)
+    const values: unknown[] = []
+    for (const column of columns) values.push(encodeColumnValue(changes[column as keyof ShipmentColumns]))
+    for (const column of fills) values.push(fillEmpty[column as keyof FillableColumns])
+    values.push(id)
+    if (keptNumber) values.push(changes.trackingNumber)
+    if (!returning) return statement.run(...values).changes > 0 ? { ...known, ...changes } : undefined
+    return decodeShipment(statement.get(...values) as unknown[] | undefined)
   }
 
   /** True when the integration already applied a later event to the shipment. */
@@ -275,7 +293,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         // The IMMEDIATE transaction serializes every writer of the file: no other allocation can interleave.
         const toCheck = allocationToCheck(before, plan.columns)
         if (toCheck) checkAllocation(toCheck, allocatedInOrder(before.orderId, id))
-        const row = updateRow(id, plan.columns)!
+        const row = updateRow(id, plan.columns, {}, false, before)!
         let orderAdvanceClaimed = false
         if (plan.claimOrderAdvance !== null && orderComplete(selectLive.all({ orderId: row.orderId }) as ShipmentRow[], plan.requireCoverage)) {
           orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
@@ -608,6 +626,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async close() {
       group.flush()
+      await checkpointer?.close()
       if (options.owned) db.$client.close()
     },
   }

@@ -13,6 +13,16 @@ export type SqliteDatabase = BetterSQLite3Database<any> & { $client: Database.Da
 
 const migrationsFolder = fileURLToPath(new URL('../../../drizzle/sqlite', import.meta.url))
 
+/**
+ * The WAL size (pages) at which a commit checkpoints: SQLite then copies the pages into the database
+ * file and syncs both files inside the commit, on the event loop. At SQLite's default (1,000 pages, about a
+ * hundred status changes with their history rows and outbox events) this cost transitions over a third
+ * of their throughput; four times as many pages per checkpoint copy the pages rewritten meanwhile once,
+ * and sync a quarter as often (a WAL of 16 MB). The data layer's checkpointer (checkpointer.ts) takes
+ * checkpoints off the event loop once a host writes steadily.
+ */
+export const COMMIT_CHECKPOINT_PAGES = 4000
+
 /** Opens the embedded default: WAL so readers never block the writer, and a busy timeout for writers. */
 export function openSqliteFile(filename: string): SqliteDatabase {
   if (filename !== ':memory:') mkdirSync(dirname(resolve(filename)), { recursive: true })
@@ -20,11 +30,7 @@ export function openSqliteFile(filename: string): SqliteDatabase {
   client.pragma('journal_mode = WAL')
   client.pragma('busy_timeout = 10000')
   client.pragma('synchronous = NORMAL')
-  // A checkpoint runs inside the commit that grows the WAL past this many pages, on the event loop, and
-  // syncs the file twice: at SQLite's default (1,000 pages, about a hundred status changes with their
-  // history rows and outbox events) it cost transitions over a third of their throughput. Four times as many pages
-  // per checkpoint copy the pages rewritten meanwhile once, and sync a quarter as often (a WAL of 16 MB).
-  client.pragma('wal_autocheckpoint = 4000')
+  client.pragma(`wal_autocheckpoint = ${COMMIT_CHECKPOINT_PAGES}`)
   client.pragma('foreign_keys = ON')
   return drizzle({ client }) as SqliteDatabase
 }
@@ -56,9 +62,18 @@ export function writeTransaction<T>(db: SqliteDatabase, work: (tx: SqliteDatabas
     runImmediate = transactionFunction.immediate as (task: () => unknown) => unknown
     immediateRunners.set(db.$client, runImmediate)
   }
-  return runImmediate(() => work(db)) as T
+  const result = runImmediate(() => work(db)) as T
+  // A nested call is a savepoint: only the outermost transaction commits.
+  if (!db.$client.inTransaction) commitListeners.get(db.$client)?.()
+  return result
 }
 const immediateRunners = new WeakMap<Database.Database, (task: () => unknown) => unknown>()
+const commitListeners = new WeakMap<Database.Database, () => void>()
+
+/** Calls `listener` after each write transaction of writeTransaction on this connection commits. */
+export function onWriteCommit(db: SqliteDatabase, listener: () => void): void {
+  commitListeners.set(db.$client, listener)
+}
 
 /**
  * writeTransaction, waiting at most `waitMs` (not the connection's busy timeout, `busyTimeoutMs`) for

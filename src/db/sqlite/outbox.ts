@@ -1,7 +1,7 @@
 // The outbox and webhook subscriptions on SQLite. One writer at a time holds the file, so a claim is
 // one UPDATE ... RETURNING over the due rows: two processes can never claim the same message, nor split
 // one key's run of events between them.
-import { randomUUID } from 'node:crypto'
+import { newMessageId } from '../../outbox/message-id.js'
 import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
 import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'
@@ -15,40 +15,37 @@ import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscription
  */
 export function createSqliteOutboxWriter(db: SqliteDatabase) {
   // One statement: the claim is decided by the older pending messages of the key, in the insert itself.
-  // (`WHERE true`: an upsert's INSERT ... SELECT needs a WHERE clause to parse.)
-  const insert = db.$client.prepare(
-    `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, payload, available_at, claimed_until, claimed_by, created_at)
-     SELECT :messageId, :kind, :name, :orderingKey, :payload, :availableAt,
-            CASE WHEN claim.held THEN :claimedUntil END, CASE WHEN claim.held THEN :instanceId END, :createdAt
-       FROM (SELECT :instanceId IS NOT NULL AND NOT EXISTS (
-               SELECT 1 FROM shipments_outbox WHERE ordering_key = :orderingKey AND state = 'pending' AND kind = :kind
-                  AND (kind = 'job' OR claimed_by IS NULL OR claimed_by <> :instanceId)) AS held) AS claim
-      WHERE true
-     ON CONFLICT DO NOTHING RETURNING id, claimed_by`,
-  )
+  // (`WHERE true`: an upsert's INSERT ... SELECT needs a WHERE clause to parse.) Parameters by position
+  // (better-sqlite3 has no numbered ones, so some come twice) and the row as an array: binding by name
+  // cost as much again as the statement's own work.
+  const insert = db.$client
+    .prepare(
+      `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, payload, available_at, claimed_until, claimed_by, created_at)
+       SELECT ?, ?, ?, ?, ?, ?, CASE WHEN claim.held THEN ? END, CASE WHEN claim.held THEN ? END, ?
+         FROM (SELECT ? IS NOT NULL AND NOT EXISTS (
+                 SELECT 1 FROM shipments_outbox WHERE ordering_key = ? AND state = 'pending' AND kind = ?
+                    AND (kind = 'job' OR claimed_by IS NULL OR claimed_by <> ?)) AS held) AS claim
+        WHERE true
+       ON CONFLICT DO NOTHING RETURNING id, claimed_by`,
+    )
+    .raw()
   return function writeMessages(messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): OutboxRow[] {
     const written: OutboxRow[] = []
     for (const message of messages) {
       // A message that must wait is left to the sweep, or to the hand-off of the job before it.
-      const messageId = message.messageId ?? randomUUID()
+      const messageId = message.messageId ?? newMessageId()
       const payload = JSON.stringify(message.payload)
       const availableAt = message.availableAt ?? now
       const claimedUntil = claimFor ? now.getTime() + claimFor.leaseMs : null
-      const row = insert.get({
-        messageId,
-        kind: message.kind,
-        name: message.name,
-        orderingKey: message.orderingKey,
-        payload,
-        availableAt: availableAt.getTime(),
-        claimedUntil,
-        instanceId: claimFor?.instanceId ?? null,
-        createdAt: now.getTime(),
-      }) as { id: number; claimed_by: string | null } | undefined
-      if (!row) continue
+      const instanceId = claimFor?.instanceId ?? null
+      const { kind, orderingKey } = message
+      // The columns, then the claim's own (its subquery).
+      const inserted = insert.get(messageId, kind, message.name, orderingKey, payload, availableAt.getTime(), claimedUntil, instanceId, now.getTime(), instanceId, orderingKey, kind, instanceId) as [id: number, claimedBy: string | null] | undefined
+      if (!inserted) continue
+      const [id, claimedBy] = inserted
       // The row as written, without reading it back; the payload a copy of its own, as a read gives.
       written.push({
-        id: row.id,
+        id,
         messageId,
         kind: message.kind,
         name: message.name,
@@ -57,8 +54,8 @@ export function createSqliteOutboxWriter(db: SqliteDatabase) {
         state: 'pending',
         attempts: 0,
         availableAt: new Date(availableAt.getTime()),
-        claimedUntil: row.claimed_by === null ? null : new Date(claimedUntil!),
-        claimedBy: row.claimed_by,
+        claimedUntil: claimedBy === null ? null : new Date(claimedUntil!),
+        claimedBy,
         lastError: null,
         createdAt: new Date(now.getTime()),
         doneAt: null,
