@@ -94,9 +94,10 @@ export function createCheckpointer(
 
   function start(): Worker {
     const started = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: driverPath(), file } })
-    // Never what keeps a process alive: a host that exits without closing loses nothing but a checkpoint.
-    started.unref()
     started.on('message', (result: CheckpointResult) => {
+      // Idle, the worker never keeps a process alive (a host that exits without closing loses nothing);
+      // a checkpoint that runs is waited for.
+      started.unref()
       lastResult = result
       settle()
     })
@@ -117,6 +118,7 @@ export function createCheckpointer(
       commits = 0
       running = true
       worker ??= start()
+      worker.ref()
       worker.postMessage('checkpoint')
     },
 
@@ -131,6 +133,8 @@ export function createCheckpointer(
       worker = null
       if (!stopping) return
       const exited = new Promise<void>((resolve) => stopping.once('exit', () => resolve()))
+      // Awaited, the exit keeps the process alive until it comes.
+      stopping.ref()
       stopping.postMessage('close')
       await exited
       settle()

@@ -1,0 +1,124 @@
+// SQLite only: a file the package opened is checkpointed by a worker thread of its own, every so many
+// commits, while commits checkpoint only as a fallback; a failing worker gives checkpoints back to the
+// commits; a host's own connection and a database in memory keep SQLite's settings.
+import { copyFileSync, renameSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import { COMMITS_PER_CHECKPOINT, FALLBACK_CHECKPOINT_PAGES, createCheckpointer } from '../../src/db/sqlite/checkpointer.js'
+import { COMMIT_CHECKPOINT_PAGES, onWriteCommit, openSqliteFile, writeTransaction, type SqliteDatabase } from '../../src/db/sqlite/dialect.js'
+import { buildTestApp, insertOrder, postUpdate } from '../fixtures/app.js'
+import { tables } from '../fixtures/database.js'
+
+const autocheckpoint = (db: SqliteDatabase) => db.$client.pragma('wal_autocheckpoint', { simple: true })
+
+function scratch(t: { testdir(): string; teardown(fn: () => unknown): void }) {
+  const file = join(t.testdir(), 'checkpoints.sqlite')
+  const db = openSqliteFile(file)
+  db.$client.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)')
+  t.teardown(() => db.$client.open && db.$client.close())
+  const insert = db.$client.prepare('INSERT INTO notes (text) VALUES (?)')
+  // Each commit a few pages: a WAL with something to copy.
+  const writeNotes = (count: number) => {
+    for (let index = 0; index < count; index++) writeTransaction(db, () => insert.run('x'.repeat(3000)))
+  }
+  return { file, db, writeNotes }
+}
+
+t.test('every so many commits, the worker copies the whole WAL into the database file', async (t) => {
+  const { file, db, writeNotes } = scratch(t)
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 5 })!
+  t.teardown(() => checkpointer.close())
+  onWriteCommit(db, checkpointer.committed)
+
+  writeNotes(4)
+  t.equal(await checkpointer.settled(), null, 'no checkpoint before the fifth commit')
+  t.equal(autocheckpoint(db), COMMIT_CHECKPOINT_PAGES, 'and no worker: commits checkpoint as SQLite does')
+
+  writeNotes(1)
+  const result = await checkpointer.settled()
+  t.ok(result, 'the fifth commit asked for a checkpoint')
+  t.equal(result!.busy, 0)
+  t.ok(result!.log > 0, 'the WAL had pages')
+  t.equal(result!.checkpointed, result!.log, 'every page of it was copied')
+  t.equal(autocheckpoint(db), FALLBACK_CHECKPOINT_PAGES, 'commits checkpoint only as a fallback now')
+
+  // What the worker copied is in the database file: a copy of the file alone (no WAL) holds every note.
+  const copy = `${file}-copy`
+  copyFileSync(file, copy)
+  const reader = new Database(copy, { readonly: true })
+  t.teardown(() => reader.close())
+  t.equal((reader.prepare('SELECT count(*) AS n FROM notes').get() as { n: number }).n, 5)
+})
+
+t.test('a checkpoint is asked for again only after as many more commits, and not while one runs', async (t) => {
+  const { db, writeNotes } = scratch(t)
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 3 })!
+  t.teardown(() => checkpointer.close())
+  onWriteCommit(db, checkpointer.committed)
+  writeNotes(3)
+  const first = await checkpointer.settled()
+  writeNotes(2)
+  t.equal(await checkpointer.settled(), first, 'two commits later: still the first checkpoint')
+  writeNotes(1)
+  const second = await checkpointer.settled()
+  t.not(second, first, 'the third commit asked for another')
+  t.equal(second!.checkpointed, second!.log)
+})
+
+t.test('a worker that fails gives checkpoints back to the commits, and says why', async (t) => {
+  const { file, db, writeNotes } = scratch(t)
+  const errors: Error[] = []
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 1, onError: (error) => errors.push(error) })!
+  t.teardown(() => checkpointer.close())
+  onWriteCommit(db, checkpointer.committed)
+  // The worker opens the file by name when it starts: moved away, there is nothing to open.
+  renameSync(file, `${file}-moved`)
+  writeNotes(1)
+  t.equal(await checkpointer.settled(), null, 'no checkpoint came')
+  t.equal(errors.length, 1)
+  t.match(errors[0], { code: 'SQLITE_CANTOPEN' })
+  t.equal(autocheckpoint(db), COMMIT_CHECKPOINT_PAGES, 'commits checkpoint again')
+  writeNotes(3)
+  t.equal(await checkpointer.settled(), null, 'and no new worker is started')
+  t.equal(errors.length, 1)
+})
+
+t.test('after close, commits ask for nothing', async (t) => {
+  const { db, writeNotes } = scratch(t)
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 1 })!
+  onWriteCommit(db, checkpointer.committed)
+  writeNotes(1)
+  const result = await checkpointer.settled()
+  await checkpointer.close()
+  writeNotes(3)
+  t.equal(await checkpointer.settled(), result, 'the last result stays the one before close')
+})
+
+t.test('a database in memory has no checkpointer', async (t) => {
+  const client = new Database(':memory:')
+  t.teardown(() => client.close())
+  t.equal(createCheckpointer(drizzle({ client }) as SqliteDatabase), null)
+})
+
+t.test('the file the package opens starts its checkpointer after as many commits; a host\'s own connection keeps its settings', async (t) => {
+  const app = await buildTestApp(t)
+  const db = tables(app).db as unknown as SqliteDatabase
+  const orderId = await insertOrder(app)
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  t.equal(autocheckpoint(db), COMMIT_CHECKPOINT_PAGES)
+  // One at a time: each update its own commit.
+  const statuses = new Set<number>()
+  for (let index = 0; index < COMMITS_PER_CHECKPOINT; index++) statuses.add((await postUpdate(app, shipment.id, { fulfillmentNotes: `note ${index}` })).statusCode)
+  t.same([...statuses], [200])
+  t.equal(autocheckpoint(db), FALLBACK_CHECKPOINT_PAGES, 'the worker runs')
+
+  const hostDb = openSqliteFile(join(t.testdir(), 'host.sqlite'))
+  t.teardown(() => hostDb.$client.close())
+  const hosted = await buildTestApp(t, { database: hostDb })
+  const hostedOrder = await insertOrder(hosted)
+  const [hostedShipment] = await hosted.shipments.shipments.create(hostedOrder)
+  for (let index = 0; index < COMMITS_PER_CHECKPOINT; index++) await postUpdate(hosted, hostedShipment.id, { fulfillmentNotes: `note ${index}` })
+  t.equal(autocheckpoint(hostDb), COMMIT_CHECKPOINT_PAGES, "the host's connection checkpoints as the host set it")
+})
