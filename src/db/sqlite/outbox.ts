@@ -14,21 +14,20 @@ import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscription
  * a job behind any older pending job of its key. Prepared once: the insert is on every transition's path.
  */
 export function createSqliteOutboxWriter(db: SqliteDatabase) {
-  // One statement: the claim is decided by the older pending messages of the key, in the insert itself.
-  // (`WHERE true`: an upsert's INSERT ... SELECT needs a WHERE clause to parse.) Parameters by position
-  // (better-sqlite3 has no numbered ones, so some come twice) and the row as an array: binding by name
-  // cost as much again as the statement's own work.
-  const insert = db.$client
+  // Two statements in the caller's write transaction (no other writer can come between them): whether
+  // an older pending message of the key keeps this one waiting, then the insert. One INSERT ... SELECT
+  // that decided the claim and returned the row did the same work in 6.5 µs a message against 4 µs.
+  // Parameters by position: binding by name cost as much again as a statement's own work.
+  const waitsBehind = db.$client
     .prepare(
-      `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, payload, available_at, claimed_until, claimed_by, created_at)
-       SELECT ?, ?, ?, ?, ?, ?, CASE WHEN claim.held THEN ? END, CASE WHEN claim.held THEN ? END, ?
-         FROM (SELECT ? IS NOT NULL AND NOT EXISTS (
-                 SELECT 1 FROM shipments_outbox WHERE ordering_key = ? AND state = 'pending' AND kind = ?
-                    AND (kind = 'job' OR claimed_by IS NULL OR claimed_by <> ?)) AS held) AS claim
-        WHERE true
-       ON CONFLICT DO NOTHING RETURNING id, claimed_by`,
+      `SELECT 1 FROM shipments_outbox WHERE ordering_key = ? AND state = 'pending' AND kind = ?
+          AND (kind = 'job' OR claimed_by IS NULL OR claimed_by <> ?) LIMIT 1`,
     )
-    .raw()
+    .pluck()
+  const insert = db.$client.prepare(
+    `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, payload, available_at, claimed_until, claimed_by, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  )
   return function writeMessages(messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): OutboxRow[] {
     const written: OutboxRow[] = []
     for (const message of messages) {
@@ -36,16 +35,15 @@ export function createSqliteOutboxWriter(db: SqliteDatabase) {
       const messageId = message.messageId ?? newMessageId()
       const payload = JSON.stringify(message.payload)
       const availableAt = message.availableAt ?? now
-      const claimedUntil = claimFor ? now.getTime() + claimFor.leaseMs : null
-      const instanceId = claimFor?.instanceId ?? null
       const { kind, orderingKey } = message
-      // The columns, then the claim's own (its subquery).
-      const inserted = insert.get(messageId, kind, message.name, orderingKey, payload, availableAt.getTime(), claimedUntil, instanceId, now.getTime(), instanceId, orderingKey, kind, instanceId) as [id: number, claimedBy: string | null] | undefined
-      if (!inserted) continue
-      const [id, claimedBy] = inserted
+      const claimedBy = claimFor && waitsBehind.get(orderingKey, kind, claimFor.instanceId) === undefined ? claimFor.instanceId : null
+      const claimedUntil = claimedBy === null ? null : now.getTime() + claimFor!.leaseMs
+      const inserted = insert.run(messageId, kind, message.name, orderingKey, payload, availableAt.getTime(), claimedUntil, claimedBy, now.getTime())
+      // A message id written before: the message is there already (an idempotent follow-up).
+      if (inserted.changes === 0) continue
       // The row as written, without reading it back; the payload a copy of its own, as a read gives.
       written.push({
-        id,
+        id: Number(inserted.lastInsertRowid),
         messageId,
         kind: message.kind,
         name: message.name,
@@ -54,7 +52,7 @@ export function createSqliteOutboxWriter(db: SqliteDatabase) {
         state: 'pending',
         attempts: 0,
         availableAt: new Date(availableAt.getTime()),
-        claimedUntil: claimedBy === null ? null : new Date(claimedUntil!),
+        claimedUntil: claimedUntil === null ? null : new Date(claimedUntil),
         claimedBy,
         lastError: null,
         createdAt: new Date(now.getTime()),
