@@ -62,9 +62,14 @@ export function createPostgresChangeStamp(db: PostgresDatabase, localWrites: () 
   return async () => {
     const now = performance.now()
     if (now - readAt >= otherInstancesMs) {
-      // is_called too: the first nextval() leaves last_value as it was and only sets is_called.
-      const { rows } = await db.$client.query<{ stamp: string }>("SELECT last_value || '.' || is_called AS stamp FROM shipments_change_seq")
-      sequenceValue = rows[0].stamp
+      // is_called too: the first nextval() leaves last_value as it was and only sets is_called. A named
+      // (server-prepared) statement: the export reads it on every request.
+      const { rows } = await db.$client.query<[string]>({
+        name: 'shipments-change-stamp',
+        text: "SELECT last_value || '.' || is_called FROM shipments_change_seq",
+        rowMode: 'array',
+      })
+      sequenceValue = rows[0][0]
       readAt = now
     }
     return `${localWrites()}.${sequenceValue}.${Math.floor(Date.now() / 1000)}`
