@@ -22,8 +22,15 @@ t.test('events are written with their change and delivered once, in commit order
   app.shipments.events.on('shipmentStatusChanged', (event) => void seen.push({ name: 'shipmentStatusChanged', eventId: event.eventId, status: event.to }))
   app.shipments.events.on('orderAdvanced', (event) => void seen.push({ name: 'orderAdvanced', eventId: event.eventId }))
 
+  const startedAt = Date.now()
   const { orderId, shipmentIds: [id] } = await orderWithShipments(app)
   for (const status of ['in_progress', 'fulfilled', 'shipped'] as const) t.equal((await postUpdate(app, id, { status })).statusCode, 200)
+  // UUIDs version 7 (RFC 9562): the variant's bits, and the creation time in the first 48 bits.
+  const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+  // (orderAdvanced's id is its job's, with ':advanced': written once however often the job runs.)
+  t.ok(seen.every((event) => UUID_V7.test(event.eventId.replace(/:advanced$/, ''))), 'event ids are UUIDs version 7')
+  const createdAt = seen.map((event) => parseInt(event.eventId.slice(0, 8) + event.eventId.slice(9, 13), 16))
+  t.ok(createdAt.every((time, index) => time >= startedAt && time <= Date.now() && (index === 0 || time >= createdAt[index - 1])), 'in creation order, with their creation time')
   t.same(
     seen.map((event) => event.status ?? event.name),
     ['shipmentCreated', 'in_progress', 'fulfilled', 'shipped', 'orderAdvanced'],
