@@ -1,8 +1,10 @@
 // SQLite only: a file the package opened is checkpointed by a worker thread of its own, every so many
 // commits, while commits checkpoint only as a fallback; a failing worker gives checkpoints back to the
 // commits; a host's own connection and a database in memory keep SQLite's settings.
+import { spawn } from 'node:child_process'
 import { copyFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
@@ -10,6 +12,9 @@ import { COMMITS_PER_CHECKPOINT, FALLBACK_CHECKPOINT_PAGES, createCheckpointer }
 import { COMMIT_CHECKPOINT_PAGES, onWriteCommit, openSqliteFile, writeTransaction, type SqliteDatabase } from '../../src/db/sqlite/dialect.js'
 import { buildTestApp, insertOrder, postUpdate } from '../fixtures/app.js'
 import { tables } from '../fixtures/database.js'
+import { exited } from '../fixtures/processes.js'
+
+const closeWorkerPath = fileURLToPath(new URL('../fixtures/checkpoint-close-worker.ts', import.meta.url))
 
 const autocheckpoint = (db: SqliteDatabase) => db.$client.pragma('wal_autocheckpoint', { simple: true })
 
@@ -52,7 +57,7 @@ t.test('every so many commits, the worker copies the whole WAL into the database
   t.equal((reader.prepare('SELECT count(*) AS n FROM notes').get() as { n: number }).n, 5)
 })
 
-t.test('a checkpoint is asked for again only after as many more commits, and not while one runs', async (t) => {
+t.test('a checkpoint is asked for again only after as many more commits', async (t) => {
   const { db, writeNotes } = scratch(t)
   const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 3 })!
   t.teardown(() => checkpointer.close())
@@ -83,6 +88,43 @@ t.test('a worker that fails gives checkpoints back to the commits, and says why'
   writeNotes(3)
   t.equal(await checkpointer.settled(), null, 'and no new worker is started')
   t.equal(errors.length, 1)
+})
+
+t.test('a worker that cannot even start leaves the commit standing and checkpoints to the commits', async (t) => {
+  const { db, writeNotes } = scratch(t)
+  const errors: Error[] = []
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 1, onError: (error) => errors.push(error) })!
+  t.teardown(() => checkpointer.close())
+  onWriteCommit(db, checkpointer.committed)
+  // Starting the worker throws at once, as under Node's permission model without --allow-worker.
+  const pragma = db.$client.pragma.bind(db.$client)
+  db.$client.pragma = ((source: string, options?: Parameters<typeof pragma>[1]) => {
+    if (source === `wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`) throw new Error('workers refused')
+    return pragma(source, options)
+  }) as typeof db.$client.pragma
+  t.doesNotThrow(() => writeNotes(1), 'the commit that asked for the checkpoint stands')
+  t.equal((db.$client.prepare('SELECT count(*) AS n FROM notes').get() as { n: number }).n, 1)
+  t.match(errors, [{ message: 'workers refused' }])
+  t.equal(autocheckpoint(db), COMMIT_CHECKPOINT_PAGES, 'commits checkpoint as SQLite does')
+  t.equal(await checkpointer.settled(), null)
+})
+
+t.test('a process that closes the checkpointer while a checkpoint runs waits for the worker, and goes on', async (t) => {
+  const child = spawn(process.execPath, ['--import', 'tsx', closeWorkerPath, join(t.testdir(), 'closing.sqlite')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  t.same(await exited(child), { code: 0, signal: null }, 'nothing left unsettled')
+  t.equal(output.trim(), 'closed', 'the line after the close ran')
+})
+
+t.test('closing twice waits for the same exit', async (t) => {
+  const { db, writeNotes } = scratch(t)
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 1 })!
+  onWriteCommit(db, checkpointer.committed)
+  writeNotes(1)
+  const first = checkpointer.close()
+  t.equal(checkpointer.close(), first)
+  await first
 })
 
 t.test('after close, commits ask for nothing', async (t) => {

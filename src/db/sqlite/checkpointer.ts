@@ -92,34 +92,68 @@ export function createCheckpointer(
     for (const resolve of settledWaiters) resolve(lastResult)
   }
 
+  /** The worker is gone for good (it failed, or could not start): commits checkpoint again, as SQLite's default. */
+  function fail(error: Error) {
+    if (failed) return
+    failed = true
+    const broken = worker
+    worker = null
+    void broken?.terminate()
+    if (db.$client.open) db.$client.pragma(`wal_autocheckpoint = ${COMMIT_CHECKPOINT_PAGES}`)
+    settle()
+    options.onError?.(error)
+  }
+
   function start(): Worker {
     const started = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: driverPath(), file } })
+    try {
+      db.$client.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`)
+    } catch (error) {
+      void started.terminate()
+      throw error
+    }
     started.on('message', (result: CheckpointResult) => {
       // Idle, the worker never keeps a process alive (a host that exits without closing loses nothing);
-      // a checkpoint that runs is waited for.
-      started.unref()
+      // a checkpoint that runs is waited for, and so is the exit a close awaits.
+      if (!closed) started.unref()
       lastResult = result
       settle()
     })
-    started.on('error', (error) => {
-      failed = true
-      worker = null
-      if (db.$client.open) db.$client.pragma(`wal_autocheckpoint = ${COMMIT_CHECKPOINT_PAGES}`)
-      settle()
-      options.onError?.(error)
+    started.on('error', fail)
+    started.on('exit', (code) => {
+      if (!closed) fail(new Error(`The checkpoint worker stopped (exit code ${code})`))
     })
-    db.$client.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`)
     return started
+  }
+
+  let closing: Promise<void> | null = null
+  async function stop() {
+    closed = true
+    const stopping = worker
+    worker = null
+    if (!stopping) return
+    const exited = new Promise<void>((resolve) => stopping.once('exit', () => resolve()))
+    // Awaited, the exit keeps the process alive until it comes.
+    stopping.ref()
+    stopping.postMessage('close')
+    await exited
+    settle()
   }
 
   return {
     committed() {
+      // Called after a commit: whatever happens here, the commit stands (nothing may throw).
       if (++commits < commitsPerCheckpoint || running || failed || closed) return
       commits = 0
       running = true
-      worker ??= start()
-      worker.ref()
-      worker.postMessage('checkpoint')
+      try {
+        worker ??= start()
+        worker.ref()
+        worker.postMessage('checkpoint')
+      } catch (error) {
+        // A worker that cannot start (a host under Node's permission model without --allow-worker).
+        fail(error instanceof Error ? error : new Error(String(error)))
+      }
     },
 
     settled() {
@@ -127,17 +161,9 @@ export function createCheckpointer(
       return new Promise((resolve) => waiters.push(resolve))
     },
 
-    async close() {
-      closed = true
-      const stopping = worker
-      worker = null
-      if (!stopping) return
-      const exited = new Promise<void>((resolve) => stopping.once('exit', () => resolve()))
-      // Awaited, the exit keeps the process alive until it comes.
-      stopping.ref()
-      stopping.postMessage('close')
-      await exited
-      settle()
+    close() {
+      closing ??= stop()
+      return closing
     },
   }
 }

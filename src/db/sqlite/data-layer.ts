@@ -625,8 +625,8 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     },
 
     async close() {
-      group.flush()
       await checkpointer?.close()
+      group.flush()
       if (options.owned) db.$client.close()
     },
   }
