@@ -2,9 +2,10 @@
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import { COMMIT_CHECKPOINT_PAGES, databaseFile, type SqliteDatabase } from './dialect.js'
+
 /**
- * The same while the checkpointer runs: only a fallback, for a WAL the checkpointer has not caught up
- * with. Under a steady load of commits the WAL is never wholly copied between two of them, so only a
+ * The WAL size (pages) at which a commit checkpoints while the checkpointer runs (COMMIT_CHECKPOINT_PAGES
+ * before): only a fallback, for a WAL the checkpointer has not caught up with. Under a steady load of commits the WAL is never wholly copied between two of them, so only a
  * checkpoint of the committing connection lets it start over; one at every 16,000 pages (a WAL of
  * 64 MB) copies little, the checkpointer having copied the rest.
  */

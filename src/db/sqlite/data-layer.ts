@@ -156,10 +156,16 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     return returning ? statement.raw() : statement
   }
   /**
-   * Writes the columns; with `fillEmpty`, those of its columns that are empty. Returns the row as it is
-   * now, read back, or (`known`: the row as read in this transaction) merged from it without a read.
+   * Writes the columns, and those of `fillEmpty` that are empty; with `unlessTrackingNumberChanges`, only
+   * while the stored tracking number is empty or the one written. Returns the row as it is now, read
+   * back, or (`known`: the row as read in this transaction) merged from it without a read; undefined
+   * when no row was written.
    */
-  function updateRow(id: number, changes: ShipmentColumns, fillEmpty: FillableColumns = {}, unlessTrackingNumberChanges = false, known?: ShipmentRow): ShipmentRow | undefined {
+  function updateRow(
+    id: number,
+    changes: ShipmentColumns,
+    { fillEmpty = {}, unlessTrackingNumberChanges = false, known }: { fillEmpty?: FillableColumns; unlessTrackingNumberChanges?: boolean; known?: ShipmentRow } = {},
+  ): ShipmentRow | undefined {
     const columns = Object.keys(changes).sort()
     const fills = Object.keys(fillEmpty).sort()
     const keptNumber = unlessTrackingNumberChanges && columns.includes('trackingNumber')
@@ -270,7 +276,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
 
     async updateShipmentColumns(id, columns, fillEmpty, options = {}) {
       // One UPDATE ... RETURNING is atomic on its own and doubles as the existence check.
-      return group.run(() => updateRow(id, columns, fillEmpty, options.unlessTrackingNumberChanges ?? false))
+      return group.run(() => updateRow(id, columns, { fillEmpty, unlessTrackingNumberChanges: options.unlessTrackingNumberChanges }))
     },
 
     async commitShipmentChange(id, request) {
@@ -293,7 +299,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         // The IMMEDIATE transaction serializes every writer of the file: no other allocation can interleave.
         const toCheck = allocationToCheck(before, plan.columns)
         if (toCheck) checkAllocation(toCheck, allocatedInOrder(before.orderId, id))
-        const row = updateRow(id, plan.columns, {}, false, before)!
+        const row = updateRow(id, plan.columns, { known: before })!
         let orderAdvanceClaimed = false
         if (plan.claimOrderAdvance !== null && orderComplete(selectLive.all({ orderId: row.orderId }) as ShipmentRow[], plan.requireCoverage)) {
           orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
