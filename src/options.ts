@@ -72,7 +72,8 @@ const DataOptionsSchema = Type.Object({
   openapi: Type.Optional(Type.Object({ path: Type.String({ pattern: '^(/[^/?#]+)+$' }) }, { additionalProperties: false })),
   outbox: Type.Object(
     {
-      leaseMs: Type.Integer({ minimum: 1000, default: 60_000 }),
+      leaseMs: Type.Integer({ minimum: 1000, default: 5000 }),
+      jobTimeoutMs: Type.Integer({ minimum: 100, default: 30_000 }),
       pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
       retentionMs: Type.Integer({ minimum: 0, default: 7 * 24 * 60 * 60 * 1000 }),
       retryDelaysMs: Type.Array(Type.Integer({ minimum: 0 }), { maxItems: 100, default: DEFAULT_RETRY_DELAYS_MS }),
@@ -167,12 +168,15 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    */
   clock?: (() => number) | undefined
   /**
-   * The transactional outbox: `leaseMs` (default 60000) is how long an instance holds a message it
-   * handles, so one left by a dead process is taken up after it; `pollIntervalMs` (1000) how often due
+   * The transactional outbox: `leaseMs` (default 5000) is how long a claim holds a message without
+   * renewal (the instance working on it renews it every fifth of that), so one left by a dead process
+   * is taken up within about this long; `jobTimeoutMs` (30000) bounds one attempt of a job (mail,
+   * webhook delivery, push): past it the attempt counts as failed and is retried, a late answer
+   * ignored; `pollIntervalMs` (1000) how often due
    * messages are looked for; `retentionMs` (7 days) how long delivered ones are kept; `retryDelaysMs`
    * the delays before each retry of a webhook delivery or a push (DEFAULT_RETRY_DELAYS_MS, about a day).
    */
-  outbox?: { leaseMs?: number | undefined; pollIntervalMs?: number | undefined; retentionMs?: number | undefined; retryDelaysMs?: number[] | undefined } | undefined
+  outbox?: { leaseMs?: number | undefined; jobTimeoutMs?: number | undefined; pollIntervalMs?: number | undefined; retentionMs?: number | undefined; retryDelaysMs?: number[] | undefined } | undefined
   /**
    * Outbound webhooks: `allowPrivateAddresses` (default false) lets subscriptions reach loopback and
    * private addresses; `timeoutMs` (10000) bounds each request; `disableAfterFailures` (20) failed

@@ -141,7 +141,8 @@ export interface NewOutboxMessage {
   availableAt?: Date
 }
 
-export type OutboxState = 'pending' | 'done' | 'failed'
+/** `skipped`: a job that found nothing to do (its notification disabled or deleted, say): not sent, not failed. */
+export type OutboxState = 'pending' | 'done' | 'skipped' | 'failed'
 
 export interface OutboxRow {
   id: number
@@ -173,7 +174,7 @@ export interface OutboxAttemptRow {
 export interface OutboxAttemptRecord {
   attempt: Omit<OutboxAttemptRow, 'id' | 'outboxId'>
   /** done: finished; retry: try again at `retryAt`; failed: given up. */
-  outcome: { state: 'done' } | { state: 'retry'; retryAt: Date } | { state: 'failed' }
+  outcome: { state: 'done' } | { state: 'skipped' } | { state: 'retry'; retryAt: Date } | { state: 'failed' }
   /** Messages written in the same transaction (events a job's success causes). */
   followUps?: NewOutboxMessage[]
 }
@@ -250,9 +251,16 @@ export interface OutboxStore {
    * Claims up to `limit` due messages for `instanceId` for `leaseMs`, oldest first: pending, available,
    * not claimed (or their claim expired); an event only when no earlier pending event of its key waits
    * for a retry or is held by another instance (a whole run at once), a job only as the first pending job
-   * of its key. Instances claim one at a time, so they never split a run.
+   * of its key. Instances claim one at a time, so they never split a run. A job taken over from a claim
+   * that ran out (its instance died or stopped answering mid-attempt) gets a logged attempt with
+   * TAKEN_OVER_ATTEMPT_ERROR and counts it, so the log shows the attempt whose outcome is unknown.
    */
   claimDue(instanceId: string, leaseMs: number, limit: number): Promise<OutboxRow[]>
+  /**
+   * The heartbeat: extends this instance's claims on `ids` (messages it still works on) to `leaseMs`
+   * from now. A claim another instance has taken since is left alone.
+   */
+  renewClaims(instanceId: string, ids: number[], leaseMs: number): Promise<void>
   /**
    * Marks messages done and writes `followUps` in the same transaction (a follow-up whose id was
    * written before is skipped), claimed by `claimFor`; returns the follow-ups written.
@@ -341,6 +349,12 @@ export interface ShipmentChangeRequest {
   messages?: (outcome: Omit<ShipmentChangeOutcome, 'messages'>) => NewOutboxMessage[]
   claimFor?: OutboxClaim
 }
+
+/**
+ * The attempt logged for a job whose holder's claim ran out: it may have been sent (a delivery sent just
+ * before the death is sent again, with the same id) or not.
+ */
+export const TAKEN_OVER_ATTEMPT_ERROR = 'Outcome unknown: the instance that held this job stopped renewing its claim (it died or hung) during or before an attempt; another instance took it over.'
 
 /** Messages written with a change are claimed by the writing instance for a lease. */
 export interface OutboxClaim {

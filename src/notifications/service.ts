@@ -217,7 +217,10 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       const { notificationId, shipmentId, from, to, message } = job.payload as { notificationId: number; shipmentId: number; from: string; to: string; message: string | null }
       const [definition, row] = await Promise.all([data.notifications.find(notificationId), data.findShipment(shipmentId)])
       // A definition deleted or disabled since, or a shipment gone: nothing to send, and nothing to retry.
-      if (!definition || !definition.enabled || !row || !deps.options) return { state: 'done' }
+      if (!definition) return { state: 'skipped', reason: 'the notification was deleted before it was sent.' }
+      if (!definition.enabled) return { state: 'skipped', reason: 'the notification was disabled before it was sent.' }
+      if (!row) return { state: 'skipped', reason: 'the shipment was deleted before it was sent.' }
+      if (!deps.options) return { state: 'skipped', reason: 'no mail transport is configured (notifications.sendMail).' }
       let rendered: RenderedNotification
       try {
         rendered = await render(definition, toShipment(row, timeZone), { from, to, message })

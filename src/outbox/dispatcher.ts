@@ -5,12 +5,14 @@
 // follow-ups are written in order; a job starts only when the one before it is done or failed for good.
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { DataLayer, NewOutboxMessage, OutboxClaim, OutboxRow } from '../db/data-layer.js'
+import type { DataLayer, NewOutboxMessage, OutboxAttemptRecord, OutboxClaim, OutboxRow } from '../db/data-layer.js'
 import type { ShipmentsEventMap, ShipmentsEvents } from '../events.js'
 
 /** What one attempt of a job came to. `statusCode`: the HTTP status a remote side answered, if any. */
 export type JobResult =
   | { state: 'done'; statusCode?: number | null; followUps?: NewOutboxMessage[] }
+  /** Nothing to do (what it was for is gone or switched off): recorded as such, never as a success. */
+  | { state: 'skipped'; reason: string }
   | { state: 'retry' | 'failed'; error: string; statusCode?: number | null }
 
 export interface JobHandler {
@@ -20,8 +22,13 @@ export interface JobHandler {
 }
 
 export interface DispatcherOptions {
-  /** How long a claim holds a message; a process that dies holding one leaves it to others after this. */
+  /**
+   * How long a claim holds a message; a process that dies holding one leaves it to others after this.
+   * While this instance works on a message its claim is renewed (a heartbeat every fifth of the lease).
+   */
   leaseMs: number
+  /** The longest one attempt of a job may take; past it the attempt counts as failed and is retried. */
+  jobTimeoutMs: number
   /** How often the sweep looks for due messages. */
   pollIntervalMs: number
   /** How long done and failed messages are kept. */
@@ -40,6 +47,11 @@ export interface DispatcherDependencies {
 }
 
 const SWEEP_BATCH = 100
+/**
+ * A sweep claims more only while fewer jobs than this run on this instance: the rest wait for a later
+ * tick (or another instance), so a backlog never becomes thousands of requests at once.
+ */
+const MAX_RUNNING_JOBS = 200
 /**
  * Delivered events are marked done together, this long after the first of a batch: under load one
  * transaction covers many events. A crash in this window only means they are delivered again.
@@ -62,7 +74,12 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   const claim: OutboxClaim = { instanceId: randomUUID(), leaseMs: options.leaseMs }
   const inFlight = new Set<Promise<unknown>>()
   let timer: NodeJS.Timeout | null = null
-  let sweeping: Promise<void> | null = null
+  let heartbeat: NodeJS.Timeout | null = null
+  // The claim phase of a sweep, one at a time; the jobs it starts run on without holding it.
+  let claiming: Promise<{ handled: Promise<void> }> | null = null
+  // Messages this instance works on (jobs running, events whose listeners run): their claims are renewed.
+  const held = new Set<number>()
+  let runningJobs = 0
   let lastPrune = 0
   let stopped = false
 
@@ -86,6 +103,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     const batch = toComplete
     toComplete = []
     if (batch.length === 0) return
+    for (const row of batch) held.delete(row.id)
     try {
       const followUps = await deps.followUpsOf(batch)
       const written = await data.outbox.complete(batch.map((row) => row.id), followUps, stopped ? null : claim)
@@ -105,6 +123,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   }
 
   function deliverEvent(row: OutboxRow) {
+    held.add(row.id)
     const name = row.name as keyof ShipmentsEventMap
     const payload = { ...row.payload, eventId: row.messageId } as ShipmentsEventMap[typeof name][0]
     const settled = (events.emitCommitted as (name: string, payload: unknown) => Promise<void>)(name, payload)
@@ -115,28 +134,45 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     track(batched.finally(() => lastOfKey.get(key) === batched && lastOfKey.delete(key)))
   }
 
+  /**
+   * One attempt of a job, bounded by `jobTimeoutMs`: a handler that never settles counts as failed
+   * (retried with backoff) and its late answer is ignored; a synchronous throw is a failed attempt too.
+   */
+  async function attemptJob(handler: JobHandler, row: OutboxRow): Promise<JobResult> {
+    let timeout: NodeJS.Timeout | undefined
+    const deadline = new Promise<JobResult>((resolve) => {
+      timeout = setTimeout(
+        () => resolve({ state: 'retry', error: `No answer within ${options.jobTimeoutMs} ms (outbox.jobTimeoutMs); a late answer is ignored.` }),
+        options.jobTimeoutMs,
+      )
+    })
+    try {
+      const attempt = Promise.resolve()
+        .then(() => handler.run(row))
+        .catch((error: unknown): JobResult => ({ state: 'retry', error: shortError(error) }))
+      return await Promise.race([attempt, deadline])
+    } finally {
+      clearTimeout(timeout)
+    }
+  }
+
   async function runJob(row: OutboxRow): Promise<void> {
     const handler = deps.jobs[row.name]
     const started = performance.now()
     const attemptedAt = new Date()
-    let result: JobResult
-    if (!handler) {
-      result = { state: 'failed', error: `No handler for the job "${row.name}".` }
-    } else {
-      try {
-        result = await handler.run(row)
-      } catch (error) {
-        result = { state: 'retry', error: shortError(error) }
-      }
-    }
+    held.add(row.id)
+    runningJobs++
+    const result: JobResult = handler ? await attemptJob(handler, row) : { state: 'failed', error: `No handler for the job "${row.name}".` }
+    held.delete(row.id)
+    runningJobs--
     const attempt = {
       attemptedAt,
-      statusCode: result.statusCode ?? null,
+      statusCode: result.state === 'skipped' ? null : (result.statusCode ?? null),
       durationMs: Math.round(performance.now() - started),
-      error: result.state === 'done' ? null : result.error,
+      error: result.state === 'done' ? null : result.state === 'skipped' ? `Skipped: ${result.reason}` : result.error,
     }
-    let outcome: { state: 'done' } | { state: 'retry'; retryAt: Date } | { state: 'failed' } = { state: 'done' }
-    if (result.state !== 'done') {
+    let outcome: OutboxAttemptRecord['outcome'] = { state: result.state === 'skipped' ? 'skipped' : 'done' }
+    if (result.state === 'retry' || result.state === 'failed') {
       const delay = result.state === 'retry' && handler ? handler.retryDelayMs(row.attempts + 1) : null
       // Jitter (±20 %), so receivers that failed together are not retried in step.
       outcome = delay === null ? { state: 'failed' } : { state: 'retry', retryAt: new Date(Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4))) }
@@ -168,27 +204,51 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     return jobs.length === 0 ? Promise.resolve() : Promise.all(jobs).then(() => undefined)
   }
 
-  async function sweepOnce() {
+  /**
+   * Claims due messages and starts them; resolves once they are started, with a promise of their first
+   * attempts. The claim phase never waits on a job: one that hangs holds only itself (until its
+   * deadline), never the retries and the dead processes' messages behind other keys.
+   */
+  async function claimAndStart(): Promise<{ handled: Promise<void> }> {
+    const started: Promise<void>[] = []
     // Round after round while they come full: a backlog (a dead process's, or one behind it) drains in
     // one sweep, not one batch per poll interval.
     let due: OutboxRow[]
     do {
       due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
-      if (due.length > 0) await deliver(due)
-    } while (due.length === SWEEP_BATCH && !stopped)
+      if (due.length > 0) started.push(deliver(due))
+    } while (due.length === SWEEP_BATCH && !stopped && runningJobs < MAX_RUNNING_JOBS)
     if (Date.now() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = Date.now()
       const pruned = await data.outbox.prune(new Date(Date.now() - options.retentionMs))
       if (pruned > 0) logger.info({ pruned }, 'Pruned delivered outbox messages')
     }
+    return { handled: Promise.all(started).then(() => undefined) }
   }
 
-  /** Runs one sweep at a time; a failing one is logged and the next tick tries again. */
-  function sweep(): Promise<void> {
-    sweeping ??= sweepOnce()
-      .catch((error: unknown) => logger.error({ err: error }, 'The outbox sweep failed'))
-      .finally(() => (sweeping = null))
-    return sweeping
+  /**
+   * Runs one claim phase at a time; a failing one is logged and the next tick tries again. Resolves
+   * when the messages found have been handled once (each job bounded by its deadline).
+   */
+  async function sweep(): Promise<void> {
+    claiming ??= claimAndStart()
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'The outbox sweep failed')
+        return { handled: Promise.resolve() }
+      })
+      .finally(() => (claiming = null))
+    const { handled } = await claiming
+    await handled
+  }
+
+  /** Renews the claims of what this instance works on, so that only a dead instance's lease runs out. */
+  async function renewHeldClaims() {
+    if (held.size === 0) return
+    try {
+      await data.outbox.renewClaims(claim.instanceId, [...held], claim.leaseMs)
+    } catch (error) {
+      logger.warn({ err: error, held: held.size }, 'Could not renew the outbox claims this instance holds')
+    }
   }
 
   return {
@@ -206,6 +266,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
       void sweep()
       timer = setInterval(() => void sweep(), options.pollIntervalMs)
       timer.unref()
+      heartbeat = setInterval(() => void renewHeldClaims(), Math.max(200, Math.floor(options.leaseMs / 5)))
+      heartbeat.unref()
     },
     /**
      * Stops the sweep and waits for what is in flight, at most STOP_WAIT_MS (a listener that never
@@ -214,11 +276,13 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     async stop() {
       stopped = true
       if (timer) clearInterval(timer)
+      if (heartbeat) clearInterval(heartbeat)
       timer = null
+      heartbeat = null
       const deadline = Date.now() + STOP_WAIT_MS
-      while ((sweeping || inFlight.size > 0) && Date.now() < deadline) {
+      while ((claiming || inFlight.size > 0) && Date.now() < deadline) {
         const waited = await Promise.race([
-          Promise.allSettled([sweeping, ...inFlight]).then(() => true),
+          Promise.allSettled([claiming, ...inFlight]).then(() => true),
           new Promise<false>((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now()), false).unref()),
         ])
         if (!waited) logger.warn({ inFlight: inFlight.size }, 'Closing with outbox work still in flight; it is left to its lease')

@@ -1,7 +1,7 @@
 // Outbound webhooks: subscriptions stored in the database, one delivery job per event and subscription,
 // signed per Standard Webhooks, retried with backoff, with an attempt log and manual redelivery.
 import { randomBytes } from 'node:crypto'
-import type { DataLayer, NewOutboxMessage, OutboxRow, WebhookSubscriptionRow } from '../db/data-layer.js'
+import type { DataLayer, NewOutboxMessage, OutboxRow, OutboxState, WebhookSubscriptionRow } from '../db/data-layer.js'
 import { WebhookSubscriptionError } from '../errors.js'
 import { signWebhook } from '../gateway/providers/signed-webhook.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
@@ -51,7 +51,8 @@ export interface WebhookDelivery {
   deliveryId: string
   eventId: string
   eventName: string
-  state: 'pending' | 'done' | 'failed'
+  /** `skipped` is never used for webhook deliveries: one whose subscription is gone or disabled fails. */
+  state: OutboxState
   attempts: number
   lastError: string | null
   nextAttemptAt: string | null

@@ -2,7 +2,7 @@
 // transaction-level advisory lock), so two instances never split one key's run of events between them.
 import { newMessageId } from '../../outbox/message-id.js'
 import { and, asc, desc, eq, gt, inArray, isNull, like, lt, lte, ne, or, sql } from 'drizzle-orm'
-import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
+import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
@@ -59,25 +59,37 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
       const claimed = await db.transaction(async (tx) => {
         await tx.execute(sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.outboxClaim}::int, 0)`)
         const now = new Date()
+        const candidates = await tx.execute<{ id: number; kind: string; claimed_until: Date | string | null }>(sql`
+          SELECT o.id, o.kind, o.claimed_until FROM shipments_outbox o
+          WHERE o.state = 'pending' AND o.available_at <= ${now} AND (o.claimed_until IS NULL OR o.claimed_until < ${now})
+            AND NOT EXISTS (
+              SELECT 1 FROM shipments_outbox e
+              WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.kind = o.kind
+                AND ((e.id < o.id AND (o.kind = 'job' OR e.available_at > ${now} OR (e.claimed_until >= ${now} AND e.claimed_by <> ${instanceId})))
+                  OR (o.kind = 'job' AND e.claimed_until >= ${now})))
+          ORDER BY o.id LIMIT ${limit} FOR UPDATE SKIP LOCKED`)
+        if (candidates.rows.length === 0) return []
+        // A job whose claim ran out was held by an instance that stopped renewing it: log that attempt.
+        const takenOver = candidates.rows.filter((row) => row.kind === 'job' && row.claimed_until !== null).map((row) => Number(row.id))
+        if (takenOver.length > 0) {
+          await tx.insert(outboxAttempts).values(takenOver.map((outboxId) => ({ outboxId, attemptedAt: now, statusCode: null, durationMs: 0, error: TAKEN_OVER_ATTEMPT_ERROR })))
+          await tx.update(outbox).set({ attempts: sql`${outbox.attempts} + 1`, lastError: TAKEN_OVER_ATTEMPT_ERROR }).where(inArray(outbox.id, takenOver))
+        }
         return tx
           .update(outbox)
           .set({ claimedBy: instanceId, claimedUntil: new Date(now.getTime() + leaseMs) })
-          .where(
-            inArray(
-              outbox.id,
-              sql`(SELECT o.id FROM shipments_outbox o
-                WHERE o.state = 'pending' AND o.available_at <= ${now} AND (o.claimed_until IS NULL OR o.claimed_until < ${now})
-                  AND NOT EXISTS (
-                    SELECT 1 FROM shipments_outbox e
-                    WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.kind = o.kind
-                      AND ((e.id < o.id AND (o.kind = 'job' OR e.available_at > ${now} OR (e.claimed_until >= ${now} AND e.claimed_by <> ${instanceId})))
-                        OR (o.kind = 'job' AND e.claimed_until >= ${now})))
-                ORDER BY o.id LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
-            ),
-          )
+          .where(inArray(outbox.id, candidates.rows.map((row) => Number(row.id))))
           .returning()
       })
       return claimed.sort((a, b) => a.id - b.id)
+    },
+
+    async renewClaims(instanceId, ids, leaseMs) {
+      if (ids.length === 0) return
+      await db
+        .update(outbox)
+        .set({ claimedUntil: new Date(Date.now() + leaseMs) })
+        .where(and(inArray(outbox.id, ids), eq(outbox.claimedBy, instanceId), eq(outbox.state, 'pending')))
     },
 
     async complete(ids, followUps, claimFor) {

@@ -3,7 +3,7 @@
 // one key's run of events between them.
 import { newMessageId } from '../../outbox/message-id.js'
 import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
-import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from '../data-layer.js'
+import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
 import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { GroupCommit } from './group-commit.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
@@ -73,9 +73,17 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
        AND available_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
      RETURNING *`,
   )
+  const logTakeOver = db.$client.prepare(`INSERT INTO shipments_outbox_attempts (outbox_id, attempted_at, status_code, duration_ms, error) VALUES (?, ?, NULL, 0, ?)`)
+  const countTakeOver = db.$client.prepare(`UPDATE shipments_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?`)
+  const renew = db.$client.prepare(`UPDATE shipments_outbox SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?)) AND claimed_by = ? AND state = 'pending'`)
   return {
     async enqueue(messages, claimFor) {
       return writeTransaction(db, () => writeMessages(messages, claimFor, new Date()))
+    },
+
+    async renewClaims(instanceId, ids, leaseMs) {
+      if (ids.length === 0) return
+      leaveUncounted(db, renew.run(Date.now() + leaseMs, JSON.stringify(ids), instanceId).changes)
     },
 
     async claimDue(instanceId, leaseMs, limit) {
@@ -86,18 +94,28 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
       // in flight); those behind it are handed off one by one (recordAttempt). The pending messages'
       // index, named: for `ORDER BY id LIMIT` SQLite otherwise read the whole table in id order, done
       // messages and their payloads included (29 ms a sweep at 81,000 rows, growing with the retention).
-      const claimed = db.all<Record<string, unknown>>(sql`
-        UPDATE shipments_outbox SET claimed_by = ${instanceId}, claimed_until = ${now + leaseMs}
-        WHERE id IN (
-          SELECT o.id FROM shipments_outbox o INDEXED BY shipments_outbox_pending_idx
+      const claimed = writeTransaction(db, () => {
+        const candidates = db.all<{ id: number; kind: string; claimed_until: number | null }>(sql`
+          SELECT o.id, o.kind, o.claimed_until FROM shipments_outbox o INDEXED BY shipments_outbox_pending_idx
           WHERE o.state = 'pending' AND o.available_at <= ${now} AND (o.claimed_until IS NULL OR o.claimed_until < ${now})
             AND NOT EXISTS (
               SELECT 1 FROM shipments_outbox e
               WHERE e.ordering_key = o.ordering_key AND e.state = 'pending' AND e.kind = o.kind
                 AND ((e.id < o.id AND (o.kind = 'job' OR e.available_at > ${now} OR (e.claimed_until >= ${now} AND e.claimed_by <> ${instanceId})))
                   OR (o.kind = 'job' AND e.claimed_until >= ${now})))
-          ORDER BY o.id LIMIT ${limit})
-        RETURNING *`).map(decodeRow).sort((a, b) => a.id - b.id)
+          ORDER BY o.id LIMIT ${limit}`)
+        if (candidates.length === 0) return []
+        // A job whose claim ran out was held by an instance that stopped renewing it: log that attempt.
+        const takenOver = candidates.filter((row) => row.kind === 'job' && row.claimed_until !== null).map((row) => row.id)
+        for (const id of takenOver) {
+          logTakeOver.run(id, now, TAKEN_OVER_ATTEMPT_ERROR)
+          countTakeOver.run(TAKEN_OVER_ATTEMPT_ERROR, id)
+        }
+        return db.all<Record<string, unknown>>(sql`
+          UPDATE shipments_outbox SET claimed_by = ${instanceId}, claimed_until = ${now + leaseMs}
+          WHERE id IN (SELECT value FROM json_each(${JSON.stringify(candidates.map((row) => row.id))}))
+          RETURNING *`)
+      }).map(decodeRow).sort((a, b) => a.id - b.id)
       // Delivery bookkeeping: no cached query result depends on it.
       leaveUncounted(db, claimed.length)
       return claimed

@@ -145,7 +145,7 @@ export const outbox = sqliteTable(
     /** Messages of one key are handled in id (commit) order: one shipment's events stay in order. */
     orderingKey: text('ordering_key').notNull(),
     payload: jsonObject('payload'),
-    state: text('state', { enum: ['pending', 'done', 'failed'] }).notNull().default('pending'),
+    state: text('state', { enum: ['pending', 'done', 'skipped', 'failed'] }).notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     availableAt: timestamp('available_at').notNull(),
     claimedUntil: timestamp('claimed_until'),
