@@ -145,6 +145,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
         () => resolve({ state: 'retry', error: `No answer within ${options.jobTimeoutMs} ms (outbox.jobTimeoutMs); a late answer is ignored.` }),
         options.jobTimeoutMs,
       )
+      // The deadline never keeps a closing process alive; the job's own work does, if it must.
+      timeout.unref()
     })
     try {
       const attempt = Promise.resolve()
