@@ -275,12 +275,12 @@ t.test("a delivery's shipment is shown by its reference, linked to its page, not
 t.test('a delivery that cannot be rendered is shown failed, with the reason, and is not retried', async (t) => {
   const { app, sent, shipment } = await setup(t)
   const admin = adminClient(app, 'admin')
-  // Parses (the name is checked when it renders), fails when rendered: no such partial.
-  const { id } = await app.shipments.notifications.create({ name: 'Broken', statuses: ['shipped'], recipient: 'customer', subject: 's', html: "{% include 'no-such-partial' %}", text: 't' })
+  // Parses, fails when rendered: the loop's range is over the memory limit.
+  const { id } = await app.shipments.notifications.create({ name: 'Broken', statuses: ['shipped'], recipient: 'customer', subject: 's', html: '{% for i in (1..100000000) %}{% endfor %}', text: 't' })
   await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
   await eventually(app, async () => (await app.shipments.notifications.deliveries(id))[0]?.state === 'failed')
   const page = await admin.get(`/notifications/${id}`)
-  t.match(page.body, /<span class="badge badge-error">failed<\/span><\/td>\n<td><ul class="attempts"><li><span class="meta"><time datetime="[^"]+"[^>]*>[^<]+<\/time><\/span> <span class="badge badge-error">failed<\/span> The template could not be rendered: [^<]*no-such-partial/)
+  t.match(page.body, /<span class="badge badge-error">failed<\/span><\/td>\n<td><ul class="attempts"><li><span class="meta"><time datetime="[^"]+"[^>]*>[^<]+<\/time><\/span> <span class="badge badge-error">failed<\/span> The template could not be rendered: memory alloc limit exceeded/)
   t.equal(page.body.match(/<li><span class="meta">/g)?.length, 1, 'one attempt')
   t.same(sent, [])
 })

@@ -71,6 +71,43 @@ const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/
 const TEMPLATE_LIMIT = 20_000
 
+/** The longest one template may render, in ms: the longest a hostile template holds the event loop. */
+export const TEMPLATE_RENDER_LIMIT_MS = 50
+
+/**
+ * A Liquid engine for templates that store admins write. It reads no files: `templates` is an empty
+ * in-memory set (so no lookup reaches the file system), and `include`, `render` and `layout` are refused
+ * when a template is parsed, with a message that says why. It runs no code of theirs, reads only own
+ * properties, and the limits bound what one template may cost (characters parsed, time and memory).
+ */
+function templateEngine(outputEscape: 'escape' | undefined): Liquid {
+  const engine = new Liquid({
+    templates: {},
+    parseLimit: 100_000,
+    renderLimit: TEMPLATE_RENDER_LIMIT_MS,
+    memoryLimit: 10_000_000,
+    ownPropertyOnly: true,
+    ...(outputEscape ? { outputEscape } : {}),
+  })
+  for (const tag of ['include', 'render', 'layout']) {
+    engine.registerTag(tag, {
+      parse() {
+        throw new Error(`the "${tag}" tag is not available: notification templates cannot read other templates or files`)
+      },
+      render() {
+        return ''
+      },
+    })
+  }
+  return engine
+}
+
+/** Renders after yielding to the event loop, so that requests waiting run between templates. */
+async function renderInTurn(engine: Liquid, template: string, scope: object): Promise<string> {
+  await new Promise<void>((resolve) => setImmediate(resolve))
+  return engine.parseAndRender(template, scope)
+}
+
 export interface NotificationServiceDependencies {
   data: DataLayer
   orderStore: OrderStore
@@ -85,11 +122,8 @@ export type NotificationService = ReturnType<typeof createNotificationService>
 
 export function createNotificationService(deps: NotificationServiceDependencies) {
   const { data, timeZone } = deps
-  // Templates are written by store admins: Liquid runs no code of theirs, and the limits bound what one
-  // template may cost. The HTML engine escapes every output; the plain-text one leaves text as it is.
-  const limits = { parseLimit: 100_000, renderLimit: 1_000, memoryLimit: 10_000_000, ownPropertyOnly: true }
-  const htmlEngine = new Liquid({ ...limits, outputEscape: 'escape' })
-  const textEngine = new Liquid(limits)
+  const htmlEngine = templateEngine('escape')
+  const textEngine = templateEngine(undefined)
   const enabledDefinitions = cachedRows(async () => (await data.notifications.list()).filter((row) => row.enabled), FOLLOW_UP_ROWS_MAX_AGE_MS)
 
   const present = (row: NotificationRow): Notification => ({
@@ -178,11 +212,11 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     const scope = await variables(shipment, change)
     const email = scope.order?.email
     const to = row.recipient === 'customer' ? (email && EMAIL.test(email) ? [email] : []) : row.addresses
-    const [subject, html, text] = await Promise.all([
-      textEngine.parseAndRender(row.subject, scope),
-      htmlEngine.parseAndRender(row.html, scope),
-      textEngine.parseAndRender(row.text, scope),
-    ])
+    // One template at a time, each in a turn of the event loop of its own: Liquid renders synchronously,
+    // so three together would hold every other request of the host for three render limits.
+    const subject = await renderInTurn(textEngine, row.subject, scope)
+    const html = await renderInTurn(htmlEngine, row.html, scope)
+    const text = await renderInTurn(textEngine, row.text, scope)
     // A subject is one line: line breaks from a template or a value would start new mail headers.
     return { to, subject: subject.replace(/[\r\n]+/g, ' ').trim().slice(0, 998), html, text }
   }
