@@ -77,6 +77,22 @@ export class IntegrationError extends Error {
   }
 }
 
+/**
+ * An integration's secret setting (a signing key, an API key) resolves empty or to an unset environment
+ * variable: every request of the integration is refused rather than verified or signed with an empty
+ * key. The message names the integration only; `setting` and `variable` are for the host's log.
+ */
+export class IntegrationSecretError extends IntegrationError {
+  constructor(
+    readonly integration: string,
+    readonly setting: string,
+    readonly variable: string | null,
+  ) {
+    super(`Integration ${integration} is not configured: one of its secret settings is empty or not set.`, { retryable: true })
+    this.name = 'IntegrationSecretError'
+  }
+}
+
 /** A webhook subscription could not be saved or found: the message names the offending field. */
 export class WebhookSubscriptionError extends Error {
   readonly code = 'SHIPMENTS_WEBHOOK_SUBSCRIPTION'

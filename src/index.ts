@@ -14,6 +14,7 @@ export {
   ShipmentValidationError,
   ShipmentUpdateRejectedError,
   IntegrationError,
+  IntegrationSecretError,
   IntegrationConfigError,
   WebhookSubscriptionError,
   NotificationConfigError,

@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DataLayer, IntegrationRow, IntegrationValues } from '../db/data-layer.js'
 import { environmentReference, MissingEnvironmentVariableError, parseBooleanSetting, resolveEnvironmentValue, resolveEnvironmentValues } from '../env.js'
-import { IntegrationConfigError, ShipmentsErrors } from '../errors.js'
+import { IntegrationConfigError, IntegrationSecretError, ShipmentsErrors } from '../errors.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
@@ -108,6 +108,27 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
 
   /** Integrations whose `enabled` names an unset variable, warned about once per process. */
   const unsetEnabledWarned = new Set<string>()
+
+  /**
+   * The settings with environment references read now. A secret setting (the provider's
+   * `secretSettings`) that is given but reads empty, blank or unset refuses the call: never a signature
+   * checked or made with an empty key because `$VAR` was set to "" when the process started.
+   */
+  function resolvedSettings(row: IntegrationRow): Record<string, unknown> {
+    const secrets = registry.get(row.providerId ?? '')?.secretSettings ?? []
+    for (const key of secrets) {
+      const stored = row.settings[key]
+      if (stored === undefined || stored === null) continue
+      let value: unknown
+      try {
+        value = resolveEnvironmentValue(stored)
+      } catch {
+        value = undefined
+      }
+      if (typeof value !== 'string' || value.trim() === '') throw new IntegrationSecretError(row.handle, key, environmentReference(stored))
+    }
+    return resolveEnvironmentValues(row.settings)
+  }
 
   /** Presented integrations by id, reused by the gateway until the row changes. */
   const presented = new Map<number, { version: number; integration: Integration; deliveries: DeliveryLedger }>()
@@ -335,7 +356,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration), deliveries: ledgerFor(row.id) }
         presented.set(row.id, cached)
       }
-      return new CallContext(cached.integration, resolveEnvironmentValues(row.settings), cached.deliveries, deps.shipments, deps.orders, deps.clock, logger, bindings)
+      return new CallContext(cached.integration, resolvedSettings(row), cached.deliveries, deps.shipments, deps.orders, deps.clock, logger, bindings)
     },
 
     async checkConnection(handle: string): Promise<ConnectionCheck> {

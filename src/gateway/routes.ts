@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { HTTP_ERROR_NAMES, IntegrationError, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { HTTP_ERROR_NAMES, IntegrationError, IntegrationSecretError, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
 import { acceptRawBodies } from '../http/raw-body.js'
 import type { IntegrationService } from './integrations.js'
@@ -88,6 +88,12 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
         )
       } catch (error) {
         const log = context?.logger ?? request.log.child(bindings)
+        if (error instanceof IntegrationSecretError) {
+          // The host's to fix: the log names the setting and the variable (never a value), the sender
+          // learns only that the integration is not configured.
+          log.warn({ setting: error.setting, variable: error.variable }, `Integration ${handle} refused a request: its secret setting ${error.setting} ${error.variable ? `reads the environment variable ${error.variable}, which is empty or not set` : 'is empty'}`)
+          return sendError(reply, 400, error.message)
+        }
         const refusal = refusalMessage(error)
         if (refusal !== null) {
           // A request refused by the provider or by the update it made (a bad signature, an unknown

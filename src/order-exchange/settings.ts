@@ -130,7 +130,7 @@ export function resolveOrderExchangeSettings(raw: unknown, env: NodeJS.ProcessEn
     bodyLimit: options.bodyLimit ?? 1_048_576,
   }
   if (settings.username === '') throw new OrderExchangeSettingError('orderExchange.username', 'must not be empty')
-  if (settings.password === '') throw new OrderExchangeSettingError('orderExchange.password', 'must not be empty')
+  if (settings.password.trim() === '') throw new OrderExchangeSettingError('orderExchange.password', 'must not be empty')
   if (settings.siteUrl !== null && !/^https?:\/\/[^/]+/i.test(settings.siteUrl)) {
     throw new OrderExchangeSettingError('orderExchange.siteUrl', 'must be an http(s) origin such as https://shop.example.com')
   }
