@@ -5,10 +5,10 @@
 // noUncheckedIndexedAccess, exactOptionalPropertyTypes, module nodenext) and Node's types.
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, normalize } from 'node:path'
 import { promisify } from 'node:util'
-import { allSnippets, COMPILE_FENCE } from './fixtures/doc-snippets.js'
+import { allSnippets, COMPILE_FENCE, documentationFiles } from './fixtures/doc-snippets.js'
 
 // Building the declarations and the type check take a minute or two on a busy machine.
 t.setTimeout(10 * 60 * 1000)
@@ -59,4 +59,31 @@ t.test('every compilable snippet type-checks against the built package under tsc
   }
   const elsewhere = output.split('\n').filter((line) => line.trim() !== '' && !files.some(({ file }) => line.startsWith(`${file}(`)) && !line.startsWith(' '))
   t.same(elsewhere, [], 'no error outside the snippets (the package declarations, the project)')
+})
+
+/** GitHub's anchor of a heading: lowercased, punctuation but `-` and `_` dropped, spaces as `-`. */
+const anchorOf = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replaceAll(' ', '-')
+
+function anchorsOf(file: string): Set<string> {
+  const anchors = new Set<string>()
+  let fenced = false
+  for (const line of readFileSync(join(repository, file), 'utf8').split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced
+    else if (!fenced && /^#{1,6} /.test(line)) anchors.add(anchorOf(line.replace(/^#+ /, '')))
+  }
+  return anchors
+}
+
+t.test('every link between the README, the docs pages, CONTRIBUTING.md and CHANGELOG.md names a page and a heading that exist', async (t) => {
+  for (const file of [...documentationFiles(repository), 'CONTRIBUTING.md', 'CHANGELOG.md']) {
+    // Links outside code: fenced blocks and inline code are left out.
+    const text = readFileSync(join(repository, file), 'utf8').replace(/^```[^]*?^```/gm, '').replace(/`[^`\n]*`/g, '')
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue
+      const [path, anchor] = target!.split('#') as [string, string | undefined]
+      const linked = path === '' ? file : normalize(join(dirname(file), path))
+      t.ok(existsSync(join(repository, linked)), `${file}: ${target} names a file that exists`)
+      if (anchor && linked.endsWith('.md')) t.ok(anchorsOf(linked).has(anchor), `${file}: ${target} names a heading of ${linked}`)
+    }
+  }
 })
