@@ -53,8 +53,11 @@ t.test('every compilable snippet type-checks against the built package under tsc
     (error: { stdout?: string; message: string }) => error.stdout || error.message,
   )
   for (const { file, snippet } of files) {
-    // tsc's lines are the snippet's: line 1 is the line after the opening fence.
-    const errors = output.split('\n').filter((line) => line.startsWith(`${file}(`)).map((line) => line.replace(file, snippet.source))
+    // tsc's lines are the snippet's (line 1 is the line after the opening fence): named as the markdown's.
+    const errors = output
+      .split('\n')
+      .filter((line) => line.startsWith(`${file}(`))
+      .map((line) => line.replace(/^[^(]+\((\d+),(\d+)\)/, (_, row: string, column: string) => `${snippet.file}:${snippet.fenceLine + Number(row)}:${column}`))
     t.same(errors, [], `${snippet.source} (${snippet.heading}) compiles`)
   }
   const elsewhere = output.split('\n').filter((line) => line.trim() !== '' && !files.some(({ file }) => line.startsWith(`${file}(`)) && !line.startsWith(' '))
