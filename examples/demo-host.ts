@@ -55,7 +55,7 @@ export const DEMO_SHIPSTATION_PASSWORD = 'demo-shipstation-password-change-me'
 export const DEMO_TRACKING_SECRET = 'demo-tracking-page-secret-change-me-0123456789'
 
 /**
- * The server options the README recommends to hosts: a request arrives whole, headers and body, within
+ * The server options docs/getting-started.md recommends to hosts: a request arrives whole, headers and body, within
  * 10 seconds, or the client gets a 408 and its connection (and the body buffered so far, up to
  * `bodyLimit`) is let go. Fastify's default is no deadline at all; Node checks its deadlines every
  * `connectionsCheckingInterval` (30 s by default), here every second, so the 408 comes within 11 s.

@@ -7,7 +7,7 @@ interface User extends ShipmentsUser {
   permissions: string[]
 }
 
-// Your own authentication goes here; this host knows one API token (a login with sessions: see the README).
+// Your own authentication goes here; this host knows one API token (a login with sessions: docs/admin.md).
 const users = new Map<string, User>([['admin-token-change-me', { id: 1, permissions: Object.values(ShipmentsPermissions) }]])
 
 // Every request arrives whole within 10 s, or gets a 408 (see "Server options for hosts").

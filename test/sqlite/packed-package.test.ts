@@ -1,16 +1,19 @@
-// The package as a host gets it from npm: packed, installed into a project made the README's way (its
-// "From zero" lines: `npm init -y` with "type": "module", the install lines, `tsc --init`'s own
-// defaults), the README's complete host and login example compiled under those defaults and run: two
-// instances of the host at once on one fresh database, and a login with its session.
+// The package as a host gets it from npm: packed, installed into a project made the documented way
+// (docs/getting-started.md, "From zero": `npm init -y` with "type": "module", the install lines,
+// `tsc --init`'s own defaults), the README's minimal host, the complete host and the login example
+// compiled under those defaults and run: the minimal host with no configuration answering the
+// shipment list, two instances of the complete host at once on one fresh database, and a login with
+// its session.
 // Regressions: the complete host did not compile under `tsc --init` (noUncheckedIndexedAccess,
 // exactOptionalPropertyTypes) nor run in an `npm init -y` project (type commonjs), dropped ShipStation's
 // tracking numbers, and crashed the second of two instances starting together.
 import t from 'tap'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
+import { snippetsOf } from '../fixtures/doc-snippets.js'
 import { exited, lineMatching } from '../fixtures/processes.js'
 
 // Packing, installing (better-sqlite3 builds from source where no binary can be downloaded) and
@@ -24,13 +27,17 @@ const WITHOUT_LOADERS = ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"']
 const run = (command: string, args: string[], cwd: string) => execute('/bin/sh', [...WITHOUT_LOADERS, command, ...args], { cwd, maxBuffer: 10 * 1024 * 1024 })
 const repository = new URL('../../', import.meta.url).pathname
 const readme = readFileSync(join(repository, 'README.md'), 'utf8')
+const gettingStarted = readFileSync(join(repository, 'docs/getting-started.md'), 'utf8')
+const adminPage = readFileSync(join(repository, 'docs/admin.md'), 'utf8')
+// The README's minimal host: its first compilable block under "A minimal host".
+const minimalHost = snippetsOf(repository, 'README.md').find((snippet) => snippet.heading === 'A minimal host')?.code ?? ''
 const hostExample = readFileSync(join(repository, 'examples/host.ts'), 'utf8')
 const loginExample = readFileSync(join(repository, 'examples/login-host.ts'), 'utf8')
 
-/** The commands of the first `sh` block after `heading`, comments dropped, `&&` chains split. */
-function commandsAfter(heading: string): string[][] {
-  const start = readme.indexOf(`${heading}\n`)
-  const block = start < 0 ? '' : (/```sh\n([\s\S]*?)```/.exec(readme.slice(start))?.[1] ?? '')
+/** The commands of the first `sh` block after `heading` in `page`, comments dropped, `&&` chains split. */
+function commandsAfter(page: string, heading: string): string[][] {
+  const start = page.indexOf(`${heading}\n`)
+  const block = start < 0 ? '' : (/```sh\n([\s\S]*?)```/.exec(page.slice(start))?.[1] ?? '')
   return block
     .split('\n')
     .map((line) => line.replace(/#.*$/, '').trim())
@@ -38,12 +45,18 @@ function commandsAfter(heading: string): string[][] {
     .flatMap((line) => line.split('&&').map((command) => command.trim().split(/\s+/)))
 }
 
-const FROM_ZERO = commandsAfter('### From zero')
-const LOGIN_INSTALL = commandsAfter('### Login, sessions and a layout')
+const FROM_ZERO = commandsAfter(gettingStarted, '## From zero')
+const LOGIN_INSTALL = commandsAfter(adminPage, '## Login, sessions and a layout')
+/** The shipment list the README shows the minimal host answering (the JSON after `# ` under its curl). */
+const MINIMAL_ANSWER = /curl -s -H 'authorization: Bearer change-me' http:\/\/127\.0\.0\.1:3000\/shipments\/api\/shipments\n# (\{.*\})\n/.exec(readme)?.[1] ?? ''
 
-t.test('the README shows the examples verbatim, and the commands the test runs', async (t) => {
-  t.ok(readme.includes(hostExample.trim()), 'the complete host in the README is examples/host.ts')
-  t.ok(readme.includes(loginExample.trim()), 'the login example in the README is examples/login-host.ts')
+t.test('the documentation shows the examples verbatim, and the commands the test runs', async (t) => {
+  t.ok(gettingStarted.includes(hostExample.trim()), 'the complete host in docs/getting-started.md is examples/host.ts')
+  t.ok(adminPage.includes(loginExample.trim()), 'the login example in docs/admin.md is examples/login-host.ts')
+  t.match(minimalHost, /await app\.register\(fastifyShipments/, "the README's minimal host")
+  t.notMatch(minimalHost, /process\.env\.(?!PORT\b)/, 'the minimal host reads no environment variable but PORT (which has a default)')
+  t.match(MINIMAL_ANSWER, /^\{"success":true/, "the README shows the minimal host's answer")
+  t.match(readme, /```sh\nnpm install && npm start +#[^\n]*\nnpm test +#/, 'the two commands for a fresh clone, in the README itself')
   t.same(FROM_ZERO, [
     ['mkdir', 'shop'],
     ['cd', 'shop'],
@@ -85,6 +98,7 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   t.ok(packed.includes('drizzle/sqlite/meta/_journal.json') && packed.includes('drizzle/postgres/meta/_journal.json'), "the migrator's journals")
   t.notOk(packed.some((path) => path.endsWith('_snapshot.json')), "no drizzle-kit snapshot (only drizzle-kit reads them)")
   t.notOk(packed.some((path) => path.endsWith('.map') || /^(src|test|examples|bench)\//.test(path) || path === 'CONTRIBUTING.md'), 'no source maps, sources, tests, examples or contributing notes')
+  t.ok(packed.includes('README.md') && packed.includes('CHANGELOG.md') && packed.includes('docs/options.md') && packed.includes('docs/upgrading.md'), 'the README, the changelog and the docs pages')
 
   // The README's lines, in order; the package name in an install line stands for the tarball.
   let project = root
@@ -99,12 +113,13 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
       // "paste the complete host below into host.ts": and the login example, with its own install line.
       copyFileSync(join(repository, 'examples/host.ts'), join(project, 'host.ts'))
       copyFileSync(join(repository, 'examples/login-host.ts'), join(project, 'login-host.ts'))
+      writeFileSync(join(project, 'server.ts'), minimalHost) // the README's minimal host, as it says: server.ts
       for (const [, ...install] of LOGIN_INSTALL) await npmInstall(install.slice(1))
       const compiled = await run(join(project, 'node_modules/.bin/tsc'), [], project).then(
         () => 'ok',
         (error: { stdout?: string; stderr?: string; message: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}` || error.message,
       )
-      t.equal(compiled, 'ok', "both examples compile under tsc --init's defaults")
+      t.equal(compiled, 'ok', "the minimal host and both examples compile under tsc --init's defaults")
     } else await run(command!, args, project)
   }
   const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string }
@@ -113,6 +128,24 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   for (const option of ['"strict": true', '"noUncheckedIndexedAccess": true', '"exactOptionalPropertyTypes": true', '"module": "nodenext"', '"types": ["node"]']) {
     t.ok(tsconfig.includes(option), `tsc --init wrote ${option}`)
   }
+
+  // The README's minimal host: no configuration (PORT only, so the test gets a free port), its own
+  // fresh directory (the SQLite file is created there), and it answers the shipment list as shown.
+  const minimalDirectory = join(project, 'minimal')
+  mkdirSync(minimalDirectory)
+  const minimal = spawn('/bin/sh', [...WITHOUT_LOADERS, process.execPath, join(project, 'server.js')], {
+    cwd: minimalDirectory,
+    env: { PATH: process.env.PATH ?? '', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  t.teardown(() => minimal.exitCode === null && minimal.kill('SIGKILL'))
+  const minimalBase = await listening(minimal)
+  const minimalList = await fetch(`${minimalBase}/shipments/api/shipments`, { headers: { authorization: 'Bearer change-me' } })
+  t.equal(minimalList.status, 200, 'the minimal host answers')
+  t.same(await minimalList.json(), JSON.parse(MINIMAL_ANSWER), 'with the body the README shows')
+  t.equal((await fetch(`${minimalBase}/shipments/api/shipments`)).status, 401, 'and refuses a request without its token')
+  minimal.kill('SIGTERM')
+  await exited(minimal)
 
   // Two instances of the host at once, on one fresh database: both start, the order is created once.
   const env = { ...process.env, PORT: '0', DATABASE_URL: '', SHIPSTATION_USERNAME: 'ss-user', SHIPSTATION_PASSWORD: 'ss-password' }
