@@ -80,6 +80,7 @@ export {
 } from './orders/reference-store.js'
 export {
   ReferenceOrderError,
+  MAX_ORDER_LINES,
   type ReferenceOrders,
   type ReferenceOrderInput,
   type ReferenceOrderChanges,
@@ -110,7 +111,7 @@ export { afterShipProvider, signAfterShipWebhook, AFTERSHIP_PROVIDER_ID, AFTERSH
 export { type ExternalEvent } from './shipments/service.js'
 export type { AdminOptions, AdminPage, AdminLayout } from './admin/options.js'
 export { createCarrierDetector, type CarrierOptions, type CarrierDefinition, type DetectedCarrier } from './shipments/carriers.js'
-export { BUILT_IN_SPLIT_RULES, type SplitRule, type SplitRuleLine, type ShipmentItem, type ShipmentItemInput } from './shipments/items.js'
+export { BUILT_IN_SPLIT_RULES, MAX_ITEMS_PER_SHIPMENT, type SplitRule, type SplitRuleLine, type ShipmentItem, type ShipmentItemInput } from './shipments/items.js'
 export { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE } from './admin/routes.js'
 export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVITY_REFUSED_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
 export type { DeliveryRecord } from './gateway/integrations.js'

@@ -89,6 +89,13 @@ export class ReferenceOrderError extends Error {
   }
 }
 
+/**
+ * The most lines one reference-store order may hold. Bigger orders are refused with a
+ * ReferenceOrderError on `items` (their lines are written in one transaction, which holds SQLite's
+ * write lock for its length).
+ */
+export const MAX_ORDER_LINES = 10_000
+
 const WEIGHT_UNITS = new Set(['g', 'kg', 'lb', 'oz'])
 const HANDLE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 
@@ -223,6 +230,7 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
       const addresses: AddressValues[] = []
       if (input.shippingAddress) addresses.push(address('shipping', input.shippingAddress))
       if (input.billingAddress) addresses.push(address('billing', input.billingAddress))
+      if (Array.isArray(input.items) && input.items.length > MAX_ORDER_LINES) throw new ReferenceOrderError('items', `an order may hold at most ${MAX_ORDER_LINES} lines`)
       const items = (input.items ?? []).map((item, index) => lineItem(index, item))
       const order = { ...values, number: values.number ?? values.reference!, statusHandle, dateUpdated: new Date(clock()) } as OrderValues
       const id = await data.insertOrder(order, addresses, items)

@@ -16,7 +16,8 @@ import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError }
 import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
 import type { DetectedCarrier } from './carriers.js'
-import { BUILT_IN_SPLIT_RULES, linesLeft, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
+import { inChunks } from '../in-chunks.js'
+import { BUILT_IN_SPLIT_RULES, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
@@ -549,10 +550,15 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return createPlanned(order, plan, options.userId ?? null)
   }
 
-  /** What a split rule makes of what is left, decided under the order's lock; a rule's bad output is a 422. */
+  /**
+   * What a split rule makes of what is left, decided under the order's lock; a rule's bad output is a
+   * 422. A group of more than MAX_ITEMS_PER_SHIPMENT lines (`remaining` on a big order) becomes several
+   * shipments of at most that many lines each, in the rule's order.
+   */
   function rulePlan(order: OrderSummary, rule: SplitRule, lines: OrderLine[]) {
     return (allocated: ReadonlyMap<number, number>): StoredShipmentItem[][] =>
       rule(linesLeft(lines, allocated), order)
+        .flatMap((group) => (Array.isArray(group) ? inChunks(group, MAX_ITEMS_PER_SHIPMENT) : [group]))
         .map((group) => storedItems(parseItemsInput(group), lines))
         .filter((group) => group.length > 0)
   }

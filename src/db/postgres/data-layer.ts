@@ -1,6 +1,7 @@
 // The data layer on PostgreSQL (node-postgres): every write a transaction from the pool; the transition
 // mutex is an in-process queue (so waiting requests do not hold connections) in front of a
 // transaction-scoped advisory lock, held until commit and released by the server if the process dies.
+import { inChunks } from '../../in-chunks.js'
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql } from 'drizzle-orm'
 import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
@@ -40,6 +41,9 @@ import {
   shipmentStatusHistory,
   webhookDeliveries,
 } from './schema.js'
+
+/** Order lines written per statement: far below either engine's limit on bound parameters. */
+const LINE_ROWS_PER_INSERT = 500
 
 type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
@@ -602,7 +606,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         if (!inserted) return 'duplicate' as const
         const { id } = inserted
         if (addresses.length > 0) await tx.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id })))
-        if (items.length > 0) await tx.insert(orderLineItems).values(items.map((item) => ({ ...item, orderId: id })))
+        // In pieces: one statement for thousands of lines would pass the protocol's 65,535 parameters.
+        for (const piece of inChunks(items, LINE_ROWS_PER_INSERT)) await tx.insert(orderLineItems).values(piece.map((item) => ({ ...item, orderId: id })))
         return id
       })
       return wrote(inserted)

@@ -4,6 +4,7 @@
 // autocommit statement, atomic on its own. The transition mutex is an in-process queue per shipment,
 // backed across processes by the IMMEDIATE transaction itself: SQLite's write lock serializes every
 // writer of the file, and the status is re-read inside it.
+import { inChunks } from '../../in-chunks.js'
 import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql, type Column } from 'drizzle-orm'
 import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
@@ -48,6 +49,9 @@ import {
   shipmentStatusHistory,
   webhookDeliveries,
 } from './schema.js'
+
+/** Order lines written per statement: far below either engine's limit on bound parameters. */
+const LINE_ROWS_PER_INSERT = 500
 
 export interface SqliteDataLayerOptions {
   /** Directory of the named locks' files (pushes); undefined: beside the database file; null: in-process only. */
@@ -584,7 +588,8 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         if (!inserted) return 'duplicate' as const
         const { id } = inserted
         if (addresses.length > 0) db.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id }))).run()
-        if (items.length > 0) db.insert(orderLineItems).values(items.map((item) => ({ ...item, orderId: id }))).run()
+        // In pieces: one statement for thousands of lines would pass SQLite's limit on bound parameters.
+        for (const piece of inChunks(items, LINE_ROWS_PER_INSERT)) db.insert(orderLineItems).values(piece.map((item) => ({ ...item, orderId: id }))).run()
         return id
       })
     },
