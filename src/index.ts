@@ -116,4 +116,4 @@ export { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE } from './admin/routes
 export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVITY_REFUSED_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
 export type { DeliveryRecord } from './gateway/integrations.js'
 export { NOTIFICATION_JOB, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type RenderedNotification } from './notifications/service.js'
-export { standaloneTrackingLayout, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
+export { standaloneTrackingLayout, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'

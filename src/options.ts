@@ -217,7 +217,21 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * `prefix` (default `/shipments/track`) mounts the page, `layout(page)` wraps it in the host's chrome
    * (default: a standalone page). Not mounted when absent.
    */
-  trackingPage?: { secret: string; baseUrl: string; prefix?: string | undefined; layout?: TrackingPageLayout | undefined } | undefined
+  trackingPage?:
+    | {
+        secret: string
+        baseUrl: string
+        prefix?: string | undefined
+        layout?: TrackingPageLayout | undefined
+        /**
+         * Who may show the page in a frame: CSP `frame-ancestors` sources such as `'self'` or
+         * `https://shop.example`. Default none: the page cannot be framed (and X-Frame-Options is DENY).
+         */
+        frameAncestors?: string[] | undefined
+        /** The whole Content-Security-Policy header, replacing the package's (for a layout that loads more). */
+        contentSecurityPolicy?: string | undefined
+      }
+    | undefined
 }
 
 export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
@@ -233,7 +247,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   splitRules: Record<string, SplitRule>
   carriers: CarrierOptions
   notifications: NotificationsOptions | null
-  trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout } | null
+  trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout; frameAncestors: string[]; contentSecurityPolicy: string | null } | null
 }
 
 function fail(option: string, reason: string): never {
@@ -275,7 +289,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   if (notificationOptions !== null && typeof notificationOptions?.sendMail !== 'function') fail('notifications.sendMail', 'must be a function')
   let trackingPageOptions: ResolvedOptions['trackingPage'] = null
   if (trackingPage !== undefined) {
-    const page = trackingPage as { secret?: unknown; baseUrl?: unknown; prefix?: unknown; layout?: unknown }
+    const page = trackingPage as { secret?: unknown; baseUrl?: unknown; prefix?: unknown; layout?: unknown; frameAncestors?: unknown; contentSecurityPolicy?: unknown }
     let secret: unknown
     try {
       secret = resolveEnvironmentValue(page?.secret)
@@ -287,7 +301,21 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     const prefix = page.prefix ?? '/shipments/track'
     if (typeof prefix !== 'string' || !/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(prefix)) fail('trackingPage.prefix', 'must be a path such as "/track"')
     if (page.layout !== undefined && typeof page.layout !== 'function') fail('trackingPage.layout', 'must be a function')
-    trackingPageOptions = { secret, baseUrl: page.baseUrl, prefix, layout: (page.layout as TrackingPageLayout | undefined) ?? standaloneTrackingLayout }
+    const frameAncestors = page.frameAncestors ?? []
+    // One source per entry, no separators: a value cannot end the directive and start another.
+    if (!Array.isArray(frameAncestors) || frameAncestors.some((source) => typeof source !== 'string' || !/^[^\s;,]+$/.test(source))) {
+      fail('trackingPage.frameAncestors', `must be a list of CSP sources such as "'self'" or "https://shop.example"`)
+    }
+    const policy = page.contentSecurityPolicy
+    if (policy !== undefined && (typeof policy !== 'string' || policy.trim() === '' || /[\r\n]/.test(policy))) fail('trackingPage.contentSecurityPolicy', 'must be a Content-Security-Policy header value on one line')
+    trackingPageOptions = {
+      secret,
+      baseUrl: page.baseUrl,
+      prefix,
+      layout: (page.layout as TrackingPageLayout | undefined) ?? standaloneTrackingLayout,
+      frameAncestors: frameAncestors as string[],
+      contentSecurityPolicy: (policy as string | undefined) ?? null,
+    }
   }
   if (typeof carriers !== 'object' || carriers === null || Array.isArray(carriers)) fail('carriers', 'must be an object')
   for (const [index, carrier] of ((carriers as CarrierOptions).custom ?? []).entries()) {

@@ -223,6 +223,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       shipments,
       timeZone: options.timezone,
       layout: options.trackingPage.layout,
+      frameAncestors: options.trackingPage.frameAncestors,
+      contentSecurityPolicy: options.trackingPage.contentSecurityPolicy,
     })
   }
   if (options.openapi) {

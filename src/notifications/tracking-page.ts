@@ -1,6 +1,7 @@
 // The public tracking page: what a customer sees behind a shipment's signed link, without a login. It shows
 // the status, the timeline (statuses and dates only: no notes, user names or internal ids), the carrier
 // with its tracking link, and the items, in the host's layout.
+import { createHash } from 'node:crypto'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -26,6 +27,10 @@ export interface TrackingPageRoutesOptions {
   shipments: ShipmentService
   timeZone: string
   layout: TrackingPageLayout
+  /** CSP frame-ancestors sources allowed to frame the page; default none. */
+  frameAncestors?: readonly string[] | undefined
+  /** A host's own Content-Security-Policy, replacing the package's. */
+  contentSecurityPolicy?: string | null | undefined
 }
 
 /** "24 Nov 2026, 14:05" in the site timezone. */
@@ -51,12 +56,54 @@ const STYLE =
   'h1{font-size:1.5rem;margin:0 0 .25rem}.status{font-size:1.25rem;font-weight:600}.timeline{list-style:none;padding:0;border-left:3px solid #d0d5dd;margin:1rem 0}' +
   '.timeline li{padding:.25rem 0 .75rem 1rem}.timeline time{color:#52606d;font-size:.9rem;display:block}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e4e7eb}'
 
+/** The standalone layout's stylesheet, allowed by its hash: the page needs no 'unsafe-inline'. */
+const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`
+
+/**
+ * The page runs no script and loads nothing but its own styles and images: a page that only shows text
+ * needs nothing more, and an injected tag (were escaping ever to fail) could do nothing. A host layout
+ * may add stylesheets and images of its own origin; one that needs more sets `contentSecurityPolicy`.
+ */
+export function trackingPagePolicy(frameAncestors: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    `style-src 'self' ${STYLE_SOURCE}`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ')}`,
+  ].join('; ')
+}
+
 export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { links, shipments, timeZone } = options
+  const frameAncestors = options.frameAncestors ?? []
+  const policy = options.contentSecurityPolicy ?? trackingPagePolicy(frameAncestors)
 
   const notFound = async (language = 'en') =>
     options.layout({ title: 'Tracking link not found', body: html`<h1>Tracking link not found</h1><p>This link is not valid any more. Please ask the shop for a new one.</p>`.value, language })
+
+  // Every answer under the prefix, the not-found page included: the link is the credential, so it must
+  // not travel on in a Referer, be indexed or be cached by others; and the page is never framed by others.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply
+      .header('referrer-policy', 'no-referrer')
+      .header('x-robots-tag', 'noindex')
+      .header('cache-control', 'private, no-store')
+      .header('content-security-policy', policy)
+      .header('x-content-type-options', 'nosniff')
+    // X-Frame-Options knows no list of origins: sent only when nobody may frame the page.
+    if (frameAncestors.length === 0) reply.header('x-frame-options', 'DENY')
+  })
+
+  // A malformed link (a trailing slash, a further segment, nothing after the prefix) is a link that is
+  // not valid: the same page as a forged one, never the host's JSON 404.
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
+  // Beside the token route: what it cannot take (a token longer than the router's parameter limit, a
+  // further segment) lands here instead of the server's JSON 414 or the host's 404.
+  app.get('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
 
   app.get(
     '/:token',
@@ -69,8 +116,7 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
       },
     },
     async (request, reply) => {
-      // The link is the credential: it must not travel on in a Referer, be indexed or be cached by others.
-      reply.header('referrer-policy', 'no-referrer').header('x-robots-tag', 'noindex').header('cache-control', 'private, no-store').type('text/html; charset=utf-8')
+      reply.type('text/html; charset=utf-8')
       const shipmentId = await links.verify(request.params.token)
       const shipment = shipmentId === null ? null : await shipments.get(shipmentId)
       if (!shipment || shipment.dateDeleted !== null) return reply.code(404).send(await notFound())

@@ -83,13 +83,14 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
 
   /**
    * A body the framework refused (400 malformed, 413, 415) on an update of an unknown shipment: the
-   * documented order puts the 404 first. Only refused bodies pay for this lookup; a good one reaches
+   * documented order puts the 404 first (routes with a shipment id only). Only refused bodies pay for this lookup; a good one reaches
    * the update, which answers the 404 itself.
    */
   async function unknownShipmentBeforeBody(error: FastifyError, request: FastifyRequest): Promise<FastifyError> {
     const bodyRefused = error.validationContext === 'body' || error.code?.startsWith('FST_ERR_CTP_') || error.code === 'SHIPMENTS_JSON_TOO_DEEP'
-    if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser) return error
-    const rawId = (request.params as { id: string }).id
+    // Only the update names a shipment: on the order route a refused body is the framework's 400/413/415.
+    const rawId = (request.params as { id?: string }).id
+    if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser || rawId === undefined) return error
     try {
       if (!(await service.get(parseShipmentId(rawId)))) return new ShipmentsErrors.ShipmentNotFound(rawId)
     } catch (lookupError) {
