@@ -154,7 +154,7 @@ export function notificationPage(context: PageContext, data: NotificationPageDat
   const action = notification ? `${context.prefix}/notifications/${notification.id}` : `${context.prefix}/notifications`
   const template = (name: 'subject' | 'html' | 'text', label: string, hint: string) =>
     field({ name, label, errors, hint }, (aria) => html`<textarea id="${`input-${name}`}" name="${name}" class="template${name === 'subject' ? ' template-line' : ''}" spellcheck="false"${aria}>${values[name]}</textarea>`)
-  const problems = [...summaryEntries(errors, FORM_FIELDS), ...summaryEntries(data.test.errors, new Set(['shipment', 'to']))]
+  const problems = [...summaryEntries(errors, FORM_FIELDS, { statuses: 'field-statuses', enabled: 'field-enabled' }), ...summaryEntries(data.test.errors, new Set(['shipment', 'to']))]
   return html`${errorSummary(problems)}<h1>${notification ? html`Notification ${notification.name}` : 'New notification'}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.canSend ? '' : transportMissing()}
@@ -163,10 +163,9 @@ ${data.canSend ? '' : transportMissing()}
 ${csrfField(context.csrf)}
 ${formErrors(errors, FORM_FIELDS)}
 ${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name, aria))}
-<fieldset class="field${(errors.statuses ?? []).length > 0 ? ' has-error' : ''}" data-field="statuses"><legend>Sent when a shipment reaches</legend>
+<fieldset class="field${(errors.statuses ?? []).length > 0 ? ' has-error' : ''}" data-field="statuses" id="field-statuses"><legend>Sent when a shipment reaches</legend>
 ${SHIPMENT_STATUSES.map(
-    (status, index) =>
-      html`<label class="checkbox"><input type="checkbox"${index === 0 ? html` id="input-statuses"` : ''} name="statuses" value="${status}"${values.statuses.includes(status) ? html` checked` : ''}> ${STATUS_LABELS[status]}</label> `,
+    (status) => html`<label class="checkbox"><input type="checkbox" name="statuses" value="${status}"${values.statuses.includes(status) ? html` checked` : ''}> ${STATUS_LABELS[status]}</label> `,
   )}
 ${fieldErrors(errors, 'statuses')}</fieldset>
 ${field({ name: 'recipient', label: 'Recipient', errors }, (aria) => select('recipient', values.recipient, [['customer', "The order's customer (its email)"], ['addresses', 'These addresses']], aria))}
@@ -176,7 +175,7 @@ ${template('html', 'HTML body', 'Liquid; every {{ output }} is escaped.')}
 ${template('text', 'Text body', 'Liquid, plain text.')}
 <p class="hint">Variables: ${VARIABLES}.</p>
 ${field({ name: 'language', label: 'Language (optional)', errors, hint: 'A language tag such as "en" or "de-CH", passed to the transport.' }, (aria) => textInput('language', values.language, aria))}
-<div class="field" data-field="enabled"><label class="checkbox"><input type="checkbox" id="input-enabled" name="enabled" value="true"${values.enabled ? html` checked` : ''}> Enabled</label>${fieldErrors(errors, 'enabled')}</div>
+<div class="field" data-field="enabled" id="field-enabled"><label class="checkbox"><input type="checkbox" name="enabled" value="true"${values.enabled ? html` checked` : ''}> Enabled</label>${fieldErrors(errors, 'enabled')}</div>
 <button type="submit" class="primary">${notification ? 'Save' : 'Create'}</button>
 </form>
 ${notification ? definitionExtras(context, notification, data) : ''}`

@@ -58,7 +58,7 @@ export interface WebhookListData {
 
 export function webhookListPage(context: PageContext, data: WebhookListData): SafeHtml {
   const { subscriptions, values, errors } = data
-  return html`${errorSummary(summaryEntries(errors, new Set(['url', 'events', 'description'])))}<h1>Webhooks</h1>
+  return html`${errorSummary(summaryEntries(errors, new Set(['url', 'description']), { events: 'field-events' }))}<h1>Webhooks</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.created ? notice('ok', html`<strong>Subscription created.</strong> Its signing secret is shown this once; keep it with the receiver to verify deliveries:
 <p><code class="webhook-secret" data-webhook-secret>${data.created.secret}</code></p>`) : ''}
@@ -75,10 +75,9 @@ ${subscriptions.length === 0 ? html`<p>No webhook subscriptions yet.</p>` : ''}
 ${csrfField(context.csrf)}
 ${formErrors(errors, new Set(['url', 'events', 'description']))}
 ${field({ name: 'url', label: 'URL', errors, hint: 'An absolute http or https URL that receives the deliveries.' }, (aria) => textInput('url', values.url, aria, 'url'))}
-<fieldset class="field${(errors.events ?? []).length > 0 ? ' has-error' : ''}" data-field="events"><legend>Events</legend>
+<fieldset class="field${(errors.events ?? []).length > 0 ? ' has-error' : ''}" data-field="events" id="field-events"><legend>Events</legend>
 ${['*', ...WEBHOOK_EVENT_NAMES].map(
-    (name, index) =>
-      html`<label><input type="checkbox"${index === 0 ? html` id="input-events"` : ''} name="events" value="${name}"${values.events.includes(name) ? html` checked` : ''}> ${eventLabel(name)}</label> `,
+    (name) => html`<label><input type="checkbox" name="events" value="${name}"${values.events.includes(name) ? html` checked` : ''}> ${eventLabel(name)}</label> `,
   )}
 ${fieldErrors(errors, 'events')}</fieldset>
 ${field({ name: 'description', label: 'Description (optional)', errors }, (aria) => textInput('description', values.description, aria))}
