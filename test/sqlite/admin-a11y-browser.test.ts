@@ -53,7 +53,7 @@ function phoneTargetProblems(page: Page): Promise<string[]> {
       const box = element.getBoundingClientRect()
       const least = element.matches('button.primary') ? 44 : 24
       if (box.width < 24 || box.height < least) problems.push(name(element) + ' is ' + Math.round(box.width) + 'x' + Math.round(box.height))
-      if (element.matches('input, select, textarea') && parseFloat(getComputedStyle(element).fontSize) < 16) problems.push(name(element) + ' has a font under 16px')
+      if (element.matches('input:not([type=checkbox]):not([type=radio]), select, textarea') && parseFloat(getComputedStyle(element).fontSize) < 16) problems.push(name(element) + ' has a font under 16px')
     }
     return problems
   })()`)
