@@ -96,11 +96,18 @@ export interface SummaryEntry {
 /**
  * A form's errors as summary entries: a field's messages link to its control (`input-<name>`, or the id
  * `targets` gives), the others (`form`, a whole table) are listed without a link unless `targets` names one.
+ * `labels` names the field before a message that does not name it itself.
  */
-export function summaryEntries(errors: FieldErrors, fieldNames: ReadonlySet<string>, targets: Readonly<Record<string, string>> = {}): SummaryEntry[] {
+export function summaryEntries(
+  errors: FieldErrors,
+  fieldNames: ReadonlySet<string>,
+  targets: Readonly<Record<string, string>> = {},
+  labels: Readonly<Record<string, string>> = {},
+): SummaryEntry[] {
   return Object.entries(errors).flatMap(([name, messages]) => {
     const target = Object.hasOwn(targets, name) ? targets[name] : fieldNames.has(name) ? `input-${name}` : null
-    return messages.map((message) => ({ message, target }))
+    const label = Object.hasOwn(labels, name) ? `${labels[name]}: ` : ''
+    return messages.map((message) => ({ message: `${label}${message}`, target }))
   })
 }
 

@@ -58,7 +58,7 @@ export interface WebhookListData {
 
 export function webhookListPage(context: PageContext, data: WebhookListData): SafeHtml {
   const { subscriptions, values, errors } = data
-  return html`${errorSummary(summaryEntries(errors, new Set(['url', 'description']), { events: 'field-events' }))}<h1>Webhooks</h1>
+  return html`${errorSummary(summaryEntries(errors, new Set(['url', 'description']), { events: 'field-events' }, { url: 'URL', events: 'Events', description: 'Description' }))}<h1>Webhooks</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.created ? notice('ok', html`<strong>Subscription created.</strong> Its signing secret is shown this once; keep it with the receiver to verify deliveries:
 <p><code class="webhook-secret" data-webhook-secret>${data.created.secret}</code></p>`) : ''}
