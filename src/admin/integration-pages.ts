@@ -8,22 +8,7 @@ import { SECRET_MASK } from '../gateway/integrations.js'
 import { isShipmentStatus, SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import { environmentReference } from '../env.js'
 import { html, type SafeHtml } from './html.js'
-import {
-  csrfField,
-  dateTime,
-  errorSummary,
-  field,
-  fieldErrors,
-  formErrors,
-  notice,
-  scrollingTable,
-  select,
-  STATUS_LABELS,
-  statusBadge,
-  summaryEntries,
-  textInput,
-  type FieldErrors,
-} from './components.js'
+import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 
 /** A setting as the form presents it. */
