@@ -266,8 +266,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     html`<a href="#history">History</a>`,
   ]
   return html`${errorSummary(problems)}<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
-<nav class="page-links" aria-label="On this page">${pageLinks.map((link) => (link ? html`${link}
-` : ''))}</nav>
+<nav class="page-links" aria-label="On this page">${pageLinks.map((link) => (link ? html`${link} ` : ''))}</nav>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${shipment.dateDeleted ? notice('error', html`This shipment was deleted on ${dateTime(shipment.dateDeleted, context.timeZone)}. It stays readable; restore it to list it again.`) : ''}
 <div class="columns"><div>
