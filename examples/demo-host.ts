@@ -109,7 +109,7 @@ function localPath(value: unknown): string {
 
 function demoPage(title: string, body: string): string {
   return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="/shipments/admin/assets/admin.css"></head>
 <body class="shipments-admin shipments-admin-standalone"><main>${body}</main></body></html>
 `

@@ -65,24 +65,25 @@ function localPath(value: unknown): string {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)
 
-// The admin pages inside your own page: no inline script or style (their Content-Security-Policy forbids them).
+// The admin pages inside your own page: no inline script or style (their Content-Security-Policy forbids them);
+// the viewport meta lets phones show the pages at their own width, the skip link passes over the chrome.
 function layout(page: AdminPage<User>): string {
   const links = page.navigation
     .map((link) => `<a href="${escapeHtml(link.href)}"${link.current ? ' aria-current="page"' : ''}>${escapeHtml(link.label)}${link.count ? ` (${link.count})` : ''}</a>`)
     .join(' ')
   return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(page.title)} · Shop admin</title>${page.head}</head>
-<body><header>Shop admin · ${escapeHtml(page.user.name)} <form method="post" action="/logout"><button>Log out</button></form></header>
-<nav>${links}</nav><main>${page.content}</main></body></html>`
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(page.title)} · Shop admin</title>${page.head}</head>
+<body><a href="#main">Skip to main content</a><header>Shop admin · ${escapeHtml(page.user.name)} <form method="post" action="/logout"><button>Log out</button></form></header>
+<nav aria-label="Shop admin">${links}</nav><main id="main" tabindex="-1">${page.content}</main></body></html>`
 }
 
 const loginPage = (returnTo: string, failed: boolean) => `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Log in</title></head><body>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Log in</title></head><body><main>
 ${failed ? '<p role="alert">Wrong login or password.</p>' : ''}
 <form method="post" action="/login"><input type="hidden" name="returnTo" value="${escapeHtml(returnTo)}">
 <label>Login <input name="login" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<button>Log in</button></form></body></html>`
+<button>Log in</button></form></main></body></html>`
 
 const ADMIN_PREFIX = '/shipments/admin'
 // The login page is never framed (no clickjacking of the form).

@@ -148,7 +148,7 @@ t.test('an over-allocation re-renders 422 with the message beside its line, what
 
   const none = await admin.post(`/orders/${order.orderId}/shipments`, { action: 'items', [`items.${order.tee}`]: '0', [`items.${order.mug}`]: '' })
   t.equal(none.statusCode, 422)
-  t.match(none.body, /<div class="notice notice-error" role="alert"><div>Enter a quantity for at least one line\.<\/div><\/div>\s*<table class="order-lines">/, 'a message on `items` shows above the lines')
+  t.match(none.body, /<div class="notice notice-error" role="alert"><div>Enter a quantity for at least one line\.<\/div><\/div>\s*<div class="table-scroll"[^>]*><table class="order-lines">/, 'a message on `items` shows above the lines')
 
   const tampered = await admin.post(`/orders/${order.orderId}/shipments`, { action: 'rule', rule: 'noSuchRule' })
   t.equal(tampered.statusCode, 422)
@@ -243,7 +243,7 @@ t.test('a shipment\'s page edits its items: quantities per line, 0 removes, refu
 
   const viewer = adminClient(app, 'viewer')
   const readOnly = await viewer.get(`/shipments/${shipment.id}`)
-  t.match(readOnly.body, /<h2>Items<\/h2>/)
+  t.match(readOnly.body, /<h2 id="items"[^>]*>Items<\/h2>/)
   t.notMatch(readOnly.body, /name="items\./, 'a viewer sees the quantities, not the editor')
   t.match(readOnly.body, new RegExp(`<tr data-line="${order.tee}">[\\s\\S]*?<td class="num">3</td></tr>`))
   const refused = await viewer.post(`/shipments/${shipment.id}/items`, { [`items.${order.tee}`]: '1' })
@@ -319,7 +319,7 @@ t.test('an order whose store gives no lines keeps "create N shipments"; the ship
   const { shipments } = await app.shipments.shipments.list({ orderId })
   t.same(shipments.map((shipment) => shipment.items), [[], []])
   const shipment = await admin.get(`/shipments/${shipments[0].id}`)
-  t.notMatch(shipment.body, /<h2>Items<\/h2>/)
+  t.notMatch(shipment.body, /<h2 id="items"[^>]*>Items<\/h2>/)
 })
 
 t.test('a host rule that fails leaves the staging form to be typed by hand, with the reason above it', async (t) => {
@@ -389,11 +389,11 @@ t.test('an order store without lines: "create N shipments" stays, and the attent
   t.equal((await admin.post(`/orders/${order.id}/shipments`, { count: '1' })).statusCode, 303)
   const [shipment] = (await app.shipments.shipments.list({ orderId: order.id })).shipments
   t.same(shipment.items, [])
-  t.notMatch((await admin.get(`/shipments/${shipment.id}`)).body, /<h2>Items<\/h2>/)
+  t.notMatch((await admin.get(`/shipments/${shipment.id}`)).body, /<h2 id="items"[^>]*>Items<\/h2>/)
   orderGone = true
   const orphan = await admin.get(`/shipments/${shipment.id}`)
   t.equal(orphan.statusCode, 200, 'a shipment whose order the store no longer finds still opens')
-  t.notMatch(orphan.body, /<h2>Items<\/h2>/)
+  t.notMatch(orphan.body, /<h2 id="items"[^>]*>Items<\/h2>/)
   const attention = await admin.get('/attention')
   t.equal(attention.statusCode, 200)
   t.match(attention.body, /The order store gives no order lines, so no order is listed here\./)

@@ -46,3 +46,19 @@ document.addEventListener('submit', (event) => {
   const form = event.target
   if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault()
 })
+// The error summary: focused when the page loads (its autofocus, here too for a host layout that
+// moved it), and each of its links moves focus to the field it names; a table's link to its first control.
+const summary = document.querySelector('[data-error-summary]')
+if (summary instanceof HTMLElement && (document.activeElement === document.body || document.activeElement === null)) summary.focus()
+document.addEventListener('click', (event) => {
+  const link = event.target instanceof Element ? event.target.closest('a[data-focus]') : null
+  const target = link && document.getElementById(link.getAttribute('data-focus') || '')
+  if (!target) return
+  const control = target.matches('input, select, textarea, button') ? target : target.querySelector('input:not([type=hidden]), select, textarea, button')
+  if (!(control instanceof HTMLElement)) return
+  event.preventDefault()
+  // The label (or the table) in view above the control, as the browser would not scroll to it by itself.
+  const label = control.id ? document.querySelector(`label[for="${CSS.escape(control.id)}"]`) : null
+  ;(label || target).scrollIntoView({ block: 'start' })
+  control.focus({ preventScroll: true })
+})

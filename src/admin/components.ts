@@ -14,13 +14,16 @@ export function standaloneLayout(page: AdminPage): string {
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title}</title>${unsafeRaw(page.head)}</head>
 <body class="shipments-admin shipments-admin-standalone">
+<a class="skip-link" href="#main-content">Skip to main content</a>
 <header><strong>Shipments admin</strong><nav aria-label="Shipments admin">${page.navigation.map(
+    // One link a line: the space between them lets the navigation wrap on a narrow screen.
     (link) =>
-      html`<a href="${link.href}"${link.current ? html` aria-current="page"` : ''}>${link.label}${
+      html`
+<a href="${link.href}"${link.current ? html` aria-current="page"` : ''}>${link.label}${
         link.count !== undefined ? html` <span class="badge nav-count${link.count > 0 ? ' badge-attention' : ' badge-muted'}" data-count="${link.count}">${link.count}</span>` : ''
       }</a>`,
   )}</nav></header>
-<main>${unsafeRaw(page.content)}</main>
+<main id="main-content" tabindex="-1">${unsafeRaw(page.content)}</main>
 </body></html>`}\n`
 }
 
@@ -83,6 +86,48 @@ export const csrfField = (token: string) => html`<input type="hidden" name="_csr
 export function notice(kind: 'ok' | 'error', message: HtmlValue): SafeHtml {
   return html`<div class="notice notice-${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</div>`
 }
+
+/** One problem of the error summary: its message and the id of the control it links to (null: no link). */
+export interface SummaryEntry {
+  message: string
+  target: string | null
+}
+
+/**
+ * A form's errors as summary entries: a field's messages link to its control (`input-<name>`, or the id
+ * `targets` gives), the others (`form`, a whole table) are listed without a link unless `targets` names one.
+ * `labels` names the field before a message that does not name it itself.
+ */
+export function summaryEntries(
+  errors: FieldErrors,
+  fieldNames: ReadonlySet<string>,
+  targets: Readonly<Record<string, string>> = {},
+  labels: Readonly<Record<string, string>> = {},
+): SummaryEntry[] {
+  return Object.entries(errors).flatMap(([name, messages]) => {
+    const target = Object.hasOwn(targets, name) ? targets[name] : fieldNames.has(name) ? `input-${name}` : null
+    const label = Object.hasOwn(labels, name) ? `${labels[name]}: ` : ''
+    return messages.map((message) => ({ message: `${label}${message}`, target }))
+  })
+}
+
+/**
+ * The page's problems at the top of its content, each linking to its field, focused when the page loads
+ * (autofocus), so that a refused form is noticed where the page starts; the fields keep their own messages.
+ */
+export function errorSummary(entries: readonly SummaryEntry[]): SafeHtml {
+  if (entries.length === 0) return html``
+  return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1" autofocus data-error-summary>
+<h2 id="error-summary-title">There is a problem</h2>
+<ul>${entries.map((entry) => html`<li>${entry.target ? html`<a href="${`#${entry.target}`}" data-focus="${entry.target}">${entry.message}</a>` : entry.message}</li>`)}</ul>
+</div>`
+}
+
+/**
+ * A table in its own horizontally scrolling box, so a wide table never widens the page; the box is a
+ * named region that takes focus, so the keyboard can scroll it too (the CSS keeps the first column in view).
+ */
+export const scrollingTable = (label: string, table: SafeHtml) => html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`
 
 /** Errors whose key names no field of the form, shown above it. */
 export function formErrors(errors: FieldErrors, fieldNames: ReadonlySet<string>): SafeHtml {

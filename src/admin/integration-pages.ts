@@ -8,7 +8,7 @@ import { SECRET_MASK } from '../gateway/integrations.js'
 import { isShipmentStatus, SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import { environmentReference } from '../env.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, dateTime, field, fieldErrors, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors } from './components.js'
+import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 
 /** A setting as the form presents it. */
@@ -134,11 +134,11 @@ export function integrationErrors(fields: Readonly<Record<string, readonly strin
 
 export function integrationListPage(context: PageContext, integrations: Integration[], providers: AnyProviderDefinition[], isEnabled: (integration: Integration) => boolean): SafeHtml {
   return html`<h1>Integrations</h1>
-<table class="integrations"><thead><tr><th>Name</th><th>Handle</th><th>Provider</th><th>Enabled</th><th>Updated</th></tr></thead><tbody>${integrations.map(
+${scrollingTable('Integrations', html`<table class="integrations"><thead><tr><th>Name</th><th>Handle</th><th>Provider</th><th>Enabled</th><th>Updated</th></tr></thead><tbody>${integrations.map(
     (integration) => html`<tr data-integration="${integration.handle}"><td><a href="${context.prefix}/integrations/${integration.handle}">${integration.name}</a></td>
 <td><code>${integration.handle}</code></td><td>${integration.providerId ?? '—'}</td>
 <td>${enabledBadge(integration, isEnabled(integration))}</td><td class="meta">${dateTime(integration.dateUpdated, context.timeZone)}</td></tr>`,
-  )}</tbody></table>
+  )}</tbody></table>`)}
 ${integrations.length === 0 ? html`<p>No integrations yet.</p>` : ''}
 <h2>New integration</h2>
 <form method="get" action="${context.prefix}/integrations/new" class="toolbar">
@@ -178,7 +178,9 @@ export function integrationPage(context: PageContext, data: IntegrationPageData)
     ...SHIPMENT_STATUSES.map((status) => `outboundStatusMap.${status}`),
     ...settings.map((setting) => `settings.${setting.key}`),
   ])
-  return html`<h1>${integration ? html`Integration ${integration.name}` : html`New ${provider.name ?? provider.id} integration`}</h1>
+  // The tables' messages link to their tables (the summary's script focuses their first control).
+  const targets = { statusMap: 'status-map', outboundStatusMap: 'outbound-status-map', pushOn: `input-pushOn-${SHIPMENT_STATUSES[0]}` }
+  return html`${errorSummary(summaryEntries(errors, knownFields, targets))}<h1>${integration ? html`Integration ${integration.name}` : html`New ${provider.name ?? provider.id} integration`}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.check ? notice(data.check.ok ? 'ok' : 'error', html`<strong>Connection check: ${data.check.ok ? 'OK' : 'failed'}.</strong> ${data.check.message ?? ''}`) : ''}
 ${integration ? html`<div class="toolbar">
@@ -203,9 +205,9 @@ ${settings.map((setting) => settingField(setting, values.settings[setting.key] ?
 <h2>Status map</h2>
 <p class="hint">The provider's status codes and the shipment status each one moves a shipment to.</p>
 ${errors.statusMap ? html`${errors.statusMap.map((message) => html`<p class="field-error" role="alert">${message}</p>`)}` : ''}
-<table id="status-map" class="status-map"><thead><tr><th>External code</th><th>Shipment status</th></tr></thead>
+${scrollingTable('Status map', html`<table id="status-map" class="status-map"><thead><tr><th>External code</th><th>Shipment status</th></tr></thead>
 <tbody>${[...values.statusMap, ['', ''] as [string, string]].map(([code, status]) => statusMapRow(code, status))}</tbody>
-<template>${statusMapRow('', '')}</template></table>
+<template>${statusMapRow('', '')}</template></table>`)}
 <p><button type="button" data-add-row="status-map">Add a row</button></p>
 ${outboundEditor(provider, values, errors)}
 <button type="submit" class="primary">${integration ? 'Save' : 'Create'}</button>
@@ -221,7 +223,7 @@ function outboundEditor(provider: AnyProviderDefinition, values: IntegrationForm
 <p class="hint">The code sent to the integration for each shipment status when a shipment is pushed (left blank: no code), and the statuses whose reaching pushes the shipment there (Cancelled: cancels it there).
 ${pushes || cancels ? '' : html` This provider can neither push nor cancel shipments.`}</p>
 ${errors.outboundStatusMap ? html`${errors.outboundStatusMap.map((message) => html`<p class="field-error" role="alert">${message}</p>`)}` : ''}
-<table id="outbound-status-map" class="status-map"><thead><tr><th>Shipment status</th><th>Integration's code</th><th>Push on reaching</th></tr></thead>
+${scrollingTable('Outbound status map', html`<table id="outbound-status-map" class="status-map"><thead><tr><th>Shipment status</th><th>Integration's code</th><th>Push on reaching</th></tr></thead>
 <tbody>${SHIPMENT_STATUSES.map((status) => {
     const name = `outboundStatusMap.${status}`
     const failed = (errors[name] ?? []).length > 0
@@ -230,7 +232,7 @@ ${errors.outboundStatusMap ? html`${errors.outboundStatusMap.map((message) => ht
     return html`<tr data-field="${name}"${failed ? html` class="has-error"` : ''}><td><label for="${`input-${name}`}">${STATUS_LABELS[status]}</label></td>
 <td><input type="text" id="${`input-${name}`}" name="${name}" value="${values.outboundStatusMap[status] ?? ''}"${aria}>${fieldErrors(errors, name)}</td>
 <td><input type="checkbox" id="${`input-pushOn-${status}`}" name="pushOn" value="${status}" aria-label="${`Push on reaching ${STATUS_LABELS[status]}`}"${checked ? html` checked` : ''}></td></tr>`
-  })}</tbody></table>
+  })}</tbody></table>`)}
 <div class="field${errors.pushOn ? ' has-error' : ''}" data-field="pushOn">${fieldErrors(errors, 'pushOn')}</div>`
 }
 
@@ -266,9 +268,9 @@ function gatewayUrlSection(url: string): SafeHtml {
 
 function deliveriesTable(deliveries: IntegrationPageData['deliveries'], timeZone: string): SafeHtml {
   return html`<h2>Recent deliveries</h2>
-${deliveries.length === 0 ? html`<p class="meta">No deliveries recorded yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Delivery id</th><th>Outcome</th><th>Reason</th></tr></thead><tbody>${deliveries.map(
+${deliveries.length === 0 ? html`<p class="meta">No deliveries recorded yet.</p>` : scrollingTable('Recent deliveries', html`<table class="deliveries"><thead><tr><th>Time</th><th>Delivery id</th><th>Outcome</th><th>Reason</th></tr></thead><tbody>${deliveries.map(
     (delivery) => html`<tr><td class="meta">${dateTime(delivery.date, timeZone)}</td><td><code>${delivery.deliveryId}</code></td><td>${outcomeBadge(delivery.outcome)}</td><td>${delivery.reason ?? ''}</td></tr>`,
-  )}</tbody></table>`}`
+  )}</tbody></table>`)}`
 }
 
 const outcomeBadge = (outcome: string) =>

@@ -5,7 +5,7 @@ import type { Shipment } from '../shipments/shipment.js'
 import { linesLeft, parseItemsInput, type ShipmentItemInput, type SplitRule } from '../shipments/items.js'
 import type { OrderSummary } from '../orders/order-store.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, dateTime, fieldErrors, formErrors, notice, type FieldErrors } from './components.js'
+import { csrfField, dateTime, fieldErrors, formErrors, notice, scrollingTable, type FieldErrors } from './components.js'
 import type { PageContext } from './components.js'
 
 /** The form name of a line's quantity: the key the service's refusals use for that line. */
@@ -89,11 +89,11 @@ const LINE_HEADINGS = html`<th>Line</th><th>SKU</th><th class="num">Ordered</th>
 export function orderLinesSection(context: PageContext, order: { id: number; reference: string }, lines: readonly AllocatedLine[], staging: StagingState): SafeHtml {
   const left = lines.reduce((sum, line) => sum + line.unallocated, 0)
   const staged = context.can.edit && left > 0
-  const table = (withInputs: boolean) => html`<table class="order-lines"><thead><tr>${LINE_HEADINGS}${withInputs ? html`<th>New shipment</th>` : ''}</tr></thead><tbody>${lines.map(
+  const table = (withInputs: boolean) => scrollingTable(`Lines of order ${order.reference}`, html`<table class="order-lines"><thead><tr>${LINE_HEADINGS}${withInputs ? html`<th>New shipment</th>` : ''}</tr></thead><tbody>${lines.map(
     (line) => html`<tr data-line="${line.id}">${lineCells(line)}${
       withInputs ? (line.shippable ? quantityCell(itemField(line.id), staging.values[itemField(line.id)] ?? '0', `Quantity of ${line.name} in the new shipment`, staging.errors) : html`<td></td>`) : ''
     }</tr>`,
-  )}</tbody></table>`
+  )}</tbody></table>`)
   const lineFields = new Set(lines.map((line) => itemField(line.id)))
   if (!staged) {
     return html`<h3>Lines</h3>
@@ -144,15 +144,15 @@ export function shipmentItemValues(lines: readonly ItemEditorLine[], shipment: S
 export function shipmentItemsSection(context: PageContext, shipment: Shipment, lines: readonly ItemEditorLine[], values: Record<string, string>, errors: FieldErrors): SafeHtml {
   const held = new Map(shipment.items.map((item) => [item.lineItemId, item.quantity]))
   const editable = (line: ItemEditorLine) => line.shippable || held.has(line.id)
-  const table = html`<table class="order-lines"><thead><tr>${LINE_HEADINGS}<th>In this shipment</th></tr></thead><tbody>${lines.map(
+  const table = scrollingTable('Items of this shipment', html`<table class="order-lines"><thead><tr>${LINE_HEADINGS}<th>In this shipment</th></tr></thead><tbody>${lines.map(
     (line) => html`<tr data-line="${line.id}">${lineCells(line)}${
       context.can.edit && editable(line)
         ? quantityCell(itemField(line.id), values[itemField(line.id)] ?? '0', `Quantity of ${line.name} in this shipment`, errors)
         : html`<td class="num">${held.get(line.id) ?? 0}</td>`
     }</tr>`,
-  )}</tbody></table>`
-  if (!context.can.edit) return html`<h2>Items</h2>${table}`
-  return html`<h2>Items</h2>
+  )}</tbody></table>`)
+  if (!context.can.edit) return html`<h2 id="items" tabindex="-1">Items</h2>${table}`
+  return html`<h2 id="items" tabindex="-1">Items</h2>
 <form method="post" action="${context.prefix}/shipments/${shipment.id}/items" novalidate aria-label="Shipment items">
 ${csrfField(context.csrf)}
 ${formErrors(errors, new Set(lines.map((line) => itemField(line.id))))}
@@ -171,12 +171,12 @@ export function attentionPage(context: PageContext, page: AttentionPage, availab
   return html`<h1>Orders needing attention</h1>
 <p class="meta">Completed orders whose active shipments (enabled, not cancelled, not deleted) do not hold every shippable line in full.</p>
 ${available ? '' : notice('error', 'The order store gives no order lines, so no order is listed here.')}
-<table class="attention"><thead><tr><th>Order</th><th>Ordered</th><th>Customer</th><th class="num">Lines missing</th><th class="num">Units missing</th><th></th></tr></thead>
+${scrollingTable('Orders needing attention', html`<table class="attention"><thead><tr><th>Order</th><th>Ordered</th><th>Customer</th><th class="num">Lines missing</th><th class="num">Units missing</th><th></th></tr></thead>
 <tbody>${page.orders.map(
     (order) => html`<tr data-order="${order.orderId}"><td><a href="${context.prefix}/orders/${order.orderId}">${order.reference}</a></td>
 <td>${dateTime(order.dateOrdered, context.timeZone)}</td><td>${order.customer ?? ''}</td><td class="num">${order.linesMissing}</td><td class="num">${order.unitsMissing}</td>
 <td><a href="${context.prefix}/orders/${order.orderId}" class="button">Allocate</a></td></tr>`,
-  )}</tbody></table>
+  )}</tbody></table>`)}
 ${page.orders.length === 0 ? html`<p>No order needs attention.</p>` : ''}
 <nav class="pager" aria-label="Pages">
 ${page.page > 1 ? html`<a href="${link(page.page - 1)}" rel="prev">Previous</a>` : ''}

@@ -3,7 +3,7 @@
 import type { Notification, NotificationInput, NotificationService, RenderedNotification } from '../notifications/service.js'
 import { SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, dateTime, field, fieldErrors, formErrors, notice, select, STATUS_LABELS, statusBadge, textInput, type FieldErrors, type PageContext } from './components.js'
+import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 
 export type NotificationDelivery = Awaited<ReturnType<NotificationService['deliveries']>>[number]
 
@@ -110,10 +110,10 @@ ${data.flash ? notice('ok', data.flash) : ''}
 ${data.canSend ? '' : transportMissing()}
 <p class="hint">Mails to customers (or fixed addresses) when a shipment reaches a status, sent through the outbox and retried when the transport fails.</p>
 <p><a class="button" href="${context.prefix}/notifications/new">New notification</a></p>
-${data.notifications.length === 0 ? html`<p>No notifications yet.</p>` : html`<table class="notifications"><thead><tr><th>Name</th><th>Statuses</th><th>Recipient</th><th>Enabled</th></tr></thead><tbody>${data.notifications.map(
+${data.notifications.length === 0 ? html`<p>No notifications yet.</p>` : scrollingTable('Notifications', html`<table class="notifications"><thead><tr><th>Name</th><th>Statuses</th><th>Recipient</th><th>Enabled</th></tr></thead><tbody>${data.notifications.map(
     (notification) => html`<tr data-notification="${notification.id}"><td><a href="${context.prefix}/notifications/${notification.id}">${notification.name}</a></td>
 <td>${notification.statuses.map((status) => html`${statusBadge(status)} `)}</td><td>${recipientText(notification)}</td><td>${enabledBadge(notification.enabled)}</td></tr>`,
-  )}</tbody></table>`}`
+  )}</tbody></table>`)}`
 }
 
 export interface NotificationPageData {
@@ -138,7 +138,8 @@ export function notificationPage(context: PageContext, data: NotificationPageDat
   const action = notification ? `${context.prefix}/notifications/${notification.id}` : `${context.prefix}/notifications`
   const template = (name: 'subject' | 'html' | 'text', label: string, hint: string) =>
     field({ name, label, errors, hint }, (aria) => html`<textarea id="${`input-${name}`}" name="${name}" class="template${name === 'subject' ? ' template-line' : ''}" spellcheck="false"${aria}>${values[name]}</textarea>`)
-  return html`<h1>${notification ? html`Notification ${notification.name}` : 'New notification'}</h1>
+  const problems = [...summaryEntries(errors, FORM_FIELDS, { statuses: 'field-statuses', enabled: 'field-enabled' }), ...summaryEntries(data.test.errors, new Set(['shipment', 'to']))]
+  return html`${errorSummary(problems)}<h1>${notification ? html`Notification ${notification.name}` : 'New notification'}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.canSend ? '' : transportMissing()}
 <p><a href="${context.prefix}/notifications">All notifications</a></p>
@@ -146,7 +147,7 @@ ${data.canSend ? '' : transportMissing()}
 ${csrfField(context.csrf)}
 ${formErrors(errors, FORM_FIELDS)}
 ${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name, aria))}
-<fieldset class="field${(errors.statuses ?? []).length > 0 ? ' has-error' : ''}" data-field="statuses"><legend>Sent when a shipment reaches</legend>
+<fieldset class="field${(errors.statuses ?? []).length > 0 ? ' has-error' : ''}" data-field="statuses" id="field-statuses"><legend>Sent when a shipment reaches</legend>
 ${SHIPMENT_STATUSES.map(
     (status) => html`<label class="checkbox"><input type="checkbox" name="statuses" value="${status}"${values.statuses.includes(status) ? html` checked` : ''}> ${STATUS_LABELS[status]}</label> `,
   )}
@@ -158,7 +159,7 @@ ${template('html', 'HTML body', 'Liquid; every {{ output }} is escaped.')}
 ${template('text', 'Text body', 'Liquid, plain text.')}
 <p class="hint">Variables: ${VARIABLES}.</p>
 ${field({ name: 'language', label: 'Language (optional)', errors, hint: 'A language tag such as "en" or "de-CH", passed to the transport.' }, (aria) => textInput('language', values.language, aria))}
-<div class="field" data-field="enabled"><label class="checkbox"><input type="checkbox" name="enabled" value="true"${values.enabled ? html` checked` : ''}> Enabled</label>${fieldErrors(errors, 'enabled')}</div>
+<div class="field" data-field="enabled" id="field-enabled"><label class="checkbox"><input type="checkbox" name="enabled" value="true"${values.enabled ? html` checked` : ''}> Enabled</label>${fieldErrors(errors, 'enabled')}</div>
 <button type="submit" class="primary">${notification ? 'Save' : 'Create'}</button>
 </form>
 ${notification ? definitionExtras(context, notification, data) : ''}`
@@ -179,13 +180,13 @@ ${field({ name: 'to', label: 'To (optional)', errors }, (aria) => textInput('to'
 </form>
 ${result ? testResult(result, data.canSend) : ''}
 <h2>Recent deliveries</h2>
-${data.deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Shipment</th><th>Status reached</th><th>State</th><th>Attempts (newest first)</th></tr></thead><tbody>${data.deliveries.map(
+${data.deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : scrollingTable('Recent deliveries', html`<table class="deliveries"><thead><tr><th>Time</th><th>Shipment</th><th>Status reached</th><th>State</th><th>Attempts (newest first)</th></tr></thead><tbody>${data.deliveries.map(
     (delivery) => html`<tr data-delivery="${delivery.id}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td>${deliveryShipment(context, delivery.shipmentId, data.shipmentReferences)}</td>
 <td>${statusBadge(delivery.toStatus)}</td><td>${deliveryState(delivery.state)}</td>
 <td>${delivery.attempts.length === 0 ? html`<span class="meta">Not attempted yet</span>` : html`<ul class="attempts">${delivery.attempts.map(
       (attempt) => html`<li><span class="meta">${dateTime(attempt.date, context.timeZone)}</span> ${attempt.error === null ? html`<span class="badge badge-ok">sent</span>` : html`<span class="badge badge-error">failed</span> ${attempt.error}`}</li>`,
     )}</ul>`}</td></tr>`,
-  )}</tbody></table>`}`
+  )}</tbody></table>`)}`
 }
 
 function testResult(result: NotificationTestResult, canSend: boolean): SafeHtml {

@@ -5,7 +5,7 @@ import type { WebhookSubscription } from '../outbox/webhooks.js'
 import { OVERVIEW_DAYS, type ShipmentsOverview } from '../shipments/overview.js'
 import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import { html, unsafeRaw, type SafeHtml } from './html.js'
-import { dateTime, statusBadge } from './components.js'
+import { dateTime, scrollingTable, statusBadge } from './components.js'
 import { orderLink, type PageContext } from './shipment-pages.js'
 
 export interface OverviewPageData {
@@ -69,10 +69,10 @@ function lateSection(context: PageContext, data: OverviewPageData): SafeHtml {
 ${
   shipments.length === 0
     ? html`<p>No shipment is late.</p>`
-    : html`<table class="late"><thead><tr><th>Shipment</th><th>Order</th><th>Status</th><th>Scheduled</th></tr></thead><tbody>${shipments.map(
+    : html`${scrollingTable('Late shipments', html`<table class="late"><thead><tr><th>Shipment</th><th>Order</th><th>Status</th><th>Scheduled</th></tr></thead><tbody>${shipments.map(
         (shipment) => html`<tr data-shipment="${shipment.id}"><td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a></td>
 <td>${orderLink(context, shipment.orderId, data.orderReferences)}</td><td>${statusBadge(shipment.status)}</td><td>${dateTime(shipment.dateScheduledShip, context.timeZone)}</td></tr>`,
-      )}</tbody></table>${shownOf(shipments.length, total, 'earliest')}`
+      )}</tbody></table>`)}${shownOf(shipments.length, total, 'earliest')}`
 }</section>`
 }
 
@@ -81,11 +81,11 @@ function failingPushesSection(context: PageContext, failing: ShipmentsOverview['
 ${
   failing.pushes.length === 0
     ? html`<p>No push to an integration is failing.</p>`
-    : html`<table class="failing-pushes"><thead><tr><th>Shipment</th><th>Integration</th><th>Last attempt</th><th class="num">Attempts</th><th>Error</th></tr></thead><tbody>${failing.pushes.map(
+    : html`${scrollingTable('Failing pushes', html`<table class="failing-pushes"><thead><tr><th>Shipment</th><th>Integration</th><th>Last attempt</th><th class="num">Attempts</th><th>Error</th></tr></thead><tbody>${failing.pushes.map(
         (push) => html`<tr data-shipment="${push.shipmentId}"><td><a href="${context.prefix}/shipments/${push.shipmentId}">${push.shipmentReference}</a></td>
 <td>${context.can.manage ? html`<a href="${context.prefix}/integrations/${encodeURIComponent(push.integrationHandle)}">${push.integrationHandle}</a>` : push.integrationHandle}</td>
 <td>${dateTime(push.lastPushAt, context.timeZone)}</td><td class="num">${push.pushAttempts}</td><td>${push.lastPushError}</td></tr>`,
-      )}</tbody></table>${shownOf(failing.pushes.length, failing.total, 'newest')}`
+      )}</tbody></table>`)}${shownOf(failing.pushes.length, failing.total, 'newest')}`
 }</section>`
 }
 

@@ -12,12 +12,15 @@ import type { PageContext } from './components.js'
 import {
   csrfField,
   dateTime,
+  errorSummary,
   field,
   formErrors,
   notice,
+  scrollingTable,
   select,
   STATUS_LABELS,
   statusBadge,
+  summaryEntries,
   textArea,
   textInput,
   type FieldErrors,
@@ -74,7 +77,7 @@ ${extra.bulk ? bulkReport(extra.bulk) : ''}
 ${extra.orderNotFound ? notice('error', html`No order matches “${filters.order}”.`) : ''}
 <form method="post" action="${context.prefix}/shipments/bulk-status">
 ${csrfField(context.csrf)}
-<table class="shipments">
+${scrollingTable('Shipments', html`<table class="shipments${context.can.transition ? ' selectable' : ''}">
 <thead><tr>${context.can.transition ? html`<th><input type="checkbox" data-select-all aria-label="Select all"></th>` : ''}<th>Reference</th><th>Order</th><th>Status</th><th>Carrier</th><th>Tracking number</th><th>Updated</th></tr></thead>
 <tbody>${page.shipments.map(
     (shipment) => html`<tr data-shipment="${shipment.id}">${
@@ -82,7 +85,7 @@ ${csrfField(context.csrf)}
     }<td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a>${shipment.dateDeleted ? html` <span class="badge badge-muted">Deleted</span>` : ''}</td>
 <td>${orderLink(context, shipment.orderId, extra.orderReferences)}</td>
 <td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td><td class="meta">${dateTime(shipment.dateUpdated, context.timeZone)}</td></tr>`,
-  )}</tbody></table>
+  )}</tbody></table>`)}
 ${page.shipments.length === 0 ? html`<p>No shipments match.</p>` : ''}
 ${
   context.can.transition && page.shipments.length > 0
@@ -250,7 +253,20 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
       multiline ? textArea(name, values[name], html`${aria}${readOnly}`) : textInput(name, values[name], html`${aria}${readOnly}`),
     )
   const trackingHref = safeHref(shipment.trackingUrl)
-  return html`<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
+  const itemFields = new Set(Object.keys(data.items?.values ?? {}))
+  const problems = [
+    ...summaryEntries(errors, new Set([...names, `${DATE_FIELD}.date`])),
+    ...summaryEntries(data.items?.errors ?? {}, itemFields),
+    ...summaryEntries(data.transitionErrors, new Set(['status', 'statusMessage'])),
+  ]
+  // The status change sits below every field: a link near the top reaches it in a few tab stops.
+  const pageLinks = [
+    context.can.transition ? html`<a href="#change-status">Change status</a>` : '',
+    data.items ? html`<a href="#items">Items</a>` : '',
+    html`<a href="#history">History</a>`,
+  ]
+  return html`${errorSummary(problems)}<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
+<nav class="page-links" aria-label="On this page">${pageLinks.map((link) => (link ? html`${link} ` : ''))}</nav>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${shipment.dateDeleted ? notice('error', html`This shipment was deleted on ${dateTime(shipment.dateDeleted, context.timeZone)}. It stays readable; restore it to list it again.`) : ''}
 <div class="columns"><div>
@@ -292,7 +308,7 @@ ${data.references.length === 0 ? html`<p class="meta">None.</p>` : html`<ul clas
         : ''
     }</li>`
   })}</ul>`}
-<h2>History</h2>
+<h2 id="history" tabindex="-1">History</h2>
 <ol class="timeline" aria-label="History">${data.history.map(
     (entry) => html`<li data-history="${entry.id}"><div>${entry.fromStatus ? html`${statusBadge(entry.fromStatus)} → ` : html`Created `}${statusBadge(entry.toStatus)}</div>
 ${entry.message ? html`<div class="history-message">${entry.message}</div>` : ''}
@@ -324,7 +340,7 @@ function customField(definition: ShipmentFieldDefinition, values: Record<string,
 
 function transitionForm(context: PageContext, shipment: Shipment, errors: FieldErrors): SafeHtml {
   const choices = statusChoices('Choose a status').filter(([status]) => status !== shipment.status)
-  return html`<h2>Change status</h2>
+  return html`<h2 id="change-status" tabindex="-1">Change status</h2>
 <form method="post" action="${context.prefix}/shipments/${shipment.id}/transition" aria-label="Change status">
 ${csrfField(context.csrf)}
 ${formErrors(errors, new Set(['status', 'statusMessage']))}
@@ -364,14 +380,18 @@ export function orderPanel(
   state: { errors: FieldErrors; count: string; flash: string | null; lines: { lines: AllocatedLine[]; staging: StagingState } | null },
 ): SafeHtml {
   const withItems = state.lines !== null
+  const problems = state.lines
+    ? summaryEntries(state.lines.staging.errors, new Set(state.lines.lines.filter((line) => line.shippable).map((line) => `items.${line.id}`)), { rule: 'input-rule' })
+    : summaryEntries(state.errors, new Set(['count']))
   return html`<section class="shipments-admin shipments-order-panel" data-order="${order.id}" aria-label="${`Shipments of order ${order.reference}`}">
+${errorSummary(problems)}
 <h2>Shipments of order ${order.reference}</h2>
 ${state.flash ? notice('ok', state.flash) : ''}
-${shipments.length === 0 ? html`<p>No shipments yet.</p>` : html`<table><thead><tr><th>Reference</th><th>Status</th>${withItems ? html`<th>Items</th>` : ''}<th>Carrier</th><th>Tracking number</th></tr></thead><tbody>${shipments.map(
+${shipments.length === 0 ? html`<p>No shipments yet.</p>` : scrollingTable(`Shipments of order ${order.reference}`, html`<table><thead><tr><th>Reference</th><th>Status</th>${withItems ? html`<th>Items</th>` : ''}<th>Carrier</th><th>Tracking number</th></tr></thead><tbody>${shipments.map(
     (shipment) => html`<tr data-shipment="${shipment.id}"><td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a>${shipment.enabled ? '' : html` <span class="badge badge-muted">Disabled</span>`}</td><td>${statusBadge(shipment.status)}</td>${
       withItems ? html`<td>${itemsSummary(shipment)}</td>` : ''
     }<td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td></tr>`,
-  )}</tbody></table>`}
+  )}</tbody></table>`)}
 ${
   state.lines
     ? orderLinesSection(context, order, state.lines.lines, state.lines.staging)

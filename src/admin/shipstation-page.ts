@@ -3,7 +3,7 @@ import type { ExchangeActivity } from '../order-exchange/activity-log.js'
 import { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_REFUSED_KEPT } from '../order-exchange/activity-log.js'
 import type { OrderExchangeSettings } from '../order-exchange/settings.js'
 import { html, type SafeHtml } from './html.js'
-import { dateTime, notice } from './components.js'
+import { dateTime, notice, scrollingTable } from './components.js'
 
 const yesNo = (value: boolean) => (value ? 'Yes' : 'No')
 
@@ -41,9 +41,9 @@ ${exchange.trackingFieldProblems.length > 0
 <table class="settings"><tbody>${rows.map(([label, value]) => html`<tr><th>${label}</th><td>${value}</td></tr>`)}</tbody></table>
 <h2>Activity</h2>
 <p class="hint">Every request ShipStation made, newest first: the last 100 answered and the last 100 refused (the log keeps at least the last ${EXCHANGE_ACTIVITY_KEPT} answered and ${EXCHANGE_ACTIVITY_REFUSED_KEPT} refused). No export requests, or only refused ones, explain orders that do not show up in ShipStation.</p>
-${exchange.activity.length === 0 ? html`<p>No requests yet: ShipStation has not called this site.</p>` : html`<table class="activity"><thead><tr><th>Time</th><th>Action</th><th>Page / order</th><th>Orders exported</th><th>Status</th><th>Reason</th></tr></thead><tbody>${exchange.activity.map(
+${exchange.activity.length === 0 ? html`<p>No requests yet: ShipStation has not called this site.</p>` : scrollingTable('Activity', html`<table class="activity"><thead><tr><th>Time</th><th>Action</th><th>Page / order</th><th>Orders exported</th><th>Status</th><th>Reason</th></tr></thead><tbody>${exchange.activity.map(
     (entry) => html`<tr data-status-code="${entry.statusCode}"><td class="meta">${dateTime(entry.date, timeZone)}</td><td>${entry.action || '—'}</td>
 <td>${entry.page !== null ? `page ${entry.page}` : (entry.orderNumber ?? '—')}</td><td>${entry.ordersExported ?? '—'}</td>
 <td><span class="badge ${entry.statusCode < 400 ? 'badge-ok' : 'badge-error'}">${entry.statusCode}</span></td><td>${entry.reason ?? ''}</td></tr>`,
-  )}</tbody></table>`}`
+  )}</tbody></table>`)}`
 }

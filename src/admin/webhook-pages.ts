@@ -3,7 +3,7 @@
 import type { WebhookDelivery, WebhookSubscription } from '../outbox/webhooks.js'
 import { WEBHOOK_EVENT_NAMES } from '../outbox/event-names.js'
 import { html, type SafeHtml } from './html.js'
-import { csrfField, dateTime, field, fieldErrors, formErrors, notice, textInput, type FieldErrors } from './components.js'
+import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, summaryEntries, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 
 /** What the create form holds, as typed. */
@@ -58,24 +58,24 @@ export interface WebhookListData {
 
 export function webhookListPage(context: PageContext, data: WebhookListData): SafeHtml {
   const { subscriptions, values, errors } = data
-  return html`<h1>Webhooks</h1>
+  return html`${errorSummary(summaryEntries(errors, new Set(['url', 'description']), { events: 'field-events' }, { url: 'URL', events: 'Events', description: 'Description' }))}<h1>Webhooks</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.created ? notice('ok', html`<strong>Subscription created.</strong> Its signing secret is shown this once; keep it with the receiver to verify deliveries:
 <p><code class="webhook-secret" data-webhook-secret>${data.created.secret}</code></p>`) : ''}
 <p class="hint">Outbound webhooks: the package's events sent to your URLs, signed (Standard Webhooks), retried after failures.</p>
-<table class="webhooks"><thead><tr><th>URL</th><th>Events</th><th>Enabled</th><th>Failures</th><th>Disabled because</th><th>Actions</th></tr></thead><tbody>${subscriptions.map(
+${scrollingTable('Webhook subscriptions', html`<table class="webhooks"><thead><tr><th>URL</th><th>Events</th><th>Enabled</th><th>Failures</th><th>Disabled because</th><th>Actions</th></tr></thead><tbody>${subscriptions.map(
     (subscription) => html`<tr data-webhook="${subscription.id}"><td><a href="${context.prefix}/webhooks/${subscription.id}">${subscription.url}</a>${subscription.description ? html`<div class="meta">${subscription.description}</div>` : ''}</td>
 <td>${subscription.events.map((name, index) => html`${index > 0 ? ', ' : ''}<code>${eventLabel(name)}</code>`)}</td>
 <td>${enabledBadge(subscription)}</td><td>${subscription.failureCount}</td><td>${subscription.disabledReason ?? ''}</td>
 <td><div class="toolbar">${subscriptionActions(context, subscription)}</div></td></tr>`,
-  )}</tbody></table>
+  )}</tbody></table>`)}
 ${subscriptions.length === 0 ? html`<p>No webhook subscriptions yet.</p>` : ''}
 <h2>New subscription</h2>
 <form method="post" action="${context.prefix}/webhooks" novalidate aria-label="New webhook subscription">
 ${csrfField(context.csrf)}
 ${formErrors(errors, new Set(['url', 'events', 'description']))}
 ${field({ name: 'url', label: 'URL', errors, hint: 'An absolute http or https URL that receives the deliveries.' }, (aria) => textInput('url', values.url, aria, 'url'))}
-<fieldset class="field${(errors.events ?? []).length > 0 ? ' has-error' : ''}" data-field="events"><legend>Events</legend>
+<fieldset class="field${(errors.events ?? []).length > 0 ? ' has-error' : ''}" data-field="events" id="field-events"><legend>Events</legend>
 ${['*', ...WEBHOOK_EVENT_NAMES].map(
     (name) => html`<label><input type="checkbox" name="events" value="${name}"${values.events.includes(name) ? html` checked` : ''}> ${eventLabel(name)}</label> `,
   )}
@@ -99,12 +99,12 @@ ${subscription.disabledReason ? html`<dt>Disabled because</dt><dd>${subscription
 </dl>
 <div class="toolbar">${subscriptionActions(context, subscription)}</div>
 <h2>Recent deliveries</h2>
-${deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : html`<table class="deliveries"><thead><tr><th>Time</th><th>Event</th><th>State</th><th>Attempts</th><th>Last error</th><th></th></tr></thead><tbody>${deliveries.map(
+${deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : scrollingTable('Recent deliveries', html`<table class="deliveries"><thead><tr><th>Time</th><th>Event</th><th>State</th><th>Attempts</th><th>Last error</th><th></th></tr></thead><tbody>${deliveries.map(
     (delivery) => html`<tr data-delivery="${delivery.deliveryId}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td><code>${delivery.eventName}</code></td>
 <td>${stateBadge(delivery.state)}${delivery.nextAttemptAt ? html` <span class="meta">next attempt ${dateTime(delivery.nextAttemptAt, context.timeZone)}</span>` : ''}</td>
 <td>${delivery.attempts}</td><td>${delivery.lastError ?? ''}</td>
 <td>${delivery.state === 'pending' ? '' : html`<form method="post" action="${context.prefix}/webhooks/${subscription.id}/redeliver">${csrfField(context.csrf)}<input type="hidden" name="deliveryId" value="${delivery.deliveryId}"><button type="submit">Redeliver</button></form>`}</td></tr>`,
-  )}</tbody></table>`}`
+  )}</tbody></table>`)}`
 }
 
 const stateBadge = (state: WebhookDelivery['state']) =>

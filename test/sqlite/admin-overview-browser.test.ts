@@ -123,7 +123,7 @@ t.test('the overview, the gateway URL\'s copy button and the styled forms, in ch
   t.same(await style('#input-url', ['width']), await style('#input-description', ['width']), 'as wide as the other fields')
   t.same(await style('fieldset[data-field="events"]', ['border-top-style', 'border-top-color', 'border-top-left-radius']), ['solid', textBorder, '6px'], 'the fieldset is framed like the inputs')
   t.same(await style('fieldset[data-field="events"] legend', ['font-weight']), ['600'])
-  t.same(await style('input[name="events"]', ['accent-color', 'width']), ['rgb(31, 111, 235)', '16px'])
+  t.same(await style('input[name="events"]', ['accent-color', 'width']), ['rgb(9, 105, 218)', '16px'])
   await page.fill('#input-url', 'https://erp.example.com/hooks/other')
   await page.check('input[name="events"][value="*"]')
   await page.focus('#input-url')

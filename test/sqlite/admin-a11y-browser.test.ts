@@ -1,0 +1,247 @@
+// WCAG 2.1 AA on every admin screen and the public tracking page, in a real browser (Debian's chromium,
+// driven by playwright-core) over the demo host: axe-core's wcag2a, wcag2aa, wcag21a and wcag21aa rules
+// with no violation at 1280 and 390 px wide; no page wider than a 390 px (or 320 px) viewport; inputs of
+// 16 px and targets of 24 px (44 px for the main actions) on a phone; the skip link; the error summary
+// focused, linking to its fields; the status change a few tab stops from the top.
+// Screenshots of each screen at 1280 and 390 px go to screenshots/admin-a11y/ (not committed).
+import t, { type Test } from 'tap'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import type { Page } from 'playwright-core'
+import { buildDemoHost, DEMO_SHIPSTATION_PASSWORD, DEMO_SHIPSTATION_USERNAME } from '../../examples/demo-host.js'
+import { launchChromium, listenOnLoopback } from '../fixtures/browser.js'
+import { testDatabase } from '../fixtures/database.js'
+
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'screenshots', 'admin-a11y')
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']
+const DESKTOP = 1280
+const PHONE = 390
+const SMALL_PHONE = 320
+const ADMIN = '/shipments/admin'
+
+interface Violation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: string[]
+}
+
+/** axe-core's WCAG 2.1 A/AA rules on the page as it stands (evaluated by the browser's devtools protocol: the admin CSP allows no inline script). */
+async function axeViolations(page: Page): Promise<Violation[]> {
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE)
+  return page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(WCAG_TAGS)} }, resultTypes: ['violations'] }).then((results) =>
+    results.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => node.target.join(' ') + ': ' + node.failureSummary) })))`)
+}
+
+const pageWidth = (page: Page) => page.evaluate('document.documentElement.scrollWidth') as Promise<number>
+
+/**
+ * On a phone: controls smaller than 24 px (or 44 px for a main action, the forms' primary buttons), and
+ * inputs under 16 px (iOS zooms into them). Links inside running text and table cells are left out (WCAG 2.5.8's inline exception and spacing).
+ */
+function phoneTargetProblems(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const problems = []
+    const visible = (element) => { const box = element.getBoundingClientRect(); return box.width > 0 && box.height > 0 && getComputedStyle(element).visibility !== 'hidden' }
+    const name = (element) => element.outerHTML.slice(0, 120)
+    const controls = 'main button, main .button, main input:not([type=hidden]), main select, main textarea, main summary, header nav a, .page-links a, .pager a, .error-summary a'
+    for (const element of document.querySelectorAll(controls)) {
+      if (!visible(element)) continue
+      const box = element.getBoundingClientRect()
+      const least = element.matches('button.primary') ? 44 : 24
+      if (box.width < 24 || box.height < least) problems.push(name(element) + ' is ' + Math.round(box.width) + 'x' + Math.round(box.height))
+      if (element.matches('input:not([type=checkbox]):not([type=radio]), select, textarea') && parseFloat(getComputedStyle(element).fontSize) < 16) problems.push(name(element) + ' has a font under 16px')
+    }
+    return problems
+  })()`)
+}
+
+/**
+ * Badges whose text is under 4.5:1 against their colour. axe leaves out text of one or two characters
+ * (it cannot tell it is text), so the attention count needs this check of its own.
+ */
+function lowContrastBadges(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const rgb = (value) => value.match(/[\\d.]+/g).slice(0, 3).map(Number)
+    const luminance = (channels) => { const [r, g, b] = channels.map((c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4 }); return 0.2126 * r + 0.7152 * g + 0.0722 * b }
+    const problems = []
+    for (const badge of document.querySelectorAll('.badge')) {
+      const style = getComputedStyle(badge)
+      const [light, dark] = [luminance(rgb(style.color)), luminance(rgb(style.backgroundColor))].sort((a, b) => b - a)
+      const ratio = (light + 0.05) / (dark + 0.05)
+      if (ratio < 4.5) problems.push(badge.outerHTML.slice(0, 100) + ' is ' + ratio.toFixed(2) + ':1')
+    }
+    return problems
+  })()`)
+}
+
+interface Screen {
+  name: string
+  /** Brings the page to the screen (a GET, or a form refused). */
+  open(page: Page): Promise<unknown>
+}
+
+/** Every width: axe, the page's width, a screenshot; on phones the targets and inputs too. */
+async function checkScreen(t: Test, page: Page, screen: Screen) {
+  for (const width of [DESKTOP, PHONE, SMALL_PHONE]) {
+    await page.setViewportSize({ width, height: width === DESKTOP ? 900 : 800 })
+    await screen.open(page)
+    // The overview's chart is drawn by a deferred script.
+    await page.waitForLoadState('load')
+    if (width !== SMALL_PHONE) {
+      t.same(await lowContrastBadges(page), [], `${screen.name} at ${width} px: every badge at 4.5:1 or more`)
+      const violations = await axeViolations(page)
+      t.same(violations, [], `${screen.name} at ${width} px: no WCAG 2.1 A/AA violation`)
+      await page.screenshot({ path: join(SCREENSHOTS, `${screen.name}-${width}.png`), fullPage: true })
+    }
+    if (width !== DESKTOP) {
+      t.ok((await pageWidth(page)) <= width, `${screen.name} at ${width} px: no wider than the screen (${await pageWidth(page)} px)`)
+      t.same(await phoneTargetProblems(page), [], `${screen.name} at ${width} px: targets of 24 px (44 for main actions), inputs of 16 px`)
+    }
+  }
+}
+
+async function logIn(page: Page, base: string) {
+  await page.goto(`${base}/login`)
+  await page.fill('#username', 'admin')
+  await page.fill('#password', 'admin')
+  await Promise.all([page.waitForURL(/\/shipments\/admin\//), page.click('button[type=submit]')])
+}
+
+/** Content for every screen: an integration with deliveries' table, a webhook, a notification, a late shipment, a ShipStation export. */
+async function seedScreens(app: FastifyInstance, base: string) {
+  const order = (await app.shipments.orders.findOrderByReference('1001'))!
+  const [shipment] = (await app.shipments.shipments.list({ orderId: order.id })).shipments
+  await app.shipments.shipments.update(shipment.id, { carrier: 'DHL', trackingNumber: 'JD014600003828', service: 'Express', dateScheduledShip: 'yesterday' })
+  await app.shipments.shipments.update(shipment.id, { status: 'on_hold', statusMessage: 'Waiting for stock' })
+  const shipped = (await app.shipments.shipments.list({ perPage: 10 })).shipments.find((other) => other.id !== shipment.id)!
+  await app.shipments.shipments.update(shipped.id, { status: 'fulfilled' })
+  await app.shipments.integrations.create({ name: 'ACME West', handle: 'acme-west', providerId: 'acme-3pl', settings: { token: 'west-token-0123456789' }, statusMap: { PICKING: 'in_progress' } })
+  const hook = await app.shipments.webhooks.create({ url: 'https://erp.example.com/hooks/shipments-with-a-long-path-that-must-wrap-on-a-phone', events: ['*'], description: 'The ERP' })
+  const exported = await fetch(`${base}/actions/shippingplatformconnect/orders/process?action=export&page=1`, {
+    headers: { authorization: `Basic ${Buffer.from(`${DEMO_SHIPSTATION_USERNAME}:${DEMO_SHIPSTATION_PASSWORD}`).toString('base64')}` },
+  })
+  if (exported.status !== 200) throw new Error(`The export answered ${exported.status}`)
+  return { shipment, order, hook }
+}
+
+t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 1280 and 390 px, each fitting a 320 px phone', async (t) => {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const app = await buildDemoHost({ database: await testDatabase(t, 'a11y'), logger: false })
+  t.teardown(() => app.close())
+  const base = await listenOnLoopback(app)
+  const { shipment, order, hook } = await seedScreens(app, base)
+
+  const browser = await launchChromium(t)
+  const page: Page = await browser.newPage()
+  const cspViolations: string[] = []
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
+  })
+
+  // The demo's login page first (the example a host copies), then the admin pages signed in.
+  await checkScreen(t, page, { name: 'login', open: (page) => page.goto(`${base}/login`) })
+  await logIn(page, base)
+  const notification = (await app.shipments.notifications.list())[0] ?? (await app.shipments.notifications.create({ name: 'Shipped', enabled: true, statuses: ['shipped'], recipient: 'customer', addresses: [], subject: 'Shipped', html: '<p>Shipped</p>', text: 'Shipped', language: null }))
+  const get = (name: string, path: string): Screen => ({ name, open: (page) => page.goto(`${base}${ADMIN}${path}`) })
+  const screens: Screen[] = [
+    get('overview', '/overview'),
+    get('shipments', '/shipments'),
+    get('shipment', `/shipments/${shipment.id}`),
+    {
+      name: 'shipment-status-refused',
+      open: async (page) => {
+        await page.goto(`${base}${ADMIN}/shipments/${shipment.id}`)
+        await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="Change status"] button[type=submit]')])
+      },
+    },
+    get('order', `/orders/${order.id}`),
+    {
+      name: 'order-refused',
+      open: async (page) => {
+        await page.goto(`${base}${ADMIN}/orders/${order.id}`)
+        await page.locator('form[aria-label="Stage a shipment"] input[type=number]').first().fill('999')
+        await Promise.all([page.waitForLoadState('load'), page.click('button:text("Create shipment")')])
+      },
+    },
+    get('attention', '/attention'),
+    get('integrations', '/integrations'),
+    get('integration-new', '/integrations/new?provider=acme-3pl'),
+    get('integration', '/integrations/acme-west'),
+    get('webhooks', '/webhooks'),
+    {
+      name: 'webhooks-refused',
+      open: async (page) => {
+        await page.goto(`${base}${ADMIN}/webhooks`)
+        await page.fill('#input-url', 'not a url')
+        await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="New webhook subscription"] button[type=submit]')])
+      },
+    },
+    get('webhook', `/webhooks/${hook.id}`),
+    get('notifications', '/notifications'),
+    get('notification-new', '/notifications/new'),
+    get('notification', `/notifications/${notification.id}`),
+    get('shipstation', '/shipstation'),
+    get('not-found', '/no-such-page'),
+    { name: 'tracking-page', open: async (page) => page.goto(await app.shipments.trackingLinks!.url(shipment.id).then((url) => `${base}${new URL(url).pathname}`)) },
+  ]
+  for (const screen of screens) await checkScreen(t, page, screen)
+
+  // The six status colours stay distinct from each other.
+  await page.goto(`${base}${ADMIN}/overview`)
+  const colours = (await page.evaluate(`[...document.querySelectorAll('.status-counts .badge')].map((badge) => getComputedStyle(badge).backgroundColor)`)) as string[]
+  t.equal(colours.length, 6)
+  t.equal(new Set(colours).size, 6, `six distinct status colours: ${colours.join(', ')}`)
+
+  // The overview's chart fits the phone.
+  await page.setViewportSize({ width: SMALL_PHONE, height: 800 })
+  await page.goto(`${base}${ADMIN}/overview`)
+  const chartWidth = (await page.evaluate(`document.getElementById('shipped-chart').getBoundingClientRect().right`)) as number
+  t.ok(chartWidth <= SMALL_PHONE, `the chart ends within the screen (${chartWidth} px)`)
+
+  t.same(cspViolations, [], 'no Content-Security-Policy violation on any page')
+})
+
+t.test('the keyboard on a phone: the skip link, the status change in a few tab stops, the error summary focused and linking to its field', async (t) => {
+  const app = await buildDemoHost({ database: await testDatabase(t, 'a11y-keyboard'), logger: false })
+  t.teardown(() => app.close())
+  const base = await listenOnLoopback(app)
+  const order = (await app.shipments.orders.findOrderByReference('1001'))!
+  const [shipment] = (await app.shipments.shipments.list({ orderId: order.id })).shipments
+
+  const browser = await launchChromium(t)
+  const page: Page = await browser.newPage({ viewport: { width: PHONE, height: 800 } })
+  await logIn(page, base)
+  await page.goto(`${base}${ADMIN}/shipments/${shipment.id}`)
+  const focused = () => page.evaluate(`(() => { const element = document.activeElement; return element ? (element.id ? '#' + element.id : element.tagName.toLowerCase() + ':' + (element.textContent || '').trim()) : '' })()`) as Promise<string>
+
+  // The first tab stop is the skip link, shown when focused; it moves focus to the main content.
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), 'a:Skip to main content')
+  const skip = (await page.locator('.skip-link').boundingBox())!
+  t.ok(skip.x >= 0 && skip.height >= 24, 'the skip link is on the screen when focused')
+  await page.keyboard.press('Enter')
+  t.equal(await focused(), '#main-content')
+
+  // From the main content: "Change status" is the first link, and one more tab reaches the status.
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), 'a:Change status')
+  await page.keyboard.press('Enter')
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), '#input-status', 'the status select in three tab stops after the skip link')
+
+  // A status change with no status chosen: the summary is focused at the top and links to the field.
+  await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="Change status"] button[type=submit]')])
+  t.ok(await page.evaluate('document.activeElement.matches("[data-error-summary]")'), 'the error summary has the focus')
+  const summaryBox = (await page.locator('.error-summary').boundingBox())!
+  t.ok(summaryBox.y < 400, 'the summary is at the top of the page')
+  t.equal(await page.locator('.error-summary a').getAttribute('href'), '#input-status')
+  await page.click('.error-summary a')
+  t.equal(await focused(), '#input-status', 'its link moves focus to the field')
+  t.equal(await page.getAttribute('#input-status', 'aria-invalid'), 'true', 'the field keeps aria-invalid')
+  t.equal(await page.locator('[data-field="status"] .field-error').textContent(), 'Choose the new status.', 'and its own message')
+  t.equal((await app.shipments.shipments.history(shipment.id)).length, 1, 'nothing changed')
+})
