@@ -31,8 +31,12 @@ export const OrderExchangeErrors = {
 export class ShipmentValidationError extends Error {
   readonly code = 'SHIPMENTS_VALIDATION_FAILED'
   readonly statusCode = 422
-  constructor(readonly errors: Record<string, string[]>) {
-    super(`Validation failed: ${Object.keys(errors).join(', ')}`)
+  /** `cause`: what the refusal came from (an over-allocation found under the order's lock, say). */
+  constructor(
+    readonly errors: Record<string, string[]>,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`Validation failed: ${Object.keys(errors).join(', ')}`, options)
     this.name = 'ShipmentValidationError'
   }
 }

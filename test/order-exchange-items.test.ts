@@ -262,7 +262,9 @@ t.test('more than is left of a line: what is left ships, the rest is reported an
   const again = await notify(app, shipNotice('IT-OVER', [{ sku: 'MUG', quantity: 1 }], 'O-2'))
   t.equal(again.statusCode, 200)
   t.same(await shipmentsOf(app, orderId), before)
-  t.equal(events.length, 1, 'nothing changed, no event')
+  t.equal(events.length, 2, 'nothing changed, and the event still reports the units it could not ship (never silently dropped)')
+  t.same(events[1].items, { shipped: [], notShipped: [{ lineItemId: mug, sku: 'MUG', quantity: 1, reason: 'nothing-left' }], orderComplete: false })
+  t.same(events[1].shipmentIds, [])
   t.equal((await orderState(app, orderId)).status, 'processing')
 })
 
@@ -465,4 +467,32 @@ t.test('the ShipNotice parser reads Items/Item where ShipStation puts them: the 
     { sku: ' A&B ', name: null, quantity: '2', lineItemId: '7' },
     { sku: null, name: 'Only a name', quantity: null, lineItemId: null },
   ])
+})
+
+t.test('units taken by another request between the notice plan and its write: planned again, those gone reported as nothing left, a 200', async (t) => {
+  const { app, events, orderId, mug, tea } = await setup(t, 'IT-RACE')
+  // The notice reads the lines when it plans, then again when it creates its shipment: in between,
+  // another instance ships both mugs in a shipment of its own (as a request racing on another instance).
+  const store = app.shipments.orders
+  const readLines = store.orderLines!.bind(store)
+  let reads = 0
+  store.orderLines = async (id) => {
+    const lines = await readLines(id)
+    if (++reads === 2) {
+      const [other] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+      await app.shipments.shipments.update(other.id, { status: 'shipped', trackingNumber: 'OTHER-1' })
+    }
+    return lines
+  }
+  const response = await notify(app, shipNotice('IT-RACE', [{ sku: 'MUG', quantity: 2 }, { sku: 'TEA', quantity: 1 }], 'R-1'))
+  t.equal(response.statusCode, 200, 'not a 500 that ShipStation would retry')
+  t.same(response.json(), { success: true })
+  t.ok(reads >= 3, 'the notice planned again')
+  t.match(await shipmentsOf(app, orderId), [
+    { status: 'shipped', trackingNumber: 'OTHER-1', items: [{ lineItemId: mug, quantity: 2 }] },
+    { status: 'shipped', trackingNumber: 'R-1', items: [{ lineItemId: tea, quantity: 1 }] },
+  ], 'the other request keeps its mugs; the notice ships what was left of what it named')
+  t.same(await held(app, orderId), { MUG: [2, 0], TEA: [1, 2], SPN: [0, 1], EBOOK: [0, 0] }, 'nothing over-allocated')
+  t.equal(events.length, 1)
+  t.same(events[0].items, { shipped: [{ lineItemId: tea, quantity: 1 }], notShipped: [{ lineItemId: mug, sku: 'MUG', quantity: 2, reason: 'nothing-left' }], orderComplete: false })
 })

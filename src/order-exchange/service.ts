@@ -1,12 +1,12 @@
 // The order exchange with ShipStation (spec 4.3, 4.4): one export page, one ship notification.
 import type { FastifyBaseLogger } from 'fastify'
-import { OrderExchangeErrors } from '../errors.js'
+import { OrderExchangeErrors, ShipmentValidationError } from '../errors.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../orders/order-store.js'
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment } from '../shipments/shipment.js'
-import { LockTimeoutError } from '../db/data-layer.js'
+import { AllocationExceededError, LockTimeoutError } from '../db/data-layer.js'
 import { parsePlatformDate } from '../time.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { renderExportDocument } from './export-document.js'
@@ -43,6 +43,8 @@ export interface OrderExchangeDependencies {
 export type OrderExchangeService = ReturnType<typeof createOrderExchangeService>
 
 const MINUTE = 60_000
+/** How many times a notice with items is planned when other requests keep taking its units meanwhile. */
+const PLAN_ROUNDS = 3
 
 /** A notification's tracking values, '' when not sent. */
 type TrackingValues = { carrier: string; service: string; trackingNumber: string }
@@ -195,7 +197,10 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
     await announce(order, result, values, shipmentIds, null)
   }
 
-  /** Logs a skipped tracking entry, and writes the event when the notification changed anything. */
+  /**
+   * Logs a skipped tracking entry, and writes the event when the notification changed anything or
+   * named units it could not ship (those are never dropped silently, even when nothing else changed).
+   */
   async function announce(
     order: OrderSummary,
     result: ShipNotificationResult | null,
@@ -206,7 +211,7 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
     if (result?.trackingSkipped) {
       logger.warn({ orderId: order.id, reason: result.trackingSkipped }, 'Ship notification: tracking entry skipped')
     }
-    if (!result?.changed && shipmentIds.length === 0 && !items?.changed) return
+    if (!result?.changed && shipmentIds.length === 0 && !items?.changed && !(items && items.plan.notShipped.length > 0)) return
     const hasTracking = Object.values(values).some((value) => value !== '')
     // The order store may be the host's, whose transaction the package does not share: the event is
     // written to the outbox right after the store's commit (the one event not written with its change).
@@ -242,18 +247,27 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
     shipmentTracking: Record<string, string>,
   ): Promise<boolean> {
     const applied = async () => {
-      const lines = await orderStore.orderLines!(order.id)
-      const plan = lines ? planNotifiedItems(noticeItems, lines, await orderShipments(order.id), values.trackingNumber) : null
-      if (!plan) {
-        logger.info({ orderId: order.id, items: noticeItems }, 'Ship notification: no item names a shippable line of the order; applied to the whole order')
-        return false
+      let plan: NotifiedItemsPlan | null = null
+      let result: ShipNotificationResult | null = null
+      let shipped: { moved: number[]; changed: boolean } | null = null
+      // The plan is made under the notice's lock, but shipments are created and allocated under the
+      // order's own lock, by every instance: units another instance allocated between this plan and its
+      // write are planned again (they are then nothing left, reported, never a 500 ShipStation retries).
+      for (let round = 1; shipped === null; round++) {
+        const lines = await orderStore.orderLines!(order.id)
+        plan = lines ? planNotifiedItems(noticeItems, lines, await orderShipments(order.id), values.trackingNumber) : null
+        if (!plan) {
+          logger.info({ orderId: order.id, items: noticeItems }, 'Ship notification: no item names a shippable line of the order; applied to the whole order')
+          return false
+        }
+        // As without items, the order first: a Status Handle that names no status fails before any shipment moves.
+        if (plan.completesOrder && result === null) result = await recordOnOrder(order, change)
+        shipped = await applyItemsPlan(order, plan, shipmentTracking, round < PLAN_ROUNDS)
       }
+      plan = plan!
       if (plan.notShipped.length > 0) {
         logger.warn({ orderId: order.id, notShipped: plan.notShipped }, 'Ship notification: units not shipped (more than was left of a line, or no such line)')
       }
-      // As without items, the order first: a Status Handle that names no status fails before any shipment moves.
-      const result = plan.completesOrder ? await recordOnOrder(order, change) : null
-      const shipped = await applyItemsPlan(order, plan, shipmentTracking)
       const others = plan.completesOrder ? await shipOpenShipments(order, shipmentTracking) : []
       const shipmentIds = [...shipped.moved, ...others]
       if (plan.completesOrder && shipmentIds.length > 0) await recordOnOrder(order, change)
@@ -284,7 +298,7 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
    * shipments first (one emptied is cancelled), then the shipment that ships them. A failure is a 500,
    * so ShipStation reports it; sent again, the notification finds what was done and does the rest.
    */
-  async function applyItemsPlan(order: OrderSummary, plan: NotifiedItemsPlan, tracking: Record<string, string>): Promise<{ moved: number[]; changed: boolean }> {
+  async function applyItemsPlan(order: OrderSummary, plan: NotifiedItemsPlan, tracking: Record<string, string>, mayPlanAgain: boolean): Promise<{ moved: number[]; changed: boolean } | null> {
     const source = { integrationHandle: settings.integrationHandle, externalCode: 'shipnotify' }
     const shipping = { status: 'shipped', ...tracking, statusMessage: 'Shipped in ShipStation.', ...source }
     // Shipping part of the order never completes it: its own advance waits until every line has shipped.
@@ -306,6 +320,11 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
       const result = await shipments.update(id, orderLevelShipmentId === null ? shipping : { ...shipping, items: plan.ships }, context)
       return { moved: result.transition ? [id] : [], changed: true }
     } catch (error) {
+      const takenMeanwhile = error instanceof ShipmentValidationError && error.cause instanceof AllocationExceededError
+      if (takenMeanwhile && mayPlanAgain) {
+        logger.info({ orderId: order.id, reason: (error.cause as Error).message }, 'Ship notification: units were allocated by another request meanwhile; planning again')
+        return null
+      }
       logger.error({ err: error, orderId: order.id, plan }, 'Ship notification failed: its items could not be shipped')
       throw new OrderExchangeErrors.ShipNotifyFailed()
     }

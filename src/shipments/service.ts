@@ -374,7 +374,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
 
   /** An over-allocation as the 422 of the line it names. */
   const allocationRefusal = (error: AllocationExceededError) =>
-    new ShipmentValidationError({ [`items.${error.item.lineItemId}`]: [error.message] })
+    new ShipmentValidationError({ [`items.${error.item.lineItemId}`]: [error.message] }, { cause: error })
 
   async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
     return applyUpdate(id, input, context, null)
