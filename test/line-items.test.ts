@@ -265,3 +265,19 @@ t.test('competing allocations from several processes never over-allocate a line'
   t.equal(outcomes.filter((outcome) => outcome === 'ShipmentValidationError').length, 21, 'every other attempt was refused as over-allocation')
   t.same(await held(app, orderId), { MUG: [0, 2], TEA: [3, 0], SPN: [0, 1], EBOOK: [0, 0] })
 })
+
+t.test('several processes completing the same order at once create its shipments once', async (t) => {
+  const database = await testDatabase(t, 'complete')
+  const app = await buildTestApp(t, {}, database)
+  const { orderId } = await orderWithLines(app)
+  const workers = [0, 1].map(() => spawnWorker([database, 'complete', String(orderId), '3']))
+  await Promise.all(workers.map((worker) => lineMatching(worker, (line) => line === 'ready')))
+  const remote = Promise.all(workers.map(async (worker) => JSON.parse(await lineMatching(worker, (line) => line.startsWith('['))) as Array<number | string>))
+  for (const worker of workers) worker.stdin!.write('go\n')
+  const local = Promise.all(Array.from({ length: 3 }, () => app.shipments.shipments.orderCompleted(orderId).then((created) => created.length, (error: Error) => error.name)))
+  const outcomes = [...(await local), ...(await remote).flat()]
+  await Promise.all(workers.map((worker) => exited(worker)))
+  t.same(outcomes.filter((outcome) => outcome !== 0), [1], 'one call of nine created the one shipment; the others found nothing left and no error')
+  t.same(await held(app, orderId), { MUG: [2, 0], TEA: [3, 0], SPN: [1, 0], EBOOK: [0, 0] }, 'every unit allocated once')
+  t.equal((await app.shipments.shipments.list({ orderId })).total, 1)
+})
