@@ -460,6 +460,19 @@ export interface ShipmentListQuery {
   includeDeleted: boolean
   limit: number
   offset: number
+  /** Key paging: only shipments with a greater id (then `offset` is usually 0). */
+  afterId?: number
+}
+
+/** A completed order not fully covered by its active shipments, as the attention list keeps it. */
+export interface AttentionRow {
+  orderId: number
+  reference: string
+  statusHandle: string | null
+  dateOrdered: Date | null
+  customer: string | null
+  linesMissing: number
+  unitsMissing: number
 }
 
 /** An order as a ship notification changes it. */
@@ -619,8 +632,23 @@ export interface DataLayer {
   externalReferences(shipmentId: number): Promise<ExternalReferenceRow[]>
 
   // The admin overview: each query bounded, whatever the number of shipments.
-  /** Shipments not deleted, by status (statuses without any are left out). */
+  /** Shipments not deleted, by status (statuses without any are left out): read from the kept counts, never counted. */
   countShipmentsByStatus(): Promise<Record<string, number>>
+
+  // The attention list, kept as rows (see the attentionRefresh job).
+  /**
+   * Decides the order's attention row from what its active shipments hold now, under the order's lock
+   * (so refreshes of one order never cross): `decide` answers the row, or null for none (covered, not
+   * completed, or gone). Returns what was kept.
+   */
+  refreshAttention(orderId: number, decide: (allocated: ReadonlyMap<number, number>) => AttentionRow | null): Promise<AttentionRow | null>
+  /** Kept rows, oldest order first: after `afterOrderId` (key paging) or from `offset`, at most `limit`. */
+  attentionRows(query: { afterOrderId?: number | undefined; offset?: number | undefined; limit: number }): Promise<AttentionRow[]>
+  /** How many rows are kept (a count of the attention rows only). */
+  countAttentionRows(): Promise<number>
+  /** A fact the package keeps about its data, or null. */
+  packageState(key: string): Promise<string | null>
+  setPackageState(key: string, value: string): Promise<void>
   /**
    * Shipments not deleted shipped in [from, to), counted per quarter hour since the epoch
    * (`floor(ms / 900000)`): at most one row per quarter hour of the window, so a busy store costs no

@@ -124,6 +124,9 @@ export function createNotificationService(deps: NotificationServiceDependencies)
   const { data, timeZone } = deps
   const htmlEngine = templateEngine('escape')
   const textEngine = templateEngine(undefined)
+  // A first render compiles Liquid's own code paths (several ms): done here, not in a customer's first
+  // mail, which would spend part of its render limit on it.
+  for (const engine of [htmlEngine, textEngine]) void engine.parseAndRender('{% for item in items %}{{ item.name | upcase }}{% endfor %}{{ a | default: "b" }}', { items: [{ name: 'x' }] }).catch(() => undefined)
   const enabledDefinitions = cachedRows(async () => (await data.notifications.list()).filter((row) => row.enabled), FOLLOW_UP_ROWS_MAX_AGE_MS)
 
   const present = (row: NotificationRow): Notification => ({
@@ -259,7 +262,10 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       try {
         rendered = await render(definition, toShipment(row, timeZone), { from, to, message })
       } catch (error) {
-        return { state: 'failed', error: `The template could not be rendered: ${shortError(error)}` }
+        // Out of time may be the machine's load, not the template: tried again later (a hostile
+        // template costs its limit once per attempt). Every other render error is the template's own.
+        const outOfTime = /render limit exceeded/.test(shortError(error))
+        return { state: outOfTime ? 'retry' : 'failed', error: `The template could not be rendered: ${shortError(error)}` }
       }
       if (rendered.to.length === 0) return { state: 'failed', error: 'No recipient: the order has no valid customer email.' }
       try {

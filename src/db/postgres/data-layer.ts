@@ -29,6 +29,7 @@ import { createPostgresOrderExport } from './order-export.js'
 import { commitInOneStatement, readShipmentForChange, rowAfter, type ShipmentForChange } from './one-statement-change.js'
 import { createPostgresOutboxStore, writeOutboxMessages } from './outbox.js'
 import {
+  attentionOrders,
   exchangeActivity,
   integrations,
   orderAddresses,
@@ -36,9 +37,11 @@ import {
   orderLineItems,
   orders,
   orderStatuses,
+  packageState,
   shipmentExternalReferences,
   shipments,
   shipmentStatusHistory,
+  statusCounts,
   webhookDeliveries,
 } from './schema.js'
 
@@ -142,8 +145,26 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
     statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
   }
+  // Written as the partial index's own condition (constants, not parameters), so every plan can use it.
   const lateWhere = (now: Date) =>
-    and(eq(shipments.enabled, true), isNull(shipments.dateDeleted), notInArray(shipments.status, ['shipped', 'cancelled']), lt(shipments.dateScheduledShip, now))
+    and(sql`enabled AND date_deleted IS NULL AND status NOT IN ('shipped', 'cancelled') AND date_scheduled_ship IS NOT NULL`, lt(shipments.dateScheduledShip, now))
+  /** Shipments not deleted (of one status), from the counts the trigger keeps. */
+  const keptCount = async (status?: string) => {
+    const [{ total }] = await db
+      .select({ total: sql<string>`coalesce(sum(${statusCounts.count}), 0)` })
+      .from(statusCounts)
+      .where(status !== undefined ? eq(statusCounts.status, status) : undefined)
+    return Number(total)
+  }
+  const attentionColumns = {
+    orderId: attentionOrders.orderId,
+    reference: attentionOrders.reference,
+    statusHandle: attentionOrders.statusHandle,
+    dateOrdered: attentionOrders.dateOrdered,
+    customer: attentionOrders.customer,
+    linesMissing: attentionOrders.linesMissing,
+    unitsMissing: attentionOrders.unitsMissing,
+  }
   const failingPushWhere = and(isNotNull(shipmentExternalReferences.lastPushError), isNull(shipments.dateDeleted))
   const failingPushColumns = {
     shipmentId: shipments.id,
@@ -372,9 +393,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
         query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
-      const [[{ total }], rows] = await Promise.all([
-        db.select({ total: count() }).from(shipments).where(where),
-        db.select().from(shipments).where(where).orderBy(shipments.id).limit(query.limit).offset(query.offset),
+      // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
+      const keptTotal = query.orderId === undefined && !query.referenceContains && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
+      const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
+      const [total, rows] = await Promise.all([
+        keptTotal ? keptCount(query.status) : db.select({ total: count() }).from(shipments).where(where).then(([row]) => row.total),
+        db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset),
       ])
       return { rows, total }
     },
@@ -475,8 +499,48 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     },
 
     async countShipmentsByStatus() {
-      const rows = await db.select({ status: shipments.status, total: count() }).from(shipments).where(isNull(shipments.dateDeleted)).groupBy(shipments.status)
-      return Object.fromEntries(rows.map((row) => [row.status, row.total]))
+      const rows = await db.select({ status: statusCounts.status, total: sql<string>`sum(${statusCounts.count})` }).from(statusCounts).groupBy(statusCounts.status)
+      return Object.fromEntries(rows.map((row) => [row.status, Number(row.total)]).filter(([, total]) => (total as number) > 0))
+    },
+
+    async refreshAttention(orderId, decide) {
+      if (!isInt4(orderId)) return null
+      return db.transaction(async (tx) => {
+        // The lock every creation and allocation of the order takes: refreshes never cross a change, or each other.
+        await lockOrder(tx, orderId)
+        const row = decide(allocatedByLine(await activeShipmentsOf(tx, orderId, null)))
+        if (!row) {
+          await tx.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId))
+          return null
+        }
+        const values = { ...row, orderId, updatedAt: new Date() }
+        await tx.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values })
+        return row
+      })
+    },
+
+    async attentionRows({ afterOrderId, offset, limit }) {
+      return db
+        .select(attentionColumns)
+        .from(attentionOrders)
+        .where(afterOrderId !== undefined ? gt(attentionOrders.orderId, afterOrderId) : undefined)
+        .orderBy(attentionOrders.orderId)
+        .limit(limit)
+        .offset(offset ?? 0)
+    },
+
+    async countAttentionRows() {
+      const [{ total }] = await db.select({ total: count() }).from(attentionOrders)
+      return total
+    },
+
+    async packageState(key) {
+      const [row] = await db.select({ value: packageState.value }).from(packageState).where(eq(packageState.key, key))
+      return row?.value ?? null
+    },
+
+    async setPackageState(key, value) {
+      await db.insert(packageState).values({ key, value }).onConflictDoUpdate({ target: packageState.key, set: { value } })
     },
 
     async countShippedByQuarterHour(from, to) {

@@ -37,6 +37,7 @@ import { createGroupCommit } from './group-commit.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
 import {
+  attentionOrders,
   exchangeActivity,
   integrations,
   orderAddresses,
@@ -44,9 +45,11 @@ import {
   orderLineItems,
   orders,
   orderStatuses,
+  packageState,
   shipmentExternalReferences,
   shipments,
   shipmentStatusHistory,
+  statusCounts,
   webhookDeliveries,
 } from './schema.js'
 
@@ -233,8 +236,27 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
     statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
   }
+  // Written as the partial index's own condition (constants, not parameters), so SQLite reads that index.
   const lateWhere = (now: Date) =>
-    and(eq(shipments.enabled, true), isNull(shipments.dateDeleted), notInArray(shipments.status, ['shipped', 'cancelled']), lt(shipments.dateScheduledShip, now))
+    and(sql`enabled = 1 AND date_deleted IS NULL AND status NOT IN ('shipped', 'cancelled') AND date_scheduled_ship IS NOT NULL`, lt(shipments.dateScheduledShip, now))
+  /** Shipments not deleted (of one status), from the counts the triggers keep. */
+  const keptCount = (status?: string) =>
+    Number(
+      db
+        .select({ total: sql<number>`coalesce(sum(${statusCounts.count}), 0)` })
+        .from(statusCounts)
+        .where(status !== undefined ? eq(statusCounts.status, status) : undefined)
+        .get()!.total,
+    )
+  const attentionColumns = {
+    orderId: attentionOrders.orderId,
+    reference: attentionOrders.reference,
+    statusHandle: attentionOrders.statusHandle,
+    dateOrdered: attentionOrders.dateOrdered,
+    customer: attentionOrders.customer,
+    linesMissing: attentionOrders.linesMissing,
+    unitsMissing: attentionOrders.unitsMissing,
+  }
   const failingPushWhere = and(isNotNull(shipmentExternalReferences.lastPushError), isNull(shipments.dateDeleted))
   const failingPushColumns = {
     shipmentId: shipments.id,
@@ -365,8 +387,11 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
         query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
-      const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
-      const rows = db.select().from(shipments).where(where).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()
+      // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
+      const keptTotal = query.orderId === undefined && !query.referenceContains && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
+      const total = keptTotal ? keptCount(query.status) : db.select({ total: count() }).from(shipments).where(where).get()!.total
+      const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
+      const rows = db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()
       return { rows, total }
     },
 
@@ -489,8 +514,44 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     },
 
     async countShipmentsByStatus() {
-      const rows = db.select({ status: shipments.status, total: count() }).from(shipments).where(isNull(shipments.dateDeleted)).groupBy(shipments.status).all()
-      return Object.fromEntries(rows.map((row) => [row.status, row.total]))
+      const rows = db.select({ status: statusCounts.status, total: sql<number>`sum(${statusCounts.count})` }).from(statusCounts).groupBy(statusCounts.status).all()
+      return Object.fromEntries(rows.filter((row) => row.total > 0).map((row) => [row.status, row.total]))
+    },
+
+    async refreshAttention(orderId, decide) {
+      return writeTransaction(db, () => {
+        const row = decide(allocatedInOrder(orderId))
+        if (!row) {
+          db.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId)).run()
+          return null
+        }
+        const values = { ...row, orderId, updatedAt: new Date() }
+        db.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values }).run()
+        return row
+      })
+    },
+
+    async attentionRows({ afterOrderId, offset, limit }) {
+      return db
+        .select(attentionColumns)
+        .from(attentionOrders)
+        .where(afterOrderId !== undefined ? gt(attentionOrders.orderId, afterOrderId) : undefined)
+        .orderBy(attentionOrders.orderId)
+        .limit(limit)
+        .offset(offset ?? 0)
+        .all()
+    },
+
+    async countAttentionRows() {
+      return db.select({ total: count() }).from(attentionOrders).get()!.total
+    },
+
+    async packageState(key) {
+      return db.select({ value: packageState.value }).from(packageState).where(eq(packageState.key, key)).get()?.value ?? null
+    },
+
+    async setPackageState(key, value) {
+      db.insert(packageState).values({ key, value }).onConflictDoUpdate({ target: packageState.key, set: { value } }).run()
     },
 
     async countShippedByQuarterHour(from, to) {

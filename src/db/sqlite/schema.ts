@@ -41,6 +41,11 @@ export const shipments = sqliteTable(
     index('shipments_shipments_status_idx').on(table.status, table.id),
     // Tracking services' webhooks find their shipment by the tracking number.
     index('shipments_shipments_tracking_number_idx').on(table.trackingNumber),
+    // The overview: late shipments and shipped per day read only their own rows, at any store size.
+    index('shipments_shipments_late_idx')
+      .on(table.dateScheduledShip, table.id)
+      .where(sql`enabled = 1 AND date_deleted IS NULL AND status NOT IN ('shipped', 'cancelled') AND date_scheduled_ship IS NOT NULL`),
+    index('shipments_shipments_shipped_idx').on(table.dateShipped).where(sql`date_deleted IS NULL AND date_shipped IS NOT NULL`),
   ],
 )
 
@@ -114,6 +119,8 @@ export const shipmentExternalReferences = sqliteTable(
     primaryKey({ columns: [table.shipmentId, table.integrationId] }),
     // A tracking service's event falls back to the shipment holding its tracker id.
     index('shipments_external_references_external_id_idx').on(table.integrationId, table.externalId),
+    // The overview's failing pushes: only those rows, newest first.
+    index('shipments_external_references_failing_idx').on(table.lastPushAt).where(sql`last_push_error IS NOT NULL`),
   ],
 )
 
@@ -351,3 +358,41 @@ const rowsMatch: [
   Same<typeof exchangeActivity.$inferSelect, ExchangeActivityRow>,
 ] = [true, true, true, true]
 void rowsMatch
+
+/**
+ * Shipments not deleted, by status, kept by triggers on shipments_shipments in the transaction of every
+ * write (see the migration `status_counts`): the overview and the lists read their totals here instead
+ * of counting every shipment. Each status is spread over STATUS_COUNT_SLOTS rows (by shipment id), so
+ * concurrent changes on PostgreSQL rarely wait for the same row; a total is the sum of its slots.
+ */
+export const statusCounts = sqliteTable(
+  'shipments_status_counts',
+  {
+    status: text('status').notNull(),
+    slot: integer('slot').notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.status, table.slot] })],
+)
+
+/**
+ * Completed orders whose active shipments do not hold every shippable line in full (the attention
+ * list), one row each, kept by the `attentionRefresh` outbox job that every change of an order's
+ * allocation writes in its own transaction: the list and its count read only these rows.
+ */
+export const attentionOrders = sqliteTable('shipments_attention_orders', {
+  orderId: integer('order_id').primaryKey(),
+  reference: text('reference').notNull(),
+  statusHandle: text('status_handle'),
+  dateOrdered: timestamp('date_ordered'),
+  customer: text('customer'),
+  linesMissing: integer('lines_missing').notNull(),
+  unitsMissing: integer('units_missing').notNull(),
+  updatedAt: updatedAt(),
+})
+
+/** Small facts the package keeps about its own data (whether the attention rows were built, say). */
+export const packageState = sqliteTable('shipments_package_state', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+})
