@@ -120,7 +120,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     clock: options.clock,
     cancelWithOrderStatuses: options.cancelWithOrderStatuses,
     splitRules: options.splitRules,
-    requireFullCoverage: options.requireFullCoverage,
+    // A store that gives lines is a line-item shop: its orders advance once every unit has shipped.
+    requireFullCoverage: options.requireFullCoverage ?? typeof orderStore.orderLines === 'function',
     detectCarrier: createCarrierDetector(options.carriers),
   })
 

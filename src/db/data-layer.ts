@@ -379,6 +379,19 @@ export interface ShipmentChangeOutcome {
 }
 
 /**
+ * The one wording of a quantity refused against a line, wherever it is refused (creating, changing items,
+ * bringing a shipment back, a split rule's output): "Line 12 (MUG): 3 requested, 1 of 2 left to allocate."
+ */
+export function allocationRefusalMessage(
+  item: Pick<StoredShipmentItem, 'lineItemId' | 'sku' | 'quantity' | 'ordered'>,
+  /** What the order's other active shipments hold of the line. */
+  allocatedElsewhere: number,
+): string {
+  const left = Math.max(0, item.ordered - allocatedElsewhere)
+  return `Line ${item.lineItemId}${item.sku ? ` (${item.sku})` : ''}: ${item.quantity} requested, ${left} of ${item.ordered} left to allocate.`
+}
+
+/**
  * Thrown inside a write when the order's active shipments (enabled, not cancelled, not deleted) would
  * hold more of a line than was ordered; the write is rolled back.
  */
@@ -388,8 +401,7 @@ export class AllocationExceededError extends Error {
     /** What the order's other active shipments hold of the line. */
     readonly allocatedElsewhere: number,
   ) {
-    const left = Math.max(0, item.ordered - allocatedElsewhere)
-    super(`Line ${item.lineItemId}${item.sku ? ` (${item.sku})` : ''}: ${item.quantity} requested, ${left} of ${item.ordered} left to allocate.`)
+    super(allocationRefusalMessage(item, allocatedElsewhere))
     this.name = 'AllocationExceededError'
   }
 }

@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   AllocationExceededError,
+  holdsAllocation,
   LockTimeoutError,
   ShipmentMissingError,
   type DataLayer,
@@ -16,7 +17,7 @@ import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError }
 import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
 import type { DetectedCarrier } from './carriers.js'
-import { BUILT_IN_SPLIT_RULES, linesLeft, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
+import { BUILT_IN_SPLIT_RULES, exceedsOrdered, linesLeft, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
@@ -365,6 +366,19 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return lines
   }
 
+  /**
+   * The request's items as stored, against the order's lines. Only a refusal (more than was ordered)
+   * reads what the order's other active shipments hold: its message says what is left, in the words of
+   * the allocation check, so creating and updating refuse alike.
+   */
+  async function itemsOfOrder(orderId: number, items: readonly ShipmentItemInput[], holder?: ShipmentRow): Promise<StoredShipmentItem[]> {
+    const lines = await requireOrderLines(orderId)
+    if (!exceedsOrdered(items, lines)) return storedItems(items, lines)
+    const held = new Map((await data.allocations([orderId])).get(orderId))
+    if (holder && holdsAllocation(holder)) for (const item of holder.items) held.set(item.lineItemId, (held.get(item.lineItemId) ?? 0) - item.quantity)
+    return storedItems(items, lines, held)
+  }
+
   /** The order's shippable lines and their quantities, for the full-coverage rule (none without lines). */
   async function shippableLines(orderId: number): Promise<Map<number, number>> {
     const lines = (orderStore.orderLines ? await orderStore.orderLines(orderId) : null) ?? []
@@ -401,7 +415,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     if (enabled !== undefined) patch.columns.enabled = enabled
     if (items !== undefined) {
       const row = await requireRow(id)
-      patch.columns.items = items.length === 0 ? [] : storedItems(items, await requireOrderLines(row.orderId))
+      patch.columns.items = items.length === 0 ? [] : await itemsOfOrder(row.orderId, items, row)
     }
     const userId = context.userId ?? null
     const fillEmpty = detectedCarrierFill(patch)
@@ -539,7 +553,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
     let plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][]
     if (options.items !== undefined) {
-      const stored = storedItems(parseItemsInput(options.items), await requireOrderLines(orderId))
+      const stored = await itemsOfOrder(orderId, parseItemsInput(options.items))
       plan = () => [stored]
     } else if (options.rule !== undefined) {
       plan = rulePlan(order, splitRule(options.rule), await requireOrderLines(orderId))
@@ -553,7 +567,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   function rulePlan(order: OrderSummary, rule: SplitRule, lines: OrderLine[]) {
     return (allocated: ReadonlyMap<number, number>): StoredShipmentItem[][] =>
       rule(linesLeft(lines, allocated), order)
-        .map((group) => storedItems(parseItemsInput(group), lines))
+        .map((group) => storedItems(parseItemsInput(group), lines, allocated))
         .filter((group) => group.length > 0)
   }
 
