@@ -53,18 +53,19 @@ const shipNotifyParameters = (values: OpenAPIV3_1.SchemaObject): OpenAPIV3_1.Sch
 /** Bodies the routes read as bytes (a schema on the route would have Fastify validate the bytes). */
 function describeRawBodies(document: OpenAPIV3_1.Document, prefixes: typeof DEFAULT_PREFIXES) {
   const gateway = document.paths?.[`${prefixes.gateway}/handle`] as Record<string, Operation> | undefined
+  // One route serves every method, so its operations are one object: each method with a body gets its own copy.
   for (const method of ['post', 'put', 'patch']) {
     const operation = gateway?.[method]
     if (!operation) continue
-    operation.requestBody = {
+    gateway[method] = { ...operation, requestBody: {
       required: false,
       description: "The provider's payload, passed to it as the raw bytes that were sent (signatures are computed over them), under any content type, up to gatewayBodyLimit.",
       content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
-    }
+    } }
   }
   const exchange = document.paths?.[`${prefixes.orderExchange}/process`] as Record<string, Operation> | undefined
   if (exchange?.post) {
-    exchange.post.requestBody = {
+    exchange.post = { ...exchange.post, requestBody: {
       required: false,
       description: 'action=shipnotify: a ShipNotice (XML, under any content type), or the parameters as a form or JSON. action=export: none.',
       content: {
@@ -73,7 +74,7 @@ function describeRawBodies(document: OpenAPIV3_1.Document, prefixes: typeof DEFA
         'application/x-www-form-urlencoded': { schema: shipNotifyParameters(text()) },
         'application/json': { schema: shipNotifyParameters({ type: ['string', 'number'] }) },
       },
-    }
+    } }
   }
   // A POST of the shipment API without a body is one with an empty object.
   for (const path of [`${prefixes.shipmentApi}/shipments/{id}`, `${prefixes.shipmentApi}/orders/{orderId}/shipments`]) {

@@ -106,8 +106,9 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
    */
   async function unknownShipmentBeforeBody(error: FastifyError, request: FastifyRequest): Promise<FastifyError> {
     const bodyRefused = error.validationContext === 'body' || error.code?.startsWith('FST_ERR_CTP_') || error.code === 'SHIPMENTS_JSON_TOO_DEEP'
-    if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser) return error
-    const rawId = (request.params as { id: string }).id
+    const rawId = (request.params as { id?: string }).id
+    // Only the update names a shipment; creating shipments of an order answers the refused body as it is.
+    if (!bodyRefused || request.method !== 'POST' || !request.shipmentsUser || rawId === undefined) return error
     try {
       if (!(await service.get(parseShipmentId(rawId)))) return new ShipmentsErrors.ShipmentNotFound(rawId)
     } catch (lookupError) {
