@@ -230,7 +230,7 @@ t.test('the full-coverage rule: the order advances only when every shippable lin
 })
 
 // Regression: an order was marked shipped with units still unallocated, under the default options.
-t.test('requireFullCoverage follows the order store: on when it gives lines, off when it does not, an explicit value wins', async (t) => {
+t.test('the default coverage follows the order store: with lines, an order whose shipments hold lines advances once every unit shipped; an explicit value wins', async (t) => {
   const { app, orderId, mug, tea, spoon } = await setup(t)
   const service = app.shipments.shipments
   const order = async () => (await app.shipments.orders.findOrder(orderId))!.statusHandle
@@ -239,11 +239,26 @@ t.test('requireFullCoverage follows the order store: on when it gives lines, off
   t.equal(await order(), 'processing', 'the reference store gives lines: part of the order shipped does not advance it')
   const [orderLevel] = await service.create(orderId)
   await service.update(orderLevel.id, { status: 'shipped' })
-  t.equal(await order(), 'processing', 'an order-level shipment holds no line: it does not complete the order either')
+  t.equal(await order(), 'processing', 'beside a shipment that holds lines, an order-level one (which holds none) does not complete the order')
   t.match((await service.attention()).orders, [{ orderId, linesMissing: 2, unitsMissing: 4 }], 'the order is on the attention list')
   const [rest] = await service.create(orderId, { items: [{ lineItemId: tea, quantity: 3 }, { lineItemId: spoon, quantity: 1 }] })
   await service.update(rest.id, { status: 'shipped' })
   t.equal(await order(), 'shipped', 'every unit shipped: the order advances')
+
+  // An order shipped as order-level shipments only is shipped as a whole (spec 3.5), and listed for attention.
+  const whole = await orderWithLines(app, 'L200')
+  const [first, second] = await service.create(whole.orderId, { count: 2 })
+  await service.update(first.id, { status: 'shipped' })
+  t.equal((await app.shipments.orders.findOrder(whole.orderId))!.statusHandle, 'processing', 'one of two order-level shipments shipped: no advance')
+  await service.update(second.id, { status: 'shipped' })
+  t.equal((await app.shipments.orders.findOrder(whole.orderId))!.statusHandle, 'shipped', 'every order-level shipment shipped: the order advances')
+  t.match((await service.attention()).orders, [{ orderId: whole.orderId, reference: 'L200', linesMissing: 3, unitsMissing: 6 }], 'and is on the attention list: its shipments hold no line')
+
+  const strict = await buildTestApp(t, { requireFullCoverage: true })
+  const strictOrder = await orderWithLines(strict, 'L300')
+  const [orderLevelOnly] = await strict.shipments.shipments.create(strictOrder.orderId)
+  await strict.shipments.shipments.update(orderLevelOnly.id, { status: 'shipped' })
+  t.equal((await strict.shipments.orders.findOrder(strictOrder.orderId))!.statusHandle, 'processing', 'an explicit true keeps its meaning: order-level shipments cover no line')
 
   const statuses: string[] = []
   const linesFree = await buildTestApp(t, {

@@ -313,11 +313,19 @@ export interface ShipmentChangePlan {
    * shipment of the order is left unshipped (a unique key: one claim per order, ever). null: none.
    */
   claimOrderAdvance: string | null
+  /** With `claimOrderAdvance`: the full-coverage rule the order's advance waits for; null: none. */
+  requireCoverage?: CoverageRule | null
+}
+
+/** The full-coverage rule of an order's advance. */
+export interface CoverageRule {
+  /** The shippable lines (id to quantity ordered) the order's shipped shipments must hold in full. */
+  lines: ReadonlyMap<number, number>
   /**
-   * With `claimOrderAdvance`: the shippable lines (id to quantity ordered) the order's shipped
-   * shipments must hold in full before the order advances (the full-coverage rule); null: no such rule.
+   * The rule applies only when one of the order's active shipments holds lines: an order shipped as
+   * order-level shipments only advances as a whole (spec 3.5), as it always did.
    */
-  requireCoverage?: ReadonlyMap<number, number> | null
+  itemizedOnly: boolean
 }
 
 export interface ShipmentChangeRequest {
@@ -441,11 +449,12 @@ export function checkAllocation(items: readonly StoredShipmentItem[], allocatedE
  * Whether the order may advance: no active shipment left unshipped, and, under the full-coverage rule,
  * every shippable line held in full by the shipped ones.
  */
-export function orderComplete(active: ReadonlyArray<Pick<ShipmentRow, 'status' | 'items'>>, requireCoverage: ReadonlyMap<number, number> | null | undefined): boolean {
+export function orderComplete(active: ReadonlyArray<Pick<ShipmentRow, 'status' | 'items'>>, requireCoverage: CoverageRule | null | undefined): boolean {
   if (active.some((row) => row.status !== 'shipped')) return false
   if (!requireCoverage) return true
+  if (requireCoverage.itemizedOnly && active.every((row) => row.items.length === 0)) return true
   const shipped = allocatedByLine(active)
-  for (const [lineItemId, ordered] of requireCoverage) if ((shipped.get(lineItemId) ?? 0) < ordered) return false
+  for (const [lineItemId, ordered] of requireCoverage.lines) if ((shipped.get(lineItemId) ?? 0) < ordered) return false
   return true
 }
 

@@ -5,6 +5,7 @@ import {
   holdsAllocation,
   LockTimeoutError,
   ShipmentMissingError,
+  type CoverageRule,
   type DataLayer,
   type NewOutboxMessage,
   type ShipmentChangePlan,
@@ -173,8 +174,12 @@ export interface ShipmentServiceDependencies {
   cancelWithOrderStatuses: readonly string[]
   /** Host split rules by name, beside the built-in ones. */
   splitRules: Readonly<Record<string, SplitRule>>
-  /** The order advances only when its shipped shipments hold every shippable line in full. */
-  requireFullCoverage: boolean
+  /**
+   * The full-coverage rule: true, the order advances only when its shipped shipments hold every
+   * shippable line in full; 'itemized', the same once one of its shipments holds lines (an order shipped
+   * as order-level shipments only advances as a whole); false, when every enabled shipment is shipped.
+   */
+  requireFullCoverage: boolean | 'itemized'
   /** The carrier and tracking page of a tracking number, or null (see carriers.ts). */
   detectCarrier: (trackingNumber: string) => DetectedCarrier | null
 }
@@ -452,7 +457,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     // A refusal (or any failure) of the caller's authorization reaches the caller as it was thrown.
     let refusal: unknown
     // Under the full-coverage rule, the shippable lines a move to shipped must find held in full.
-    let coverage: ReadonlyMap<number, number> | null = null
+    let coverage: CoverageRule | null = null
     const authorizeTransition = context.authorizeTransition
     let committed
     try {
@@ -470,7 +475,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                       await authorizeTransition?.(current.status as ShipmentStatus, target)
                       if (target === 'shipped') {
                         await requireShippedOrderStatus(id)
-                        if (deps.requireFullCoverage || context.requireFullCoverage) coverage = await shippableLines(current.orderId)
+                        const rule = context.requireFullCoverage ? true : deps.requireFullCoverage
+                        if (rule) coverage = { lines: await shippableLines(current.orderId), itemizedOnly: rule === 'itemized' }
                       }
                     } catch (error) {
                       refusal = error
