@@ -268,8 +268,8 @@ t.test('the default coverage follows the order store: with lines, an order whose
       setOrderStatus: async (_id, status) => void statuses.push(status),
     },
   })
-  const [whole] = await linesFree.shipments.shipments.create(5)
-  await linesFree.shipments.shipments.update(whole.id, { status: 'shipped' })
+  const [onlyShipment] = await linesFree.shipments.shipments.create(5)
+  await linesFree.shipments.shipments.update(onlyShipment.id, { status: 'shipped' })
   await linesFree.shipments.outbox.sweep()
   t.same(statuses, ['shipped'], 'a store without lines: every enabled shipment shipped advances the order, as before')
 })
