@@ -1,6 +1,5 @@
 // The shipment API (spec 4.1 and 7.1) plus the reads an admin panel needs, in an encapsulated scope.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify'
-import type { FastifySchemaValidationError } from 'fastify/types/schema.js'
+import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
