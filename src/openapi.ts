@@ -18,6 +18,71 @@ const errorResponse = (description: string): OpenAPIV3_1.ResponseObject => ({
   content: { 'application/json': { schema: structuredClone(FrameworkErrorSchema) as OpenAPIV3_1.SchemaObject } },
 })
 
+const text = (description?: string): OpenAPIV3_1.SchemaObject => ({ type: 'string', ...(description && { description }) })
+
+/** ShipStation's ShipNotice, as far as the package reads it (other elements are ignored). */
+const ShipNoticeSchema: OpenAPIV3_1.SchemaObject = {
+  type: 'object',
+  xml: { name: 'ShipNotice' },
+  properties: {
+    OrderNumber: text('The order reference (order_number in the query wins)'),
+    OrderID: text('The original order of a split order whose number the store does not know'),
+    Carrier: text(),
+    Service: text(),
+    TrackingNumber: text(),
+    Items: {
+      type: 'array',
+      maxItems: 500,
+      xml: { wrapped: true },
+      description: 'What the package held; absent or empty: the whole order',
+      items: {
+        type: 'object',
+        xml: { name: 'Item' },
+        properties: { SKU: text(), Name: text(), Quantity: { type: 'integer', minimum: 1 }, LineItemID: text('The LineItemID the export sent') },
+      },
+    },
+  },
+}
+
+/** The ship notification's parameters sent as a form or JSON body (a query parameter of the same name wins). */
+const shipNotifyParameters = (values: OpenAPIV3_1.SchemaObject): OpenAPIV3_1.SchemaObject => ({
+  type: 'object',
+  properties: Object.fromEntries(['action', 'order_number', 'carrier', 'service', 'tracking_number'].map((name) => [name, values])),
+})
+
+/** Bodies the routes read as bytes (a schema on the route would have Fastify validate the bytes). */
+function describeRawBodies(document: OpenAPIV3_1.Document, prefixes: typeof DEFAULT_PREFIXES) {
+  const gateway = document.paths?.[`${prefixes.gateway}/handle`] as Record<string, Operation> | undefined
+  // One route serves every method, so its operations are one object: each method with a body gets its own copy.
+  for (const method of ['post', 'put', 'patch']) {
+    const operation = gateway?.[method]
+    if (!operation) continue
+    gateway[method] = { ...operation, requestBody: {
+      required: false,
+      description: "The provider's payload, passed to it as the raw bytes that were sent (signatures are computed over them), under any content type, up to gatewayBodyLimit.",
+      content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+    } }
+  }
+  const exchange = document.paths?.[`${prefixes.orderExchange}/process`] as Record<string, Operation> | undefined
+  if (exchange?.post) {
+    exchange.post = { ...exchange.post, requestBody: {
+      required: false,
+      description: 'action=shipnotify: a ShipNotice (XML, under any content type), or the parameters as a form or JSON. action=export: none.',
+      content: {
+        'application/xml': { schema: ShipNoticeSchema },
+        'text/xml': { schema: ShipNoticeSchema },
+        'application/x-www-form-urlencoded': { schema: shipNotifyParameters(text()) },
+        'application/json': { schema: shipNotifyParameters({ type: ['string', 'number'] }) },
+      },
+    } }
+  }
+  // A POST of the shipment API without a body is one with an empty object.
+  for (const path of [`${prefixes.shipmentApi}/shipments/{id}`, `${prefixes.shipmentApi}/orders/{orderId}/shipments`]) {
+    const requestBody = (document.paths?.[path]?.post as Operation | undefined)?.requestBody as OpenAPIV3_1.RequestBodyObject | undefined
+    if (requestBody) requestBody.required = false
+  }
+}
+
 /**
  * Responses the route schemas cannot carry without changing what is sent: the gateway passes the
  * provider's response through unchanged (a schema would reshape it), and the order exchange answers
@@ -104,5 +169,6 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   const document = app.swagger() as OpenAPIV3_1.Document
   await app.close()
   describeUnschematizedResponses(document, prefixes, trackingPage)
+  describeRawBodies(document, prefixes)
   return document
 }

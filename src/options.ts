@@ -89,7 +89,8 @@ const DataOptionsSchema = Type.Object({
     { additionalProperties: false, default: {} },
   ),
   cancelWithOrderStatuses: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-  requireFullCoverage: Type.Boolean({ default: false }),
+  // No default here: it follows from the order store (see `requireFullCoverage` below), resolved by the plugin.
+  requireFullCoverage: Type.Optional(Type.Boolean()),
 })
 
 
@@ -195,8 +196,12 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    */
   splitRules?: Record<string, SplitRule> | undefined
   /**
-   * The order advances to `shippedOrderStatus` only when every shippable line is held in full by its
-   * shipments and all of them are shipped. Default false: when every enabled shipment is shipped.
+   * true: the order advances to `shippedOrderStatus` only when every shippable line is held in full by
+   * its shipments and all of them are shipped (an order-level shipment holds no line). false: when every
+   * enabled shipment is shipped, as 0.2.0 did by default. Default, when the order store gives lines
+   * (`orderLines`, as the reference store does): as true once one of the order's shipments holds lines;
+   * an order shipped as order-level shipments only advances when they are all shipped, as a whole.
+   * Default without lines: false.
    */
   requireFullCoverage?: boolean | undefined
   /**

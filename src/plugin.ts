@@ -120,7 +120,9 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     clock: options.clock,
     cancelWithOrderStatuses: options.cancelWithOrderStatuses,
     splitRules: options.splitRules,
-    requireFullCoverage: options.requireFullCoverage,
+    // A store that gives lines is a line-item shop: an order whose shipments hold lines advances once
+    // every unit has shipped; one shipped as order-level shipments only advances as a whole (spec 3.5).
+    requireFullCoverage: options.requireFullCoverage ?? (typeof orderStore.orderLines === 'function' ? 'itemized' : false),
     detectCarrier: createCarrierDetector(options.carriers),
   })
 

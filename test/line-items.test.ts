@@ -79,9 +79,10 @@ t.test('over-allocation is a 422 naming the line and changes nothing', async (t)
   for (const [items, key, message] of [
     [[{ lineItemId: 999999, quantity: 1 }], 'items.999999', 'Line 999999 is not a line of this order.'],
     [[{ lineItemId: ebook, quantity: 1 }], `items.${ebook}`, `Line ${ebook} does not ship.`],
-    [[{ lineItemId: tea, quantity: 4 }], `items.${tea}`, `Line ${tea}: 4 requested, 3 ordered.`],
-    [[{ lineItemId: tea, quantity: 0 }], 'items', `Line ${tea}: the quantity must be a positive integer.`],
-    [[{ lineItemId: tea, quantity: 1 }, { lineItemId: tea, quantity: 1 }], 'items', `Line ${tea} is listed twice.`],
+    [[{ lineItemId: tea, quantity: 4 }], `items.${tea}`, `Line ${tea} (TEA): 4 requested, 3 of 3 left to allocate.`],
+    [[{ lineItemId: mug, quantity: 3 }], `items.${mug}`, `Line ${mug} (MUG): 3 requested, 0 of 2 left to allocate.`],
+    [[{ lineItemId: tea, quantity: 0 }], `items.${tea}`, `Line ${tea}: the quantity must be a positive integer.`],
+    [[{ lineItemId: tea, quantity: 1 }, { lineItemId: tea, quantity: 1 }], `items.${tea}`, `Line ${tea} is listed twice.`],
     ['all', 'items', 'Items must be a list of { lineItemId, quantity }.'],
   ] as const) {
     const response = await app.inject({ method: 'POST', url: `/shipments/api/orders/${orderId}/shipments`, headers: as('admin'), payload: { items } })
@@ -167,6 +168,13 @@ t.test("changing a shipment's items: replaced, checked against the others, [] ma
   t.same(response.json().shipment.items.map((item: { sku: string; quantity: number }) => [item.sku, item.quantity]), [['TEA', 1], ['MUG', 2]])
   t.equal(response.json().shipment.carrier, 'DHL')
   t.equal((await post(b.id, { items: [{ lineItemId: tea, quantity: 2 }] })).statusCode, 200, 'the freed quantity can be taken')
+  // Regression: more than was ordered read "Line 2: 4 requested, 3 ordered." here and "... left to allocate." on creation.
+  response = await post(b.id, { items: [{ lineItemId: tea, quantity: 4 }] })
+  t.same([response.statusCode, response.json().errors], [422, { [`items.${tea}`]: [`Line ${tea} (TEA): 4 requested, 2 of 3 left to allocate.`] }], 'more than was ordered: the same wording, what this shipment holds counted as its own')
+  const created = await app.inject({ method: 'POST', url: `/shipments/api/orders/${orderId}/shipments`, headers: as('admin'), payload: { items: [{ lineItemId: tea, quantity: 4 }] } })
+  t.same(created.json().errors, { [`items.${tea}`]: [`Line ${tea} (TEA): 4 requested, 0 of 3 left to allocate.`] }, 'and on creation')
+  response = await post(b.id, { items: [{ lineItemId: tea, quantity: 0 }] })
+  t.same(response.json().errors, { [`items.${tea}`]: [`Line ${tea}: the quantity must be a positive integer.`] }, 'a bad quantity is keyed by its line on update too')
   response = await post(a.id, { items: [] })
   t.same(response.json().shipment.items, [])
   t.same(await held(app, orderId), { MUG: [0, 2], TEA: [2, 1], SPN: [0, 1], EBOOK: [0, 0] })
@@ -214,11 +222,56 @@ t.test('the full-coverage rule: the order advances only when every shippable lin
   await service.update(second.id, { status: 'shipped' })
   t.equal(await order(), 'shipped', 'the last line shipped advances the order')
 
-  const plain = await buildTestApp(t, {})
+  const plain = await buildTestApp(t, { requireFullCoverage: false })
   const other = await orderWithLines(plain, 'L900')
   const [only] = await plain.shipments.shipments.create(other.orderId, { items: [{ lineItemId: other.mug, quantity: 1 }] })
   await plain.shipments.shipments.update(only.id, { status: 'shipped' })
-  t.equal((await plain.shipments.orders.findOrder(other.orderId))!.statusHandle, 'shipped', "without the rule, today's: every enabled shipment shipped")
+  t.equal((await plain.shipments.orders.findOrder(other.orderId))!.statusHandle, 'shipped', 'requireFullCoverage: false, as 0.2.0 did: every enabled shipment shipped')
+})
+
+// Regression: an order was marked shipped with units still unallocated, under the default options.
+t.test('the default coverage follows the order store: with lines, an order whose shipments hold lines advances once every unit shipped; an explicit value wins', async (t) => {
+  const { app, orderId, mug, tea, spoon } = await setup(t)
+  const service = app.shipments.shipments
+  const order = async () => (await app.shipments.orders.findOrder(orderId))!.statusHandle
+  const [part] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+  await service.update(part.id, { status: 'shipped' })
+  t.equal(await order(), 'processing', 'the reference store gives lines: part of the order shipped does not advance it')
+  const [orderLevel] = await service.create(orderId)
+  await service.update(orderLevel.id, { status: 'shipped' })
+  t.equal(await order(), 'processing', 'beside a shipment that holds lines, an order-level one (which holds none) does not complete the order')
+  t.match((await service.attention()).orders, [{ orderId, linesMissing: 2, unitsMissing: 4 }], 'the order is on the attention list')
+  const [rest] = await service.create(orderId, { items: [{ lineItemId: tea, quantity: 3 }, { lineItemId: spoon, quantity: 1 }] })
+  await service.update(rest.id, { status: 'shipped' })
+  t.equal(await order(), 'shipped', 'every unit shipped: the order advances')
+
+  // An order shipped as order-level shipments only is shipped as a whole (spec 3.5), and listed for attention.
+  const whole = await orderWithLines(app, 'L200')
+  const [first, second] = await service.create(whole.orderId, { count: 2 })
+  await service.update(first.id, { status: 'shipped' })
+  t.equal((await app.shipments.orders.findOrder(whole.orderId))!.statusHandle, 'processing', 'one of two order-level shipments shipped: no advance')
+  await service.update(second.id, { status: 'shipped' })
+  t.equal((await app.shipments.orders.findOrder(whole.orderId))!.statusHandle, 'shipped', 'every order-level shipment shipped: the order advances')
+  t.match((await service.attention()).orders, [{ orderId: whole.orderId, reference: 'L200', linesMissing: 3, unitsMissing: 6 }], 'and is on the attention list: its shipments hold no line')
+
+  const strict = await buildTestApp(t, { requireFullCoverage: true })
+  const strictOrder = await orderWithLines(strict, 'L300')
+  const [orderLevelOnly] = await strict.shipments.shipments.create(strictOrder.orderId)
+  await strict.shipments.shipments.update(orderLevelOnly.id, { status: 'shipped' })
+  t.equal((await strict.shipments.orders.findOrder(strictOrder.orderId))!.statusHandle, 'processing', 'an explicit true keeps its meaning: order-level shipments cover no line')
+
+  const statuses: string[] = []
+  const linesFree = await buildTestApp(t, {
+    orderStore: {
+      findOrder: async (id) => (id === 5 ? { id: 5, reference: 'NL-5', statusHandle: 'processing', isCompleted: true } : null),
+      findOrderByReference: async () => null,
+      setOrderStatus: async (_id, status) => void statuses.push(status),
+    },
+  })
+  const [onlyShipment] = await linesFree.shipments.shipments.create(5)
+  await linesFree.shipments.shipments.update(onlyShipment.id, { status: 'shipped' })
+  await linesFree.shipments.outbox.sweep()
+  t.same(statuses, ['shipped'], 'a store without lines: every enabled shipment shipped advances the order, as before')
 })
 
 t.test('the attention list: completed orders whose active shipments leave shippable lines uncovered', async (t) => {

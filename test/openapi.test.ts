@@ -2,6 +2,7 @@
 // responses of every route, successes and errors, validate against it.
 import t from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
+import { Validator } from '@seriousme/openapi-schema-validator'
 import type { LightMyRequestResponse } from 'fastify'
 import { shipmentsOpenApiDocument } from '../src/index.js'
 import { as, buildTestApp, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
@@ -119,7 +120,7 @@ t.test('the update body documents enabled and items, and the route applies enabl
   type Body = { requestBody: { content: Record<string, { schema: { properties: Record<string, { description?: string }> } }> } }
   const document = (await shipmentsOpenApiDocument()) as unknown as { paths: Record<string, Record<string, Body>> }
   const properties = document.paths['/shipments/api/shipments/{id}'].post.requestBody.content['application/json'].schema.properties
-  t.match(properties.enabled, { description: /^true or false: false frees the shipment's quantities/ })
+  t.match(properties.enabled, { description: /^False frees the shipment's quantities/, anyOf: [{ type: 'boolean' }, { type: 'null' }] })
   t.match(properties.items, { description: /^The order lines the shipment holds/ })
 
   const app = await buildTestApp(t)
@@ -130,4 +131,120 @@ t.test('the update body documents enabled and items, and the route applies enabl
   const refused = await postUpdate(app, id, { enabled: 'yes' })
   t.same([refused.statusCode, refused.json()], [422, { success: false, errors: { enabled: ['Enabled must be true or false.'] } }], 'the per-field envelope, not a schema 400')
   t.equal((await shipmentRow(app, id)).enabled, false, 'unchanged')
+})
+
+type SchemaObject = Record<string, unknown>
+type Operation = {
+  parameters?: Array<{ name: string; schema?: SchemaObject }>
+  requestBody?: { content: Record<string, { schema?: SchemaObject }> }
+  responses: Record<string, { content?: Record<string, { schema?: SchemaObject }> }>
+}
+type OpenApi = { paths: Record<string, Record<string, Operation>> }
+
+/** Every Schema Object of the document, named by where it is. */
+function schemaObjects(document: OpenApi): Array<[string, SchemaObject]> {
+  const found: Array<[string, SchemaObject]> = []
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const at = `${method.toUpperCase()} ${path}`
+      for (const parameter of operation.parameters ?? []) if (parameter.schema) found.push([`${at} parameter ${parameter.name}`, parameter.schema])
+      for (const [type, media] of Object.entries(operation.requestBody?.content ?? {})) if (media.schema) found.push([`${at} body ${type}`, media.schema])
+      for (const [status, response] of Object.entries(operation.responses)) {
+        for (const [type, media] of Object.entries(response.content ?? {})) if (media.schema) found.push([`${at} ${status} ${type}`, media.schema])
+      }
+    }
+  }
+  return found
+}
+
+/** Properties of a body schema that say nothing of their value (no type, no alternatives, no constant), by path. */
+function untypedProperties(schema: SchemaObject, at: string): string[] {
+  const typed = (inner: SchemaObject) => ['type', 'anyOf', 'oneOf', 'allOf', '$ref', 'const', 'enum'].some((key) => key in inner)
+  const problems: string[] = []
+  const properties = (schema.properties ?? {}) as Record<string, SchemaObject>
+  for (const [name, inner] of Object.entries(properties)) {
+    if (!typed(inner)) problems.push(`${at}.${name}`)
+    problems.push(...untypedProperties(inner, `${at}.${name}`))
+  }
+  for (const alternative of [...((schema.anyOf ?? []) as SchemaObject[]), ...((schema.oneOf ?? []) as SchemaObject[])]) problems.push(...untypedProperties(alternative, at))
+  if (schema.items && typeof schema.items === 'object') problems.push(...untypedProperties(schema.items as SchemaObject, `${at}[]`))
+  return problems
+}
+
+t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2020-12, and every body field typed', async (t) => {
+  const variants = {
+    default: await shipmentsOpenApiDocument(),
+    'moved prefixes, no order exchange': await shipmentsOpenApiDocument({ prefixes: { shipmentApi: '/api/v2', gateway: '/hooks', orderExchange: '/ss' }, orderExchange: false, trackingPage: '/parcel' }),
+    'no tracking page': await shipmentsOpenApiDocument({ trackingPage: null, info: { title: 'Shop', version: '9.9.9' } }),
+  }
+  const ajv = new Ajv2020({ strict: false })
+  for (const [name, document] of Object.entries(variants)) {
+    const result = await new Validator().validate(document as unknown as Record<string, unknown>)
+    t.same(result, { valid: true }, `${name}: valid against the OpenAPI 3.1 schema`)
+    for (const [at, schema] of schemaObjects(document as unknown as OpenApi)) {
+      t.ok(ajv.validateSchema(schema), `${name}: ${at} is a JSON Schema 2020-12 schema ${ajv.errorsText()}`)
+      t.doesNotThrow(() => ajv.compile(schema), `${name}: ${at} compiles`)
+    }
+  }
+
+  const document = variants.default as unknown as OpenApi
+  const bodies = Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.entries(operations).flatMap(([method, operation]) => (operation.requestBody ? [[`${method.toUpperCase()} ${path}`, operation.requestBody] as const] : [])),
+  )
+  t.same(bodies.map(([at]) => at).sort(), [
+    'PATCH /actions/shipments/gateway/handle',
+    'POST /actions/shipments/gateway/handle',
+    'POST /actions/shippingplatformconnect/orders/process',
+    'POST /shipments/api/orders/{orderId}/shipments',
+    'POST /shipments/api/shipments/{id}',
+    'PUT /actions/shipments/gateway/handle',
+  ], 'every route that reads a body documents it')
+  for (const [at, body] of bodies) {
+    for (const [type, media] of Object.entries(body.content)) {
+      t.ok(media.schema && ('type' in media.schema || 'anyOf' in media.schema), `${at} ${type} has a schema`)
+      t.same(untypedProperties(media.schema ?? {}, `${at} ${type}`), [], `${at} ${type}: every field typed`)
+    }
+  }
+  const update = document.paths['/shipments/api/shipments/{id}'].post.requestBody!.content['application/json'].schema as { properties: Record<string, unknown> }
+  t.same(Object.keys(update.properties).sort(), [
+    'carrier', 'dateScheduledShip', 'enabled', 'externalCode', 'fields', 'fulfillmentNotes', 'integrationHandle', 'items',
+    'service', 'shippingNotes', 'status', 'statusMessage', 'trackingNumber', 'trackingUrl',
+  ], 'spec 2.2 with items and enabled')
+  t.match(update.properties.items, { anyOf: [{ type: 'array', maxItems: 500, items: { type: 'object', required: ['lineItemId', 'quantity'] } }, { type: 'null' }] })
+  const create = document.paths['/shipments/api/orders/{orderId}/shipments'].post.requestBody!.content['application/json'].schema as { properties: Record<string, unknown> }
+  t.match(create.properties, { count: { type: 'integer', minimum: 1, maximum: 100 }, items: { type: 'array' }, rule: { type: 'string' } })
+
+  // The checks bite: a document with a wrong OpenAPI field or a wrong schema keyword fails them.
+  const broken = structuredClone(variants.default) as unknown as OpenApi & { paths: Record<string, Record<string, { requestBody: { required: unknown } }>> }
+  broken.paths['/shipments/api/shipments/{id}'].post.requestBody.required = 'no'
+  t.equal((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid, false, 'a wrong OpenAPI field is caught')
+  t.notOk(ajv.validateSchema({ type: 'object', properties: { enabled: { type: 'bool' } } }), 'a wrong schema type is caught')
+})
+
+t.test('typed bodies change no validation: wrong types are the per-field 422, a body that is no object the same 400', async (t) => {
+  const app = await buildTestApp(t)
+  const { orderId, shipmentIds: [id] } = await orderWithShipments(app)
+  const send = (url: string, payload: string) => app.inject({ method: 'POST', url, headers: { ...as('admin'), 'content-type': 'application/json' }, payload })
+  for (const url of [`/shipments/api/shipments/${id}`, `/shipments/api/orders/${orderId}/shipments`]) {
+    for (const payload of ['[1, 2]', '"text"', '5', 'null', 'true']) {
+      const response = await send(url, payload)
+      t.same([response.statusCode, response.json()], [400, { name: 'Bad Request', message: 'body must be object', code: 0, status: 400 }], `${url} ${payload}`)
+    }
+  }
+  const update = await send(`/shipments/api/shipments/${id}`, JSON.stringify({ carrier: 5, status: 'lost', items: 'all', unknownKey: 1 }))
+  t.same([update.statusCode, update.json()], [422, { success: false, errors: { carrier: ['Carrier must be a string.'], targetStatusCode: ['Target Status Code is invalid.'] } }])
+  t.match(await shipmentRow(app, id), { carrier: null, status: 'new' }, 'nothing changed')
+  const scheduled = await send(`/shipments/api/shipments/${id}`, JSON.stringify({ dateScheduledShip: '1700000000', trackingNumber: '', extra: { a: 1 } }))
+  t.equal(scheduled.statusCode, 200, 'Unix seconds as a string and unknown keys are accepted, as before')
+  t.equal((await shipmentRow(app, id)).dateScheduledShip?.toISOString(), '2023-11-14T22:13:20.000Z')
+  for (const [payload, errors] of [
+    [{ count: 0 }, { count: ['Count must be an integer from 1 to 100.'] }],
+    [{ count: '2' }, { count: ['Count must be an integer from 1 to 100.'] }],
+    [{ rule: 5 }, { rule: ['Rule must be the name of a split rule.'] }],
+  ] as const) {
+    const response = await send(`/shipments/api/orders/${orderId}/shipments`, JSON.stringify(payload))
+    t.same([response.statusCode, response.json()], [422, { success: false, errors }], JSON.stringify(payload))
+  }
+  const created = await send(`/shipments/api/orders/${orderId}/shipments`, JSON.stringify({ count: 2, note: 'ignored' }))
+  t.same([created.statusCode, created.json().shipments.length], [200, 2], 'unknown keys are ignored, as before')
 })

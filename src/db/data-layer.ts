@@ -313,11 +313,19 @@ export interface ShipmentChangePlan {
    * shipment of the order is left unshipped (a unique key: one claim per order, ever). null: none.
    */
   claimOrderAdvance: string | null
+  /** With `claimOrderAdvance`: the full-coverage rule the order's advance waits for; null: none. */
+  requireCoverage?: CoverageRule | null
+}
+
+/** The full-coverage rule of an order's advance. */
+export interface CoverageRule {
+  /** The shippable lines (id to quantity ordered) the order's shipped shipments must hold in full. */
+  lines: ReadonlyMap<number, number>
   /**
-   * With `claimOrderAdvance`: the shippable lines (id to quantity ordered) the order's shipped
-   * shipments must hold in full before the order advances (the full-coverage rule); null: no such rule.
+   * The rule applies only when one of the order's active shipments holds lines: an order shipped as
+   * order-level shipments only advances as a whole (spec 3.5), as it always did.
    */
-  requireCoverage?: ReadonlyMap<number, number> | null
+  itemizedOnly: boolean
 }
 
 export interface ShipmentChangeRequest {
@@ -379,6 +387,19 @@ export interface ShipmentChangeOutcome {
 }
 
 /**
+ * The one wording of a quantity refused against a line, wherever it is refused (creating, changing items,
+ * bringing a shipment back, a split rule's output): "Line 12 (MUG): 3 requested, 1 of 2 left to allocate."
+ */
+export function allocationRefusalMessage(
+  item: Pick<StoredShipmentItem, 'lineItemId' | 'sku' | 'quantity' | 'ordered'>,
+  /** What the order's other active shipments hold of the line. */
+  allocatedElsewhere: number,
+): string {
+  const left = Math.max(0, item.ordered - allocatedElsewhere)
+  return `Line ${item.lineItemId}${item.sku ? ` (${item.sku})` : ''}: ${item.quantity} requested, ${left} of ${item.ordered} left to allocate.`
+}
+
+/**
  * Thrown inside a write when the order's active shipments (enabled, not cancelled, not deleted) would
  * hold more of a line than was ordered; the write is rolled back.
  */
@@ -388,8 +409,7 @@ export class AllocationExceededError extends Error {
     /** What the order's other active shipments hold of the line. */
     readonly allocatedElsewhere: number,
   ) {
-    const left = Math.max(0, item.ordered - allocatedElsewhere)
-    super(`Line ${item.lineItemId}${item.sku ? ` (${item.sku})` : ''}: ${item.quantity} requested, ${left} of ${item.ordered} left to allocate.`)
+    super(allocationRefusalMessage(item, allocatedElsewhere))
     this.name = 'AllocationExceededError'
   }
 }
@@ -429,11 +449,12 @@ export function checkAllocation(items: readonly StoredShipmentItem[], allocatedE
  * Whether the order may advance: no active shipment left unshipped, and, under the full-coverage rule,
  * every shippable line held in full by the shipped ones.
  */
-export function orderComplete(active: ReadonlyArray<Pick<ShipmentRow, 'status' | 'items'>>, requireCoverage: ReadonlyMap<number, number> | null | undefined): boolean {
+export function orderComplete(active: ReadonlyArray<Pick<ShipmentRow, 'status' | 'items'>>, requireCoverage: CoverageRule | null | undefined): boolean {
   if (active.some((row) => row.status !== 'shipped')) return false
   if (!requireCoverage) return true
+  if (requireCoverage.itemizedOnly && active.every((row) => row.items.length === 0)) return true
   const shipped = allocatedByLine(active)
-  for (const [lineItemId, ordered] of requireCoverage) if ((shipped.get(lineItemId) ?? 0) < ordered) return false
+  for (const [lineItemId, ordered] of requireCoverage.lines) if ((shipped.get(lineItemId) ?? 0) < ordered) return false
   return true
 }
 

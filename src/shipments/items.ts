@@ -1,6 +1,6 @@
 // Order lines on shipments: the items input, how it becomes stored items against the order's lines, and
 // the split rules that suggest how to divide what is left of an order.
-import type { StoredShipmentItem } from '../db/data-layer.js'
+import { allocationRefusalMessage, type StoredShipmentItem } from '../db/data-layer.js'
 import { ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderSummary } from '../orders/order-store.js'
 
@@ -43,11 +43,12 @@ const isCount = (value: unknown): value is number => typeof value === 'number' &
 
 /**
  * The items of a request, checked for shape: a list of `{ lineItemId, quantity }` with positive integers
- * and each line at most once. Problems are a 422 on `items`.
+ * and each line at most once. Problems with the list are a 422 on `items`; a problem with one line's
+ * quantity (or a line listed twice) is a 422 on `items.<lineItemId>`, as every other refusal of a line.
  */
 export function parseItemsInput(value: unknown): ShipmentItemInput[] {
-  const refuse = (message: string): never => {
-    throw new ShipmentValidationError({ items: [message] })
+  const refuse = (message: string, key = 'items'): never => {
+    throw new ShipmentValidationError({ [key]: [message] })
   }
   if (!Array.isArray(value)) return refuse('Items must be a list of { lineItemId, quantity }.')
   if (value.length > MAX_ITEMS_PER_SHIPMENT) refuse(`Items may hold at most ${MAX_ITEMS_PER_SHIPMENT} lines.`)
@@ -55,23 +56,39 @@ export function parseItemsInput(value: unknown): ShipmentItemInput[] {
   return value.map((entry: unknown) => {
     const { lineItemId, quantity } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
     if (!isCount(lineItemId)) return refuse('Each item needs a lineItemId, a positive integer.')
-    if (!isCount(quantity)) return refuse(`Line ${lineItemId}: the quantity must be a positive integer.`)
-    if (seen.has(lineItemId)) return refuse(`Line ${lineItemId} is listed twice.`)
+    if (!isCount(quantity)) return refuse(`Line ${lineItemId}: the quantity must be a positive integer.`, `items.${lineItemId}`)
+    if (seen.has(lineItemId)) return refuse(`Line ${lineItemId} is listed twice.`, `items.${lineItemId}`)
     seen.add(lineItemId)
     return { lineItemId, quantity }
   })
 }
 
-/** Items as stored: each named line must be a shippable line of the order; errors name the line (`items.<id>`). */
-export function storedItems(items: readonly ShipmentItemInput[], lines: readonly OrderLine[]): StoredShipmentItem[] {
+/** True when an item asks for more of a line than was ordered (what `storedItems` refuses). */
+export function exceedsOrdered(items: readonly ShipmentItemInput[], lines: readonly OrderLine[]): boolean {
+  const ordered = new Map(lines.map((line) => [line.id, line.quantity]))
+  return items.some((item) => item.quantity > (ordered.get(item.lineItemId) ?? Number.POSITIVE_INFINITY))
+}
+
+/**
+ * Items as stored: each named line must be a shippable line of the order, and no more of it than was
+ * ordered; errors name the line (`items.<id>`). A quantity above the ordered one is worded as the
+ * allocation check words it, with `allocatedElsewhere` (what the order's other active shipments hold).
+ */
+export function storedItems(
+  items: readonly ShipmentItemInput[],
+  lines: readonly OrderLine[],
+  allocatedElsewhere: ReadonlyMap<number, number> = new Map(),
+): StoredShipmentItem[] {
   const byId = new Map(lines.map((line) => [line.id, line]))
   const errors: Record<string, string[]> = {}
   const stored = items.flatMap((item) => {
     const line = byId.get(item.lineItemId)
-    if (!line) errors[`items.${item.lineItemId}`] = [`Line ${item.lineItemId} is not a line of this order.`]
-    else if (!line.shippable) errors[`items.${item.lineItemId}`] = [`Line ${item.lineItemId} does not ship.`]
-    else if (item.quantity > line.quantity) errors[`items.${item.lineItemId}`] = [`Line ${item.lineItemId}: ${item.quantity} requested, ${line.quantity} ordered.`]
-    else return [{ lineItemId: line.id, quantity: item.quantity, sku: line.sku, name: line.name, ordered: line.quantity }]
+    const key = `items.${item.lineItemId}`
+    if (!line) errors[key] = [`Line ${item.lineItemId} is not a line of this order.`]
+    else if (!line.shippable) errors[key] = [`Line ${item.lineItemId} does not ship.`]
+    else if (item.quantity > line.quantity) {
+      errors[key] = [allocationRefusalMessage({ ...item, sku: line.sku, ordered: line.quantity }, allocatedElsewhere.get(line.id) ?? 0)]
+    } else return [{ lineItemId: line.id, quantity: item.quantity, sku: line.sku, name: line.name, ordered: line.quantity }]
     return []
   })
   if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)

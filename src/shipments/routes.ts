@@ -1,5 +1,5 @@
 // The shipment API (spec 4.1 and 7.1) plus the reads an admin panel needs, in an encapsulated scope.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
@@ -50,6 +50,23 @@ declare module 'fastify' {
 }
 
 const frameworkErrors = { 400: FrameworkErrorSchema, 401: FrameworkErrorSchema, 403: FrameworkErrorSchema, 404: FrameworkErrorSchema }
+
+/**
+ * The validator of the two POST routes. Their body schemas type every field for the OpenAPI document,
+ * but each field's checks and messages are the spec's per-field 422 envelope, which a schema's 400 would
+ * pre-empt: so the body is only required to be an object, refused with the very error Fastify's own
+ * validator gives for it ("body must be object"), and a path parameter is a string as the router gives it.
+ */
+const objectBodyOnly: FastifySchemaCompiler<unknown> = ({ httpPart }) => {
+  if (httpPart !== 'body') return () => true
+  const validate = (body: unknown): boolean => {
+    const valid = typeof body === 'object' && body !== null && !Array.isArray(body)
+    validate.errors = valid ? null : [{ instancePath: '', schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' }]
+    return valid
+  }
+  validate.errors = null as FastifySchemaValidationError[] | null
+  return validate
+}
 
 /** Path ids that are not positive integers name no shipment (or order): a 404, like an unknown id. */
 function parsePathId(raw: string, notFound: (raw: string) => Error = (value) => new ShipmentsErrors.ShipmentNotFound(value)): number {
@@ -121,6 +138,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
     '/shipments/:id',
     {
       onRequest: requirePermission(ShipmentsPermissions.editShipments),
+      validatorCompiler: objectBodyOnly,
       schema: {
         summary: 'Update a shipment, optionally changing its status (spec 4.1)',
         params: IdParamsSchema,
@@ -198,6 +216,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
     '/orders/:orderId/shipments',
     {
       onRequest: requirePermission(ShipmentsPermissions.editShipments),
+      validatorCompiler: objectBodyOnly,
       schema: {
         summary: "Create shipments of an order: order-level ones, one holding given lines, or what a split rule makes of what is left",
         params: OrderIdParamsSchema,

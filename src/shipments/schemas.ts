@@ -1,6 +1,8 @@
 // TypeBox schemas of the shipment API: requests, responses and the three error envelopes (spec 7.1).
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { SHIPMENT_STATUSES } from './shipment.js'
+import { MAX_ITEMS_PER_SHIPMENT } from './items.js'
+import { TEXT_LIMITS } from '../text.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
@@ -52,34 +54,58 @@ export const HistoryEntrySchema = Type.Object({
   dateCreated: Type.String(),
 })
 
-const loose = Type.Optional(Type.Unknown())
+/** A line and a quantity of it, as requests name them. */
+export const ShipmentItemInputSchema = Type.Object({
+  lineItemId: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "The order line (the order store's line id)" }),
+  quantity: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+})
+const ItemsInputSchema = Type.Array(ShipmentItemInputSchema, {
+  maxItems: MAX_ITEMS_PER_SHIPMENT,
+  description: 'Each line at most once. A quantity above what is left of the line is a 422 on `items.<lineItemId>`.',
+})
+
+/** Null or absent leaves a value unchanged; for text, an empty string clears it. */
+const Change = <T extends TSchema>(schema: T, description: string) => Type.Optional(Type.Union([schema, Type.Null()], { description }))
+const ShortText = Type.String({ maxLength: TEXT_LIMITS.short })
+
 /**
- * Spec 2.2. Every key is loose here on purpose: the checks and their messages are the spec's
- * per-field envelope (422, after the 401/403/404 checks), which schema validation would pre-empt.
+ * Spec 2.2, typed for the document. The route validates only that the body is an object: the checks of
+ * each field and their messages are the spec's per-field envelope (422, after the 401/403/404 checks),
+ * which schema validation would pre-empt with a 400 (see `objectBodyOnly` in routes.ts).
  */
-export const UpdateBodySchema = Type.Object(
-  {
-    trackingNumber: loose,
-    trackingUrl: loose,
-    carrier: loose,
-    service: loose,
-    dateScheduledShip: loose,
-    fulfillmentNotes: loose,
-    shippingNotes: loose,
-    status: loose,
-    statusMessage: loose,
-    fields: loose,
-    integrationHandle: loose,
-    externalCode: loose,
-    items: Type.Optional(
-      Type.Unknown({ description: 'The order lines the shipment holds: [{ lineItemId, quantity }], replacing the current ones; [] makes it order-level' }),
-    ),
-    enabled: Type.Optional(
-      Type.Unknown({ description: "true or false: false frees the shipment's quantities, true takes them back (422 naming the line when another shipment holds them)" }),
-    ),
-  },
-  { additionalProperties: true },
-)
+export const UpdateBodySchema = Type.Object({
+  trackingNumber: Change(ShortText, 'Empty string clears it. With no carrier or tracking URL given, they are detected from the number.'),
+  trackingUrl: Change(Type.String({ maxLength: TEXT_LIMITS.short }), 'An http(s) URL with a dotted host; without a scheme, https is added. Empty string clears it.'),
+  carrier: Change(ShortText, 'Empty string clears it.'),
+  service: Change(ShortText, 'Empty string clears it.'),
+  dateScheduledShip: Change(
+    Type.Union([
+      Type.String({ description: 'ISO-8601 with or without time and offset (no offset: UTC), Unix seconds, now, today, tomorrow or yesterday; empty string clears it' }),
+      Type.Integer({ description: 'Unix seconds' }),
+      Type.Object(
+        {
+          date: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' }),
+          time: Type.Optional(Type.String({ pattern: '^\\d{1,2}:\\d{2}(:\\d{2})?$', default: '00:00' })),
+          timezone: Type.Optional(Type.String({ description: "An IANA time zone; default: the plugin's timezone" })),
+        },
+        { description: 'A date picker\'s parts' },
+      ),
+    ]),
+    'When the shipment is scheduled to ship.',
+  ),
+  fulfillmentNotes: Change(Type.String({ maxLength: TEXT_LIMITS.long }), 'Empty string clears it.'),
+  shippingNotes: Change(Type.String({ maxLength: TEXT_LIMITS.long }), 'Empty string clears it.'),
+  status: Change(ShipmentStatusSchema, 'The target status; another value is a 422 on `targetStatusCode`.'),
+  statusMessage: Change(Type.String({ maxLength: TEXT_LIMITS.statusMessage }), 'Written on the history row of the transition.'),
+  fields: Change(
+    Type.Record(Type.String(), Type.Unknown()),
+    'Custom field values by handle (the `shipmentFields` option), each of its field\'s type; null or an empty string removes a value; an unknown handle is a 422 on `fields.<handle>`.',
+  ),
+  integrationHandle: Change(ShortText, 'The integration the change comes from, on the history row.'),
+  externalCode: Change(ShortText, "The integration's own code of the change, on the history row."),
+  items: Change(ItemsInputSchema, 'The order lines the shipment holds, replacing the current ones; [] makes it order-level.'),
+  enabled: Change(Type.Boolean(), "False frees the shipment's quantities; true takes them back (a 422 naming the line when another shipment holds them)."),
+})
 
 export const IdParamsSchema = Type.Object({ id: Type.String({ description: 'Shipment id' }) })
 
@@ -122,14 +148,18 @@ export const FrameworkErrorSchema = Type.Object({
 
 export const OrderIdParamsSchema = Type.Object({ orderId: Type.String({ description: 'Order id' }) })
 
-/** One of: `count` order-level shipments, one shipment of `items`, or shipments for what is left by `rule`. */
+/**
+ * One of: `count` order-level shipments, one shipment of `items`, or shipments for what is left by
+ * `rule`; none creates one order-level shipment. Typed for the document; the route checks each field
+ * itself, with the per-field envelope (422).
+ */
 export const CreateBodySchema = Type.Object(
   {
-    count: Type.Optional(Type.Unknown({ description: 'How many order-level shipments (1 to 100); default 1' })),
-    items: Type.Optional(Type.Unknown({ description: 'One shipment holding these lines: [{ lineItemId, quantity }]' })),
-    rule: Type.Optional(Type.Unknown({ description: 'A split rule: remaining, perLine, or a host rule' })),
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 1, description: 'How many order-level shipments' })),
+    items: Type.Optional(Type.Array(ShipmentItemInputSchema, { maxItems: MAX_ITEMS_PER_SHIPMENT, description: 'One shipment holding these lines, each at most once' })),
+    rule: Type.Optional(Type.String({ description: 'A split rule for what is left of the order: remaining, perLine, or a rule of the splitRules option' })),
   },
-  { additionalProperties: true },
+  { description: 'At most one of count, items and rule (two are a 422 on `items`).' },
 )
 export const CreateResponseSchema = Type.Object({ success: Type.Literal(true), shipments: Type.Array(ShipmentDetailSchema) })
 

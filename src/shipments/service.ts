@@ -2,8 +2,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   AllocationExceededError,
+  holdsAllocation,
   LockTimeoutError,
   ShipmentMissingError,
+  type CoverageRule,
   type DataLayer,
   type NewOutboxMessage,
   type ShipmentChangePlan,
@@ -17,7 +19,7 @@ import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/di
 import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
 import type { DetectedCarrier } from './carriers.js'
 import { inChunks } from '../in-chunks.js'
-import { BUILT_IN_SPLIT_RULES, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
+import { BUILT_IN_SPLIT_RULES, exceedsOrdered, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
@@ -173,8 +175,12 @@ export interface ShipmentServiceDependencies {
   cancelWithOrderStatuses: readonly string[]
   /** Host split rules by name, beside the built-in ones. */
   splitRules: Readonly<Record<string, SplitRule>>
-  /** The order advances only when its shipped shipments hold every shippable line in full. */
-  requireFullCoverage: boolean
+  /**
+   * The full-coverage rule: true, the order advances only when its shipped shipments hold every
+   * shippable line in full; 'itemized', the same once one of its shipments holds lines (an order shipped
+   * as order-level shipments only advances as a whole); false, when every enabled shipment is shipped.
+   */
+  requireFullCoverage: boolean | 'itemized'
   /** The carrier and tracking page of a tracking number, or null (see carriers.ts). */
   detectCarrier: (trackingNumber: string) => DetectedCarrier | null
 }
@@ -366,6 +372,19 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return lines
   }
 
+  /**
+   * The request's items as stored, against the order's lines. Only a refusal (more than was ordered)
+   * reads what the order's other active shipments hold: its message says what is left, in the words of
+   * the allocation check, so creating and updating refuse alike.
+   */
+  async function itemsOfOrder(orderId: number, items: readonly ShipmentItemInput[], holder?: ShipmentRow): Promise<StoredShipmentItem[]> {
+    const lines = await requireOrderLines(orderId)
+    if (!exceedsOrdered(items, lines)) return storedItems(items, lines)
+    const held = new Map((await data.allocations([orderId])).get(orderId))
+    if (holder && holdsAllocation(holder)) for (const item of holder.items) held.set(item.lineItemId, (held.get(item.lineItemId) ?? 0) - item.quantity)
+    return storedItems(items, lines, held)
+  }
+
   /** The order's shippable lines and their quantities, for the full-coverage rule (none without lines). */
   async function shippableLines(orderId: number): Promise<Map<number, number>> {
     const lines = (orderStore.orderLines ? await orderStore.orderLines(orderId) : null) ?? []
@@ -402,7 +421,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     if (enabled !== undefined) patch.columns.enabled = enabled
     if (items !== undefined) {
       const row = await requireRow(id)
-      patch.columns.items = items.length === 0 ? [] : storedItems(items, await requireOrderLines(row.orderId))
+      patch.columns.items = items.length === 0 ? [] : await itemsOfOrder(row.orderId, items, row)
     }
     const userId = context.userId ?? null
     const fillEmpty = detectedCarrierFill(patch)
@@ -439,7 +458,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     // A refusal (or any failure) of the caller's authorization reaches the caller as it was thrown.
     let refusal: unknown
     // Under the full-coverage rule, the shippable lines a move to shipped must find held in full.
-    let coverage: ReadonlyMap<number, number> | null = null
+    let coverage: CoverageRule | null = null
     const authorizeTransition = context.authorizeTransition
     let committed
     try {
@@ -457,7 +476,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                       await authorizeTransition?.(current.status as ShipmentStatus, target)
                       if (target === 'shipped') {
                         await requireShippedOrderStatus(id)
-                        if (deps.requireFullCoverage || context.requireFullCoverage) coverage = await shippableLines(current.orderId)
+                        const rule = context.requireFullCoverage ? true : deps.requireFullCoverage
+                        if (rule) coverage = { lines: await shippableLines(current.orderId), itemizedOnly: rule === 'itemized' }
                       }
                     } catch (error) {
                       refusal = error
@@ -540,7 +560,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
     let plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][]
     if (options.items !== undefined) {
-      const stored = storedItems(parseItemsInput(options.items), await requireOrderLines(orderId))
+      const stored = await itemsOfOrder(orderId, parseItemsInput(options.items))
       plan = () => [stored]
     } else if (options.rule !== undefined) {
       plan = rulePlan(order, splitRule(options.rule), await requireOrderLines(orderId))
@@ -559,7 +579,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return (allocated: ReadonlyMap<number, number>): StoredShipmentItem[][] =>
       rule(linesLeft(lines, allocated), order)
         .flatMap((group) => (Array.isArray(group) ? inChunks(group, MAX_ITEMS_PER_SHIPMENT) : [group]))
-        .map((group) => storedItems(parseItemsInput(group), lines))
+        .map((group) => storedItems(parseItemsInput(group), lines, allocated))
         .filter((group) => group.length > 0)
   }
 

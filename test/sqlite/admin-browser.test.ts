@@ -187,7 +187,7 @@ t.test('the order page with lines in chromium: pre-fill by rule, a refusal besid
   // More T-shirts than were ordered: refused beside the line, nothing stored.
   await page.fill(`[name="items.${tee}"]`, '5')
   await Promise.all([page.waitForLoadState('load'), page.click('button:text("Create shipment")')])
-  t.match(await page.locator(`[data-field="items.${tee}"] .field-error`).textContent(), /Line \d+: 5 requested, 2 ordered\./)
+  t.match(await page.locator(`[data-field="items.${tee}"] .field-error`).textContent(), /Line \d+ \([^)]+\): 5 requested, 2 of 2 left to allocate\./)
   t.equal(await page.getAttribute(`[name="items.${tee}"]`, 'aria-invalid'), 'true')
   await shot('11-order-lines-refused')
   t.equal((await app.shipments.shipments.list({ orderId })).total, 1)
