@@ -27,7 +27,7 @@ import { createOutboxDispatcher, type JobHandler } from './outbox/dispatcher.js'
 import { createOutboxService, type OutboxService } from './outbox/outbox-service.js'
 import { createWebhookService, WEBHOOK_DELIVERY_JOB, type WebhookService } from './outbox/webhooks.js'
 import { createPushService, PUSH_JOB, type PushService } from './gateway/push.js'
-import { ORDER_ADVANCE_JOB } from './shipments/service.js'
+import { ATTENTION_REFRESH_JOB, ORDER_ADVANCE_JOB } from './shipments/service.js'
 import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB, type NotificationService } from './notifications/service.js'
 import { createTrackingLinks, type TrackingLinks } from './notifications/tracking-links.js'
@@ -103,8 +103,10 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     followUpsOf: async (delivered) => (await Promise.all(followUps.map((of) => of(delivered)))).flat(),
   })
   app.addHook('onReady', () => dispatcher.start())
+  let buildingAttention: Promise<void> = Promise.resolve()
   // Close only what the package opened (the data layer knows); a host's database stays the host's.
   app.addHook('onClose', async () => {
+    await buildingAttention
     await dispatcher.stop()
     await data.close()
   })
@@ -176,13 +178,18 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   jobs[WEBHOOK_DELIVERY_JOB] = webhooks.deliveryJob
   jobs[PUSH_JOB] = pushes.pushJob
   jobs[ORDER_ADVANCE_JOB] = shipments.orderAdvanceJob
+  // A database made before the attention rows existed gets them built once, in the background.
+  app.addHook('onReady', () => {
+    buildingAttention = shipments.buildAttentionRows().catch((error: unknown) => logger.error({ err: error }, 'Building the attention list failed; it is tried again at the next start'))
+  })
+  jobs[ATTENTION_REFRESH_JOB] = shipments.attentionRefreshJob
   const trackingLinks = options.trackingPage ? createTrackingLinks(data.notifications, options.trackingPage) : null
   const notifications = createNotificationService({ data, orderStore, logger, timeZone: options.timezone, options: options.notifications, trackingLinks })
   jobs[NOTIFICATION_JOB] = notifications.notificationJob
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
-  const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock)
+  const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   app.decorate('shipments', {
     shipments,
     orders: orderStore,

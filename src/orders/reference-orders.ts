@@ -161,7 +161,11 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
 }
 
 /** The typed service over the reference store's tables: `app.shipments.referenceOrders`. */
-export function createReferenceOrders(data: DataLayer, clock: () => number) {
+/**
+ * `orderChanged`: told after an order is created or changed, so the package judges it again for the
+ * attention list (the shipment service's `orderChanged`).
+ */
+export function createReferenceOrders(data: DataLayer, clock: () => number, orderChanged: (orderId: number) => Promise<void> = async () => undefined) {
   async function checkStatus(statusHandle: string | null | undefined): Promise<string | null> {
     if (statusHandle === undefined || statusHandle === null) return null
     if (!(await data.orderStatusExists(statusHandle))) throw new ReferenceOrderError('statusHandle', `no order status "${statusHandle}" exists; create it with saveStatus()`)
@@ -237,6 +241,7 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
       if (id === 'duplicate') {
         throw new ReferenceOrderError('reference', `an order with the reference "${order.reference}" or the number "${order.number}" exists`, { duplicate: true })
       }
+      if (order.isCompleted) await orderChanged(id)
       return id
     },
 
@@ -247,6 +252,7 @@ export function createReferenceOrders(data: DataLayer, clock: () => number) {
       const result = await data.updateOrder(orderId, { ...values, dateUpdated: new Date(clock()) })
       if (result === 'duplicate') throw new ReferenceOrderError('reference', 'another order has this reference or number', { duplicate: true })
       if (!result) throw new ReferenceOrderError('orderId', `no order ${orderId} exists`)
+      await orderChanged(orderId)
     },
   }
 }

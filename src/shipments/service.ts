@@ -16,7 +16,7 @@ import {
 } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
-import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
+import type { CompletedOrder, OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
 import type { DetectedCarrier } from './carriers.js'
 import { inChunks } from '../in-chunks.js'
 import { BUILT_IN_SPLIT_RULES, exceedsOrdered, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
@@ -156,9 +156,6 @@ export interface AttentionPage {
   perPage: number
 }
 
-/** How long the attention list is reused when no write went through this instance (host orders change elsewhere). */
-const ATTENTION_CACHE_MS = 30_000
-
 export interface ShipmentServiceDependencies {
   data: DataLayer
   /** Delivers the events and jobs a change wrote to the outbox, right after its commit. */
@@ -191,6 +188,10 @@ export const RESTORED_WITH_ORDER = 'Restored with the order.'
 
 /** The outbox job that applies the order advance; retried until the order store takes it. */
 export const ORDER_ADVANCE_JOB = 'orderAdvance'
+/** The outbox job that decides an order's attention row again after a change of its allocation. */
+export const ATTENTION_REFRESH_JOB = 'attentionRefresh'
+/** The package-state key set once every completed order has been judged for the attention list. */
+const ATTENTION_BUILT = 'attentionRowsBuilt'
 
 const shipmentKey = (id: number) => `shipment:${id}`
 
@@ -280,6 +281,12 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
         },
       })
     }
+    // What the order's active shipments hold changed: its attention row is decided again.
+    const allocationChanged =
+      patch.columns.items !== undefined ||
+      patch.columns.enabled !== undefined ||
+      (outcome.historyId !== null && (outcome.previousStatus === 'cancelled' || outcome.row.status === 'cancelled'))
+    if (allocationChanged) messages.push(attentionRefresh(outcome.row.orderId))
     if (outcome.orderAdvanceClaimed && deps.shippedOrderStatus !== null) {
       const { orderId } = outcome.row
       messages.push({
@@ -290,6 +297,73 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       })
     }
     return messages
+  }
+
+  /** The job that decides the order's attention row again, after the change that writes it commits. */
+  const attentionRefresh = (orderId: number): NewOutboxMessage => ({
+    kind: 'job',
+    name: ATTENTION_REFRESH_JOB,
+    orderingKey: `attention:order:${orderId}`,
+    payload: { orderId },
+  })
+
+  /**
+   * Decides the order's attention row from the order store (is it completed, what are its lines) and
+   * what its active shipments hold, read under the order's lock: the row is right after every change,
+   * whichever instance made it, and refreshes of one order never cross.
+   */
+  async function refreshAttention(orderId: number): Promise<void> {
+    if (!orderStore.listCompletedOrders || !orderStore.orderLines || !Number.isSafeInteger(orderId)) return
+    // The completed order itself, with its lines: the page of completed orders that starts with it.
+    const [candidate] = await orderStore.listCompletedOrders({ afterId: orderId - 1, limit: 1 })
+    const order = candidate?.id === orderId ? candidate : null
+    await data.refreshAttention(orderId, (allocated) => (order ? attentionRow(order, allocated) : null))
+  }
+
+  function attentionRow(order: CompletedOrder, allocated: ReadonlyMap<number, number>): AttentionOrder | null {
+    const missing = order.lines.map((line) => allocatedLine(line, allocated)).filter((line) => line.unallocated > 0)
+    if (missing.length === 0) return null
+    return {
+      orderId: order.id,
+      reference: order.reference,
+      statusHandle: order.statusHandle,
+      dateOrdered: order.dateOrdered,
+      customer: order.customer,
+      linesMissing: missing.length,
+      unitsMissing: missing.reduce((sum, line) => sum + line.unallocated, 0),
+    }
+  }
+
+  const attentionRefreshJob: JobHandler = {
+    retryDelayMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60 * 60 * 1000),
+    async run(job) {
+      await refreshAttention((job.payload as { orderId: number }).orderId)
+      return { state: 'done' }
+    },
+  }
+
+  /**
+   * Judges every completed order once, for a database whose attention rows were never built (one made
+   * before they existed): 500 orders at a time, each in a turn of the event loop of its own, so the
+   * host is never held for long; changes made meanwhile decide their own orders' rows as usual.
+   */
+  async function buildAttentionRows(): Promise<void> {
+    if (!orderStore.listCompletedOrders || !orderStore.orderLines) return
+    if ((await data.packageState(ATTENTION_BUILT)) !== null) return
+    for (let afterId = 0; ; ) {
+      const batch = await orderStore.listCompletedOrders({ afterId, limit: 500 })
+      if (batch.length === 0) break
+      const allocations = await data.allocations(batch.map((order) => order.id))
+      for (const order of batch) {
+        if (attentionRow(order, allocations.get(order.id) ?? new Map()) === null) continue
+        // Decided again under the order's lock: a change since the read above is not undone.
+        await data.refreshAttention(order.id, (allocated) => attentionRow(order, allocated))
+      }
+      afterId = batch.at(-1)!.id
+      if (batch.length < 500) break
+      await new Promise<void>((resolve) => setImmediate(resolve))
+    }
+    await data.setPackageState(ATTENTION_BUILT, new Date(deps.clock()).toISOString())
   }
 
   /**
@@ -518,7 +592,6 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       committed.historyId !== null
         ? { from: committed.previousStatus as ShipmentStatus, to: committed.row.status as ShipmentStatus, historyId: committed.historyId }
         : null
-    if (allocates || transition) attentionCache = null
     // Listeners are called before this returns; the order advance has been tried once when it does.
     await dispatcher.deliver(committed.messages)
     return { shipment, transition, stale: committed.stale, duplicate: committed.duplicate }
@@ -587,20 +660,21 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     let created
     try {
       created = await data.createShipments(order.id, order.reference, plan, userId, {
-        of: (rows) =>
-          rows.map((row) => ({
+        of: (rows) => [
+          ...rows.map((row) => ({
             kind: 'event' as const,
             name: 'shipmentCreated',
             orderingKey: shipmentKey(row.id),
             payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
           })),
+          ...(rows.length > 0 ? [attentionRefresh(order.id)] : []),
+        ],
         claimFor: dispatcher.claim,
       })
     } catch (error) {
       if (error instanceof AllocationExceededError) throw allocationRefusal(error)
       throw error
     }
-    attentionCache = null
     await dispatcher.deliver(created.messages)
     return created.rows.map(present)
   }
@@ -616,7 +690,12 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
     const lines = orderStore.orderLines ? await orderStore.orderLines(orderId) : null
     const rule = splitRule(options.rule ?? 'remaining')
-    if (lines) return createPlanned(order, rulePlan(order, rule, lines), options.userId ?? null)
+    if (lines) {
+      const created = await createPlanned(order, rulePlan(order, rule, lines), options.userId ?? null)
+      // Completed with nothing created (all held already, or a rule that leaves lines out): judged now.
+      if (created.length === 0) await refreshAttention(orderId)
+      return created
+    }
     const { total } = await data.listShipments({ orderId, includeDeleted: true, limit: 1, offset: 0 })
     // Two concurrent calls may both see none here: the order-level fallback is best effort; with lines it is exact.
     return total > 0 ? [] : createPlanned(order, () => [[]], options.userId ?? null)
@@ -656,7 +735,10 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     const changed = Number.isSafeInteger(id)
       ? await data
           .setShipmentDeleted(id, deleted, new Date(deps.clock()), {
-            of: (row) => [{ kind: 'event', name: deleted ? 'shipmentDeleted' : 'shipmentRestored', orderingKey: shipmentKey(row.id), payload: { shipment: present(row) } }],
+            of: (row) => [
+              { kind: 'event', name: deleted ? 'shipmentDeleted' : 'shipmentRestored', orderingKey: shipmentKey(row.id), payload: { shipment: present(row) } },
+              attentionRefresh(row.orderId),
+            ],
             claimFor: dispatcher.claim,
           })
           .catch((error: unknown) => {
@@ -664,7 +746,6 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
           })
       : undefined
     if (!changed) throw new ShipmentsErrors.ShipmentNotFound(id)
-    attentionCache = null
     await dispatcher.deliver(changed.messages)
     return present(changed.row)
   }
@@ -730,50 +811,21 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return { ...line, allocated: held, unallocated: line.shippable ? Math.max(0, line.quantity - held) : 0 }
   }
 
-  // The whole list is computed by paging through completed orders, 500 at a time (two queries a page),
-  // and kept until this instance writes or ATTENTION_CACHE_MS passes: the navigation shows its count.
-  const attentionStamp = data.createChangeStamp(1000)
-  let attentionCache: { stamp: string; until: number; orders: AttentionOrder[] } | null = null
-  async function attentionOrders(): Promise<AttentionOrder[]> {
-    const stamp = await attentionStamp()
-    if (attentionCache && attentionCache.stamp === stamp && Date.now() < attentionCache.until) return attentionCache.orders
-    const found: AttentionOrder[] = []
-    if (orderStore.listCompletedOrders && orderStore.orderLines) {
-      for (let afterId = 0; ; ) {
-        const batch = await orderStore.listCompletedOrders({ afterId, limit: 500 })
-        if (batch.length === 0) break
-        const allocations = await data.allocations(batch.map((order) => order.id))
-        for (const order of batch) {
-          const held = allocations.get(order.id) ?? new Map<number, number>()
-          const missing = order.lines.map((line) => allocatedLine(line, held)).filter((line) => line.unallocated > 0)
-          if (missing.length === 0) continue
-          found.push({
-            orderId: order.id,
-            reference: order.reference,
-            statusHandle: order.statusHandle,
-            dateOrdered: order.dateOrdered,
-            customer: order.customer,
-            linesMissing: missing.length,
-            unitsMissing: missing.reduce((sum, line) => sum + line.unallocated, 0),
-          })
-        }
-        afterId = batch.at(-1)!.id
-        if (batch.length < 500) break
-      }
-    }
-    attentionCache = { stamp, until: Date.now() + ATTENTION_CACHE_MS, orders: found }
-    return found
-  }
-
   /**
    * Completed orders whose active shipments do not hold every shippable line in full, oldest first,
    * with the lines and units missing. Empty for an order store without `listCompletedOrders` and lines.
    */
-  async function attention(query: { page?: number | undefined; perPage?: number | undefined } = {}): Promise<AttentionPage> {
+  async function attention(query: { page?: number | undefined; perPage?: number | undefined; afterOrderId?: number | undefined } = {}): Promise<AttentionPage> {
     const page = Math.min(2_147_483_647, Math.max(1, Math.floor(query.page ?? 1)))
     const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
-    const orders = await attentionOrders()
-    return { orders: orders.slice((page - 1) * perPage, page * perPage), total: orders.length, page, perPage }
+    if (!orderStore.listCompletedOrders || !orderStore.orderLines) return { orders: [], total: 0, page, perPage }
+    // The kept rows only: their count and page cost the same at any store size.
+    const afterOrderId = query.afterOrderId !== undefined && Number.isSafeInteger(query.afterOrderId) ? query.afterOrderId : undefined
+    const [orders, total] = await Promise.all([
+      data.attentionRows(afterOrderId !== undefined ? { afterOrderId, limit: perPage } : { offset: (page - 1) * perPage, limit: perPage }),
+      data.countAttentionRows(),
+    ])
+    return { orders, total, page, perPage }
   }
 
   return {
@@ -789,7 +841,16 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     restore: (id: number) => setDeleted(id, false),
     orderStatusChanged,
     orderCompleted,
+    /**
+     * Tells the package that an order changed in the order store in a way the attention list depends on
+     * (it completed, or its lines changed) without `orderCompleted()`: its attention row is decided again.
+     */
+    orderChanged: refreshAttention,
     /** The outbox job that advances an order (the plugin registers it with the dispatcher). */
     orderAdvanceJob,
+    /** The outbox job that decides an order's attention row again (the plugin registers it). */
+    attentionRefreshJob,
+    /** Builds the attention rows of a database that has none yet (the plugin starts it once ready). */
+    buildAttentionRows,
   }
 }

@@ -1,0 +1,128 @@
+// The totals and the attention list are kept, not computed per request: the status counts follow every
+// write of a shipment (the package's and anyone's, through triggers), the attention rows follow every
+// change of an order's allocation (through the outbox), another instance sees them at once, and a
+// database made before they existed gets its attention rows built once.
+import t from 'tap'
+import Fastify from 'fastify'
+import { fastifyShipments } from '../src/index.js'
+import { buildTestApp } from './fixtures/app.js'
+import { rawQuery, testDatabase } from './fixtures/database.js'
+
+type App = Awaited<ReturnType<typeof buildTestApp>>
+
+/** The counts as a full COUNT(*) finds them: what the kept counts must always equal. */
+async function countedByStatus(app: App) {
+  const rows = await rawQuery(app, 'SELECT status, count(*) AS n FROM shipments_shipments WHERE date_deleted IS NULL GROUP BY status')
+  return Object.fromEntries(rows.map((row) => [row.status as string, Number(row.n)]))
+}
+
+async function keptByStatus(app: App) {
+  const rows = await rawQuery(app, 'SELECT status, sum(count) AS n FROM shipments_status_counts GROUP BY status')
+  return Object.fromEntries(rows.filter((row) => Number(row.n) > 0).map((row) => [row.status as string, Number(row.n)]))
+}
+
+t.test('the kept status counts equal a full count after every kind of write, the list totals read them', async (t) => {
+  const app = await buildTestApp(t)
+  const orders = app.shipments.referenceOrders!
+  const orderId = await orders.createOrder({ reference: 'C100', isCompleted: true })
+  const check = async (what: string) => t.same(await keptByStatus(app), await countedByStatus(app), what)
+
+  const created = await app.shipments.shipments.create(orderId, { count: 20 })
+  await check('after creating 20')
+  for (const [index, shipment] of created.entries()) {
+    if (index % 3 === 0) await app.shipments.shipments.update(shipment.id, { status: 'in_progress' })
+    if (index % 5 === 0) await app.shipments.shipments.update(shipment.id, { status: 'cancelled' })
+  }
+  await check('after status changes')
+  await app.shipments.shipments.softDelete(created[1].id)
+  await app.shipments.shipments.softDelete(created[3].id)
+  await check('after soft deletes')
+  await app.shipments.shipments.restore(created[1].id)
+  await check('after a restore')
+  await app.shipments.shipments.update(created[3].id, { status: 'on_hold' })
+  await check('a deleted shipment changing status counts nowhere')
+  // Writes that are not the package's: a host's own SQL, a hard delete.
+  await rawQuery(app, "UPDATE shipments_shipments SET status = 'fulfilled' WHERE id = ?", [created[4].id])
+  await rawQuery(app, 'DELETE FROM shipments_shipments WHERE id = ?', [created[6].id])
+  await rawQuery(app, 'DELETE FROM shipments_shipments WHERE id = ?', [created[3].id])
+  await check("after a host's own update and hard deletes")
+
+  const counted = await countedByStatus(app)
+  const total = Object.values(counted).reduce((sum, n) => sum + n, 0)
+  t.equal((await app.shipments.shipments.list()).total, total, 'the list total')
+  t.equal((await app.shipments.shipments.list({ status: 'in_progress' })).total, counted.in_progress ?? 0, 'the list total of a status')
+  t.equal((await app.shipments.shipments.list({ status: 'shipped' })).total, 0, 'a status without shipments')
+  t.equal((await app.shipments.shipments.list({ orderId, includeDeleted: true })).total, 18, 'a list with its own filter counts its own rows')
+})
+
+t.test('the attention rows follow every change of an order allocation, and another instance sees them at once', async (t) => {
+  const database = await testDatabase(t)
+  const app = await buildTestApp(t, {}, database)
+  const other = Fastify({ logger: false })
+  await other.register(fastifyShipments, { database })
+  t.teardown(() => other.close())
+  await other.ready()
+
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'processing', name: 'Processing', isDefault: true })
+  const orderId = await orders.createOrder({ reference: 'A100', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 2 }, { name: 'Tea', sku: 'TEA', quantity: 3 }] })
+  const open = await orders.createOrder({ reference: 'A200', isCompleted: false, items: [{ name: 'Mug', sku: 'MUG', quantity: 1 }] })
+  const [mug, tea] = (await app.shipments.orders.orderLines!(orderId))!
+  const listed = async (instance: App = app) => (await instance.shipments.shipments.attention()).orders.map((order) => [order.reference, order.linesMissing, order.unitsMissing])
+
+  t.same(await listed(), [['A100', 2, 5]], 'a completed order with nothing allocated; not the open one')
+  const [first] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug.id, quantity: 2 }] })
+  t.same(await listed(), [['A100', 1, 3]], 'a shipment holds the mugs')
+  t.same(await listed(other), [['A100', 1, 3]], 'the other instance sees it at once')
+
+  const [second] = await other.shipments.shipments.create(orderId, { items: [{ lineItemId: tea.id, quantity: 3 }] })
+  t.same(await listed(), [], 'covered, through the other instance')
+  await app.shipments.shipments.update(second.id, { status: 'cancelled' })
+  t.same(await listed(), [['A100', 1, 3]], 'a cancelled shipment holds nothing')
+  await app.shipments.shipments.update(second.id, { status: 'new' })
+  t.same(await listed(), [], 'un-cancelled')
+  await app.shipments.shipments.update(first.id, { enabled: false })
+  t.same(await listed(), [['A100', 1, 2]], 'a disabled shipment holds nothing')
+  await app.shipments.shipments.update(first.id, { enabled: true })
+  await app.shipments.shipments.softDelete(second.id)
+  t.same(await listed(), [['A100', 1, 3]], 'a deleted one neither')
+  await app.shipments.shipments.restore(second.id)
+  await app.shipments.shipments.update(first.id, { items: [{ lineItemId: mug.id, quantity: 1 }] })
+  t.same(await listed(), [['A100', 1, 1]], 'its items changed')
+
+  await orders.updateOrder(open, { isCompleted: true })
+  t.same((await listed()).map(([reference]) => reference), ['A100', 'A200'], 'an order completed later is listed, oldest first')
+  t.equal((await app.shipments.shipments.attention()).total, 2)
+  t.same((await app.shipments.shipments.attention({ afterOrderId: orderId, perPage: 10 })).orders.map((order) => order.reference), ['A200'], 'key paging')
+  t.equal((await app.shipments.shipments.orderCompleted(open)).length, 1, 'completed: its shipment created')
+  t.same((await listed()).map(([reference]) => reference), ['A100'], 'and it left the list')
+})
+
+t.test('a database without attention rows (made before them) gets them built once at start', async (t) => {
+  const database = await testDatabase(t)
+  const first = await buildTestApp(t, {}, database)
+  const orders = first.shipments.referenceOrders!
+  for (let index = 0; index < 30; index++) {
+    const orderId = await orders.createOrder({ reference: `B${index}`, isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 1 }] })
+    if (index % 2 === 0) await first.shipments.shipments.create(orderId, { rule: 'remaining' })
+  }
+  t.equal((await first.shipments.shipments.attention()).total, 15)
+  await first.close()
+
+  // As 0.2.0 left it: no rows, nothing recorded as built.
+  const cleared = await buildTestApp(t, {}, database)
+  await rawQuery(cleared, 'DELETE FROM shipments_attention_orders')
+  await rawQuery(cleared, 'DELETE FROM shipments_package_state')
+  await cleared.close()
+
+  const started = Fastify({ logger: false })
+  await started.register(fastifyShipments, { database })
+  t.teardown(() => started.close())
+  await started.ready()
+  for (let tries = 0; tries < 100 && (await rawQuery(started as App, "SELECT value FROM shipments_package_state WHERE key = 'attentionRowsBuilt'")).length === 0; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  const page = await started.shipments.shipments.attention({ perPage: 100 })
+  t.equal(page.total, 15, 'rebuilt at start')
+  t.same(page.orders.map((order) => order.reference), Array.from({ length: 15 }, (_, index) => `B${index * 2 + 1}`))
+})

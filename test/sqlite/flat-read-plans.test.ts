@@ -1,0 +1,52 @@
+// SQLite only: what a store admin opens reads no more rows as the store grows. The overview's totals
+// come from the kept status counts, its late shipments, shipped-per-day and failing pushes from partial
+// indexes of their own rows; the shipments list's total is the kept count; the attention list reads its
+// kept rows and never pages through the completed orders. Checked on the statements the pages send.
+import { join } from 'node:path'
+import t from 'tap'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import type { SqliteDatabase } from '../../src/index.js'
+import { adminClient, buildAdminApp } from '../fixtures/admin.js'
+
+t.test('the overview, the shipments list and the attention list read kept totals and their own index ranges', async (t) => {
+  const statements: string[] = []
+  const client = new Database(join(t.testdir(), 'plans.sqlite'), { verbose: (text) => void statements.push(String(text)) })
+  client.pragma('journal_mode = WAL')
+  t.teardown(() => client.close())
+  const app = await buildAdminApp(t, { database: drizzle({ client }) as unknown as SqliteDatabase })
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({ reference: 'P100', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 2 }] })
+  const [shipment] = await app.shipments.shipments.create(orderId, { count: 1 })
+  await app.shipments.shipments.update(shipment.id, { status: 'in_progress', dateScheduledShip: '2020-01-01' })
+  const admin = adminClient(app, 'admin')
+
+  const plansOf = (pattern: RegExp) =>
+    statements
+      .filter((text) => pattern.test(text) && /^\s*select/i.test(text))
+      .map((text) => ({ text, plan: (client.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((step) => step.detail) }))
+  const fullScans = (pattern: RegExp, table: string) =>
+    plansOf(pattern).filter(({ plan }) => plan.some((detail) => new RegExp(`^SCAN ${table}\\b(?! USING (COVERING )?INDEX)`).test(detail)))
+
+  statements.length = 0
+  t.equal((await admin.get('/overview')).statusCode, 200, 'the overview')
+  t.same(fullScans(/shipments_shipments/, 'shipments_shipments'), [], 'no statement of the overview scans the shipments table')
+  t.notOk(statements.some((text) => /count\(\*\)[^]*from "?shipments_shipments"?/i.test(text) && !/date_scheduled_ship|date_shipped|last_push_error/i.test(text)), 'and none counts every shipment (only the late, the shipped in the window, the failing)')
+  const late = plansOf(/date_scheduled_ship/).find(({ text }) => /count/i.test(text))
+  t.ok(late?.plan.some((detail) => /USING (COVERING )?INDEX shipments_shipments_late_idx/.test(detail)), `late shipments: ${late?.plan.join('; ')}`)
+  const shipped = plansOf(/date_shipped/).find(({ text }) => /900000/.test(text))
+  t.ok(shipped?.plan.some((detail) => /USING (COVERING )?INDEX shipments_shipments_shipped_idx/.test(detail)), `shipped per day: ${shipped?.plan.join('; ')}`)
+  t.ok(statements.some((text) => /shipments_status_counts/.test(text)), 'the totals by status come from the kept counts')
+
+  statements.length = 0
+  t.equal((await admin.get('/shipments')).statusCode, 200, 'the shipments list')
+  t.equal((await admin.get('/shipments?status=in_progress')).statusCode, 200, 'filtered by status')
+  t.notOk(statements.some((text) => /count\(\*\)[^]*from "?shipments_shipments"?/i.test(text)), 'the lists count no shipment: their totals are kept')
+
+  statements.length = 0
+  const page = await admin.get('/attention')
+  t.equal(page.statusCode, 200, 'the attention list')
+  t.match(page.body, /P100/, 'the completed order with a line held by no shipment is listed')
+  t.notOk(statements.some((text) => /from "?shipments_orders"?/i.test(text) && /is_completed/i.test(text)), 'read from the kept rows, not by paging through completed orders')
+})
