@@ -130,6 +130,13 @@ t.test('the list filters by status, order and reference, pages, and shows status
   const pageTwo = await admin.get('/shipments?page=2')
   t.equal(pageTwo.body.match(/<tr data-shipment=/g)?.length, 4)
   t.match(pageTwo.body, /rel="prev"/)
+  // Next is a key: the shipments after the last one shown, the same page as by its number.
+  const lastShown = [...pageOne.body.matchAll(/<tr data-shipment="(\d+)"/g)].at(-1)![1]
+  const next = new RegExp(`<a href="/shipments/admin/shipments\\?page=2&amp;after=${lastShown}" rel="next">Next</a>`)
+  t.match(pageOne.body, next, 'the next link names the last shipment shown')
+  const byKey = await admin.get(`/shipments?page=2&after=${lastShown}`)
+  t.same([...byKey.body.matchAll(/<tr data-shipment="(\d+)"/g)].map((match) => match[1]), [...pageTwo.body.matchAll(/<tr data-shipment="(\d+)"/g)].map((match) => match[1]))
+  t.match(byKey.body, /Page 2 of 2 · 54 shipments/)
 })
 
 t.test('values are escaped everywhere: a carrier or note of <script> shows as text', async (t) => {

@@ -53,6 +53,15 @@ t.test('the kept status counts equal a full count after every kind of write, the
   t.equal((await app.shipments.shipments.list({ status: 'in_progress' })).total, counted.in_progress ?? 0, 'the list total of a status')
   t.equal((await app.shipments.shipments.list({ status: 'shipped' })).total, 0, 'a status without shipments')
   t.equal((await app.shipments.shipments.list({ orderId, includeDeleted: true })).total, 18, 'a list with its own filter counts its own rows')
+
+  // Key paging, through the API: the shipments after the last id seen.
+  const firstPage = await app.inject({ url: '/shipments/api/shipments?perPage=5', headers: { 'x-test-user': 'viewer' } })
+  const ids = firstPage.json<{ shipments: Array<{ id: number }> }>().shipments.map((shipment) => shipment.id)
+  const nextPage = await app.inject({ url: `/shipments/api/shipments?perPage=5&afterId=${ids.at(-1)}`, headers: { 'x-test-user': 'viewer' } })
+  t.equal(nextPage.statusCode, 200)
+  const byOffset = await app.inject({ url: '/shipments/api/shipments?perPage=5&page=2', headers: { 'x-test-user': 'viewer' } })
+  t.same(nextPage.json<{ shipments: Array<{ id: number }> }>().shipments.map((shipment) => shipment.id), byOffset.json<{ shipments: Array<{ id: number }> }>().shipments.map((shipment) => shipment.id), 'the page after the last id is the next page')
+  t.equal((await app.inject({ url: '/shipments/api/shipments?afterId=-1', headers: { 'x-test-user': 'viewer' } })).statusCode, 400, 'a negative key is refused')
 })
 
 t.test('the attention rows follow every change of an order allocation, and another instance sees them at once', async (t) => {

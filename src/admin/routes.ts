@@ -394,7 +394,14 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     }
     const page = orderNotFound
       ? { shipments: [], total: 0, page: 1, perPage: 50 }
-      : await shipments.list({ status: filters.status || undefined, orderId, search: filters.q || undefined, page: pageNumber, perPage: 50 })
+      : await shipments.list({
+          status: filters.status || undefined,
+          orderId,
+          search: filters.q || undefined,
+          page: pageNumber,
+          afterId: /^\d{1,10}$/.test(text(query.after)) ? Number(text(query.after)) : undefined,
+          perPage: 50,
+        })
     const orderReferences = await orderReferencesOf(request, page.shipments.map((shipment) => shipment.orderId))
     return sendPage(request, reply, 'Shipments', shipmentListPage(context(request, reply), page, filters, { orderNotFound, bulk, orderReferences }), status)
   }

@@ -101,6 +101,11 @@ export interface ListShipmentsQuery {
   includeDeleted?: boolean | undefined
   page?: number | undefined
   perPage?: number | undefined
+  /**
+   * Key paging: the shipments after this id (the last one of the page before), as cheap deep in the
+   * list as at its start. `page` is then only reported back.
+   */
+  afterId?: number | undefined
 }
 
 export interface ShipmentPage {
@@ -710,6 +715,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     // Clamped like the API's bounds, so a host's call cannot reach the database with an offset it refuses.
     const page = Math.min(2_147_483_647, Math.max(1, Math.floor(query.page ?? 1)))
     const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
+    const afterId = query.afterId !== undefined && Number.isSafeInteger(query.afterId) && query.afterId >= 0 ? Math.min(query.afterId, 2_147_483_647) : undefined
     // Exact matches: a NUL (which PostgreSQL refuses in a parameter) is in no stored value.
     if (query.trackingNumber?.includes('\u0000') || query.externalReference?.externalId.includes('\u0000')) return { shipments: [], total: 0, page, perPage }
     const { rows, total } = await data.listShipments({
@@ -721,7 +727,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       externalReference: query.externalReference,
       includeDeleted: query.includeDeleted ?? false,
       limit: perPage,
-      offset: (page - 1) * perPage,
+      ...(afterId !== undefined ? { afterId, offset: 0 } : { offset: (page - 1) * perPage }),
     })
     return { shipments: rows.map(present), total, page, perPage }
   }
