@@ -14,6 +14,13 @@ CREATE TABLE "shipments_package_state" (
 	"value" text NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "shipments_shipped_counts" (
+	"quarter_hour" integer NOT NULL,
+	"slot" integer NOT NULL,
+	"count" integer DEFAULT 0 NOT NULL,
+	CONSTRAINT "shipments_shipped_counts_quarter_hour_slot_pk" PRIMARY KEY("quarter_hour","slot")
+);
+--> statement-breakpoint
 CREATE TABLE "shipments_status_counts" (
 	"status" text NOT NULL,
 	"slot" integer NOT NULL,
@@ -22,5 +29,4 @@ CREATE TABLE "shipments_status_counts" (
 );
 --> statement-breakpoint
 CREATE INDEX "shipments_external_references_failing_idx" ON "shipments_external_references" USING btree ("last_push_at") WHERE last_push_error IS NOT NULL;--> statement-breakpoint
-CREATE INDEX "shipments_shipments_late_idx" ON "shipments_shipments" USING btree ("date_scheduled_ship","id") WHERE enabled AND date_deleted IS NULL AND status NOT IN ('shipped', 'cancelled') AND date_scheduled_ship IS NOT NULL;--> statement-breakpoint
-CREATE INDEX "shipments_shipments_shipped_idx" ON "shipments_shipments" USING btree ("date_shipped") WHERE date_deleted IS NULL AND date_shipped IS NOT NULL;
+CREATE INDEX "shipments_shipments_late_idx" ON "shipments_shipments" USING btree ("date_scheduled_ship","id") WHERE enabled AND date_deleted IS NULL AND status NOT IN ('shipped', 'cancelled') AND date_scheduled_ship IS NOT NULL;
