@@ -48,7 +48,9 @@ t.test('events are written with their change and delivered once, in commit order
   )
   t.ok(stored.every((message, index) => index === 0 || message.sequence > stored[index - 1].sequence), 'sequences increase in commit order')
   t.match(stored[3], { orderingKey: `shipment:${id}`, payload: { from: 'fulfilled', to: 'shipped', shipment: { id, status: 'shipped' } } })
-  t.match(await app.shipments.outbox.list({ kind: 'job' }), [{ name: 'orderAdvance', state: 'done', attempts: 1, payload: { orderId, status: 'shipped', shipmentId: id } }])
+  const jobs = await app.shipments.outbox.list({ kind: 'job' })
+  t.match(jobs.filter((job) => job.name === 'orderAdvance'), [{ name: 'orderAdvance', state: 'done', attempts: 1, payload: { orderId, status: 'shipped', shipmentId: id } }])
+  t.same(jobs.filter((job) => job.name !== 'orderAdvance').map((job) => [job.name, job.state]), [['attentionRefresh', 'done']], 'and the attention refresh of the creation')
   t.same(await app.shipments.outbox.list({ kind: 'event', afterSequence: stored[3].sequence }), [stored[4]], 'paging forward by sequence')
 })
 
@@ -203,11 +205,19 @@ t.test('delivered messages are pruned after the retention age; pending ones neve
   const { db, schema } = tables(first)
   await db.insert(schema.outbox).values({ messageId: 'not-yet', kind: 'event', name: 'shipmentCreated', orderingKey: 'later', payload: {}, availableAt: new Date(Date.now() + 3_600_000) })
   await eventually(first, async () => (await first.shipments.outbox.list({ state: 'done' })).length === 2)
+  // A backlog bigger than one prune batch (1000): deleted batch after batch, none left behind.
+  const old = new Date(Date.now() - 86_400_000)
+  for (let start = 0; start < 2500; start += 500) {
+    await db.insert(schema.outbox).values(
+      Array.from({ length: 500 }, (_, index) => ({ messageId: `old-${start + index}`, kind: 'job' as const, name: 'webhookDelivery', orderingKey: `old:${start + index}`, payload: {}, state: 'done' as const, availableAt: old, doneAt: old })),
+    )
+  }
   await first.close()
 
   const app = await buildTestApp(t, { outbox: { retentionMs: 0 } }, database)
   await eventually(app, async () => (await app.shipments.outbox.list({ state: 'done' })).length === 0)
   t.same((await app.shipments.outbox.list()).map((message) => message.id), ['not-yet'], 'only the pending message is left')
+  t.same(await rawQuery(app, "SELECT count(*) AS n FROM shipments_outbox WHERE message_id LIKE 'old-%'").then((rows) => Number(rows[0].n)), 0, 'the whole backlog, in batches')
 })
 
 t.test('outbox options are checked at registration', async (t) => {

@@ -277,8 +277,11 @@ export interface OutboxStore {
   find(messageId: string): Promise<OutboxRow | undefined>
   list(query: OutboxListQuery): Promise<OutboxRow[]>
   attempts(outboxId: number): Promise<OutboxAttemptRow[]>
-  /** Deletes done and failed messages finished before `before`; returns how many. */
-  prune(before: Date): Promise<number>
+  /**
+   * Deletes at most `limit` done, skipped and failed messages finished before `before`, the oldest
+   * first, in one short statement of its own; returns how many (fewer than `limit`: none are left).
+   */
+  prune(before: Date, limit: number): Promise<number>
 
   listSubscriptions(): Promise<WebhookSubscriptionRow[]>
   findSubscription(id: number): Promise<WebhookSubscriptionRow | undefined>

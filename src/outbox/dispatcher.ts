@@ -57,7 +57,9 @@ const MAX_RUNNING_JOBS = 200
  * transaction covers many events. A crash in this window only means they are delivered again.
  */
 const COMPLETE_BATCH_MS = 20
-const PRUNE_EVERY_MS = 60 * 60 * 1000
+/** Delivered messages are pruned this often, in batches of PRUNE_BATCH, each a short statement of its own. */
+const PRUNE_EVERY_MS = 60 * 1000
+const PRUNE_BATCH = 1000
 /** The longest a close waits for listeners and jobs in flight. */
 const STOP_WAIT_MS = 15_000
 
@@ -79,6 +81,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   let claiming: Promise<{ handled: Promise<void> }> | null = null
   // Messages this instance works on (jobs running, events whose listeners run): their claims are renewed.
   const held = new Set<number>()
+  let pruning: Promise<void> | null = null
   let runningJobs = 0
   let lastPrune = 0
   let stopped = false
@@ -220,12 +223,26 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
       due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
       if (due.length > 0) started.push(deliver(due))
     } while (due.length === SWEEP_BATCH && !stopped && runningJobs < MAX_RUNNING_JOBS)
-    if (Date.now() - lastPrune >= PRUNE_EVERY_MS) {
+    if (Date.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {
       lastPrune = Date.now()
-      const pruned = await data.outbox.prune(new Date(Date.now() - options.retentionMs))
-      if (pruned > 0) logger.info({ pruned }, 'Pruned delivered outbox messages')
+      pruning = track(pruneOld()).finally(() => (pruning = null))
     }
     return { handled: Promise.all(started).then(() => undefined) }
+  }
+
+  /**
+   * Deletes what the retention lets go, a batch at a time with a turn of the event loop between: a
+   * backlog of millions never holds a commit (or the sweep) for more than one batch.
+   */
+  async function pruneOld() {
+    const before = new Date(Date.now() - options.retentionMs)
+    let pruned = 0
+    for (let batch = PRUNE_BATCH; batch === PRUNE_BATCH && !stopped; ) {
+      batch = await data.outbox.prune(before, PRUNE_BATCH)
+      pruned += batch
+      await new Promise<void>((resolve) => setImmediate(resolve))
+    }
+    if (pruned > 0) logger.info({ pruned }, 'Pruned delivered outbox messages')
   }
 
   /**

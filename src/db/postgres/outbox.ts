@@ -185,9 +185,14 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
       return db.select().from(outboxAttempts).where(eq(outboxAttempts.outboxId, outboxId)).orderBy(desc(outboxAttempts.id))
     },
 
-    async prune(before) {
-      const deleted = await db.delete(outbox).where(and(ne(outbox.state, 'pending'), lt(outbox.doneAt, before))).returning({ id: outbox.id })
-      return deleted.length
+    async prune(before, limit) {
+      // On the index of done_at; rows another instance is deleting are skipped, not waited for.
+      const result = await db.$client.query(
+        `DELETE FROM shipments_outbox WHERE id IN (
+           SELECT id FROM shipments_outbox WHERE done_at < $1 AND state <> 'pending' ORDER BY done_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      )
+      return result.rowCount ?? 0
     },
 
     async listSubscriptions() {
