@@ -46,3 +46,10 @@ export function textProblem(text: string, rule: TextRule): string | null {
   if (text.length > rule.maxLength && characterCount(text) > rule.maxLength) return `should contain at most ${rule.maxLength} characters.`
   return null
 }
+
+/**
+ * A tracking number as it is matched: without spaces and dashes, in upper case, so the number a shop
+ * typed (`1z 999 aa1 0123 4567 84`) matches the carrier's (`1Z999AA10123456784`). The engines index the
+ * same expression (TRACKING_NUMBER_KEY_SQL in each schema), so a lookup is one index probe.
+ */
+export const trackingNumberKey = (value: string): string => value.replace(/[ -]/g, '').toUpperCase()

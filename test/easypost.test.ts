@@ -304,3 +304,20 @@ t.test('the admin form is generated from the schema and starts from the default 
   const edit = await admin.get('/integrations/easypost')
   t.notMatch(edit.body, /whsec-from-easypost/, 'the secret never reaches the page')
 })
+
+t.test('tracking numbers match whatever their case, spaces and dashes: an event, the API list and the admin search', async (t) => {
+  const { app, send } = await setup(t)
+  // Typed by the shop as it reads on the label; the event carries the carrier's form.
+  const { shipmentIds: [id] } = await orderWithShipments(app)
+  await app.shipments.shipments.update(id, { trackingNumber: '1z 999-aa1 0123 4567 84', carrier: 'UPS' })
+  const response = await send(trackerEvent({ id: 'evt_format' }))
+  t.equal(response.statusCode, 200)
+  t.match(response.json(), { success: true, applied: true, shipment: { id } }, 'the event found the shipment')
+  t.equal((await shipmentRow(app, id)).status, 'shipped')
+
+  const listed = await app.inject({ url: '/shipments/api/shipments?trackingNumber=1Z999AA10123456784', headers: { 'x-test-user': 'viewer' } })
+  t.same(listed.json<{ shipments: Array<{ id: number }> }>().shipments.map((shipment) => shipment.id), [id], 'the API list by tracking number')
+  t.same((await app.shipments.shipments.list({ trackingNumber: '1Z999 AA1-0123456784' })).shipments.map((shipment) => shipment.id), [id], 'the service')
+  t.same((await app.shipments.shipments.list({ trackingNumber: '1Z999AA10123456785' })).shipments, [], 'another number finds nothing')
+  t.same((await app.shipments.shipments.list({ search: '1Z999AA10123456784' })).shipments.map((shipment) => shipment.id), [id], 'the search box finds it by tracking number too')
+})

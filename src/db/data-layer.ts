@@ -475,9 +475,9 @@ export function allocationToCheck(before: ShipmentRow, columns: ShipmentColumns)
 export interface ShipmentListQuery {
   orderId?: number
   status?: string
-  /** Shipments whose reference contains this text (case-insensitive). */
+  /** Shipments whose reference contains this text (case-insensitive), or whose tracking number is it (trackingNumberKey). */
   referenceContains?: string
-  /** Shipments with exactly this tracking number. */
+  /** Shipments with this tracking number, ignoring case, spaces and dashes (trackingNumberKey). */
   trackingNumber?: string
   /** Shipments whose external reference at this integration has this id. */
   externalReference?: { integrationId: number; externalId: string }

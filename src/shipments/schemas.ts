@@ -118,6 +118,9 @@ export const ListQuerySchema = Type.Object({
   includeDeleted: Type.Optional(Type.Boolean({ default: false })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REQUEST_INTEGER, default: 1 })),
   perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  trackingNumber: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Shipments with this tracking number, ignoring case, spaces and dashes.' }),
+  ),
   afterId: Type.Optional(
     Type.Integer({ minimum: 0, maximum: MAX_REQUEST_INTEGER, description: 'Key paging: the shipments after this id (the last of the previous page); as fast deep in the list as at its start.' }),
   ),

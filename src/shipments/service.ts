@@ -92,9 +92,12 @@ export interface OrderSyncResult {
 export interface ListShipmentsQuery {
   orderId?: number | undefined
   status?: ShipmentStatus | undefined
-  /** Shipments whose reference contains this text, case-insensitive (an order's reference finds its shipments). */
+  /**
+   * Shipments whose reference contains this text, case-insensitive (an order's reference finds its
+   * shipments), or whose tracking number is this text, ignoring case, spaces and dashes.
+   */
   search?: string | undefined
-  /** Shipments with exactly this tracking number. */
+  /** Shipments with this tracking number, ignoring case, spaces and dashes (`1z 999-aa1` finds `1Z999AA1`); indexed. */
   trackingNumber?: string | undefined
   /** Shipments whose external reference at this integration (by id) has this external id. */
   externalReference?: { integrationId: number; externalId: string } | undefined
@@ -291,7 +294,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       patch.columns.items !== undefined ||
       patch.columns.enabled !== undefined ||
       (outcome.historyId !== null && (outcome.previousStatus === 'cancelled' || outcome.row.status === 'cancelled'))
-    if (allocationChanged) messages.push(attentionRefresh(outcome.row.orderId))
+    if (allocationChanged && keepsAttention) messages.push(attentionRefresh(outcome.row.orderId))
     if (outcome.orderAdvanceClaimed && deps.shippedOrderStatus !== null) {
       const { orderId } = outcome.row
       messages.push({
@@ -303,6 +306,9 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     }
     return messages
   }
+
+  /** Whether the order store gives what the attention list is made of (completed orders and their lines). */
+  const keepsAttention = Boolean(orderStore.listCompletedOrders && orderStore.orderLines)
 
   /** The job that decides the order's attention row again, after the change that writes it commits. */
   const attentionRefresh = (orderId: number): NewOutboxMessage => ({
@@ -672,7 +678,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
             orderingKey: shipmentKey(row.id),
             payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
           })),
-          ...(rows.length > 0 ? [attentionRefresh(order.id)] : []),
+          ...(rows.length > 0 && keepsAttention ? [attentionRefresh(order.id)] : []),
         ],
         claimFor: dispatcher.claim,
       })
@@ -743,7 +749,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
           .setShipmentDeleted(id, deleted, new Date(deps.clock()), {
             of: (row) => [
               { kind: 'event', name: deleted ? 'shipmentDeleted' : 'shipmentRestored', orderingKey: shipmentKey(row.id), payload: { shipment: present(row) } },
-              attentionRefresh(row.orderId),
+              ...(keepsAttention ? [attentionRefresh(row.orderId)] : []),
             ],
             claimFor: dispatcher.claim,
           })

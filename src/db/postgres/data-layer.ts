@@ -2,6 +2,7 @@
 // mutex is an in-process queue (so waiting requests do not hold connections) in front of a
 // transaction-scoped advisory lock, held until commit and released by the server if the process dies.
 import { inChunks } from '../../in-chunks.js'
+import { trackingNumberKey } from '../../text.js'
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql } from 'drizzle-orm'
 import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
@@ -44,6 +45,7 @@ import {
   shippedCounts,
   statusCounts,
   webhookDeliveries,
+  trackingNumberKeyOf,
 } from './schema.js'
 
 /** Order lines written per statement: far below either engine's limit on bound parameters. */
@@ -389,8 +391,10 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
-        query.referenceContains ? sql`${shipments.reference} ILIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
-        query.trackingNumber !== undefined ? eq(shipments.trackingNumber, query.trackingNumber) : undefined,
+        query.referenceContains
+          ? sql`(${shipments.reference} ILIKE ${likePattern(query.referenceContains)} ESCAPE '\\' OR ${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.referenceContains)})`
+          : undefined,
+        query.trackingNumber !== undefined ? sql`${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.trackingNumber)}` : undefined,
         query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )

@@ -1,6 +1,6 @@
 // The package's PostgreSQL tables: the same tables, columns and keys as the SQLite schema, so rows read
 // back the same on both engines (the checks at the end hold the two together).
-import { sql } from 'drizzle-orm'
+import { sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 
@@ -11,6 +11,9 @@ const updatedAt = () => timestampMs('updated_at').notNull().defaultNow()
 /** `json`, not `jsonb`: keys keep the order they were written in, as on SQLite. */
 const jsonObject = (name: string) => json(name).$type<Record<string, unknown>>().notNull().default(sql`'{}'::json`)
 const id = () => integer('id').primaryKey().generatedByDefaultAsIdentity()
+
+/** The indexed form of a tracking number: what trackingNumberKey (src/text.ts) computes, in SQL. */
+export const trackingNumberKeyOf = (column: AnyColumn | SQL) => sql`upper(replace(replace(${column}, ' ', ''), '-', ''))`
 
 export const shipments = pgTable(
   'shipments_shipments',
@@ -41,8 +44,8 @@ export const shipments = pgTable(
     uniqueIndex('shipments_shipments_reference_unique').on(table.reference),
     index('shipments_shipments_order_idx').on(table.orderId, table.id),
     index('shipments_shipments_status_idx').on(table.status, table.id),
-    // Tracking services' webhooks find their shipment by the tracking number.
-    index('shipments_shipments_tracking_number_idx').on(table.trackingNumber),
+    // Tracking services' webhooks and searches find a shipment by its tracking number, however typed.
+    index('shipments_shipments_tracking_number_key_idx').on(trackingNumberKeyOf(table.trackingNumber)),
     // The overview: late shipments read only their own rows, at any store size.
     index('shipments_shipments_late_idx')
       .on(table.dateScheduledShip, table.id)

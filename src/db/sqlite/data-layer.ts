@@ -5,6 +5,7 @@
 // backed across processes by the IMMEDIATE transaction itself: SQLite's write lock serializes every
 // writer of the file, and the status is re-read inside it.
 import { inChunks } from '../../in-chunks.js'
+import { trackingNumberKey } from '../../text.js'
 import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql, type Column } from 'drizzle-orm'
 import type { OrderLine } from '../../orders/order-store.js'
 import { likePattern } from '../like.js'
@@ -52,6 +53,7 @@ import {
   shippedCounts,
   statusCounts,
   webhookDeliveries,
+  trackingNumberKeyOf,
 } from './schema.js'
 
 /** Order lines written per statement: far below either engine's limit on bound parameters. */
@@ -383,8 +385,10 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
-        query.referenceContains ? sql`${shipments.reference} LIKE ${likePattern(query.referenceContains)} ESCAPE '\\'` : undefined,
-        query.trackingNumber !== undefined ? eq(shipments.trackingNumber, query.trackingNumber) : undefined,
+        query.referenceContains
+          ? sql`(${shipments.reference} LIKE ${likePattern(query.referenceContains)} ESCAPE '\\' OR ${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.referenceContains)})`
+          : undefined,
+        query.trackingNumber !== undefined ? sql`${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.trackingNumber)}` : undefined,
         query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )

@@ -1,5 +1,5 @@
 // The package's SQLite tables: shipments, their history, integrations, and the reference order store.
-import { sql } from 'drizzle-orm'
+import { sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 
@@ -9,6 +9,9 @@ const createdAt = () => timestamp('created_at').notNull().default(sql`(unixepoch
 const updatedAt = () => timestamp('updated_at').notNull().default(sql`(unixepoch('subsec') * 1000)`)
 const jsonObject = (name: string) =>
   text(name, { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`)
+
+/** The indexed form of a tracking number: what trackingNumberKey (src/text.ts) computes, in SQL. */
+export const trackingNumberKeyOf = (column: AnyColumn | SQL) => sql`upper(replace(replace(${column}, ' ', ''), '-', ''))`
 
 export const shipments = sqliteTable(
   'shipments_shipments',
@@ -39,8 +42,8 @@ export const shipments = sqliteTable(
     uniqueIndex('shipments_shipments_reference_unique').on(table.reference),
     index('shipments_shipments_order_idx').on(table.orderId, table.id),
     index('shipments_shipments_status_idx').on(table.status, table.id),
-    // Tracking services' webhooks find their shipment by the tracking number.
-    index('shipments_shipments_tracking_number_idx').on(table.trackingNumber),
+    // Tracking services' webhooks and searches find a shipment by its tracking number, however typed.
+    index('shipments_shipments_tracking_number_key_idx').on(trackingNumberKeyOf(table.trackingNumber)),
     // The overview: late shipments read only their own rows, at any store size.
     index('shipments_shipments_late_idx')
       .on(table.dateScheduledShip, table.id)
