@@ -229,7 +229,7 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   t.equal(page.status, 200)
   const body = await page.text()
   t.match(body, /<header>Shop admin · Jane /, "the admin page in the host's layout")
-  t.match(body, /<nav>[^]*<a href="\/shipments\/admin\/shipments" aria-current="page">Shipments<\/a>/)
+  t.match(body, /<nav aria-label="Shop admin">[^]*<a href="\/shipments\/admin\/shipments" aria-current="page">Shipments<\/a>/)
   // The overview's chart script comes from the chart.js the tarball's dependencies installed (no CDN).
   const chart = await fetch(`${loginBase}/shipments/admin/assets/chart.umd.js`)
   t.equal(chart.status, 200)
