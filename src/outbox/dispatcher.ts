@@ -82,6 +82,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   // Messages this instance works on (jobs running, events whose listeners run): their claims are renewed.
   const held = new Set<number>()
   let pruning: Promise<void> | null = null
+  // The first attempts of the jobs sweeps started, until they settle (each bounded by its deadline).
+  const sweptJobs = new Set<Promise<void>>()
   let runningJobs = 0
   let lastPrune = 0
   let stopped = false
@@ -251,13 +253,19 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
    */
   async function sweep(): Promise<void> {
     claiming ??= claimAndStart()
+      .then(({ handled }) => {
+        const settled = handled.finally(() => sweptJobs.delete(settled))
+        sweptJobs.add(settled)
+        return { handled: settled }
+      })
       .catch((error: unknown) => {
         logger.error({ err: error }, 'The outbox sweep failed')
         return { handled: Promise.resolve() }
       })
       .finally(() => (claiming = null))
-    const { handled } = await claiming
-    await handled
+    await claiming
+    // What earlier sweeps started too (the timer's, say): a caller waits for everything found so far.
+    await Promise.all([...sweptJobs])
   }
 
   /** Renews the claims of what this instance works on, so that only a dead instance's lease runs out. */
