@@ -1,7 +1,8 @@
 // `npm run bench:size` (and the end of `npm run bench`): what a store admin's reads and a status change
 // cost at 1,000,000 shipments against 10,000, on each engine, measured in one run. Each store is seeded
 // through SQL (200 orders per 1,000 shipments, five shipments an order, one holding the order's line,
-// a history row each, 1 % of completed orders left uncovered for the attention list), then every read
+// a history row and a delivered outbox event each, 1 % of completed orders left uncovered for the
+// attention list), then every read
 // runs warm (the same read again) and cold (right after a status change, as in a live shop), median of
 // BENCH_SIZE_RUNS. Prints ms per size, the ratio, and the longest event-loop stall seen during the reads.
 import { mkdtempSync } from 'node:fs'
@@ -78,6 +79,15 @@ async function seed(handle: DatabaseHandle, shipments: number) {
      FROM (SELECT i, (i - 1) / 5 + 1 AS o, (i - 1) % 5 + 1 AS k FROM (${series(orders * 5)}) s) t`,
   )
   await sql(handle, `INSERT INTO shipments_status_history (shipment_id, from_status, to_status) SELECT id, NULL, status FROM shipments_shipments`)
+  // One delivered event per shipment, as the outbox keeps them for its retention (a day old: not yet pruned).
+  await sql(
+    handle,
+    sqlite
+      ? `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, state, attempts, available_at, done_at)
+         SELECT 'seed-' || id, 'event', 'shipmentCreated', 'shipment:' || id, 'done', 0, ${now} - 86400000, ${now} - 86400000 FROM shipments_shipments`
+      : `INSERT INTO shipments_outbox (message_id, kind, name, ordering_key, state, attempts, available_at, done_at)
+         SELECT 'seed-' || id, 'event', 'shipmentCreated', 'shipment:' || id, 'done', 0, now() - interval '1 day', now() - interval '1 day' FROM shipments_shipments`,
+  )
   await sql(
     handle,
     `INSERT INTO shipments_attention_orders (order_id, reference, status_handle, lines_missing, units_missing)
