@@ -342,6 +342,9 @@ export const orderAddresses = sqliteTable(
   (table) => [uniqueIndex('shipments_order_addresses_order_kind_unique').on(table.orderId, table.kind)],
 )
 
+// The deliveries tables (parcels, label operations, rate quotes, boxes) live in a file of their own.
+export * from './deliveries-schema.js'
+
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 const rowsMatch: [
