@@ -1,6 +1,6 @@
 // The asynchronous contract for deliveries: a shipment's parcels, their history, label operations with
 // their attempt log, rate quotes and the box catalogue. Each engine implements it in its own folder.
-import type { NewOutboxMessage, OutboxClaim, OutboxRow } from './data-layer.js'
+import type { AddressValues, NewOutboxMessage, OutboxClaim, OutboxRow } from './data-layer.js'
 
 /** An order line in a parcel, by the order store's line id. */
 export interface ParcelItem {
@@ -189,6 +189,9 @@ export interface ParcelStore {
   recordAttempt(attempt: NewLabelAttempt): Promise<void>
   /** The operation's attempts, in order. */
   attempts(operationId: string): Promise<LabelAttemptRow[]>
+
+  /** The reference store's shipping address of an order (the deliveries' ship-to), if it has one. */
+  orderShippingAddress(orderId: number): Promise<AddressValues | undefined>
 
   insertQuotes(quotes: NewRateQuote[]): Promise<RateQuoteRow[]>
   findQuote(id: number): Promise<RateQuoteRow | undefined>

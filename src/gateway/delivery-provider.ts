@@ -2,19 +2,9 @@
 // of an operation whose outcome is unknown, label documents and voids. Typed over the provider's context,
 // so this module stands beside the registry without importing it.
 
-/** A postal address as providers need it; `country` is an ISO 3166-1 alpha-2 code. */
-export interface PostalAddress {
-  name: string | null
-  company?: string | null | undefined
-  street1: string
-  street2?: string | null | undefined
-  city: string
-  state?: string | null | undefined
-  postalCode: string
-  country: string
-  phone?: string | null | undefined
-  email?: string | null | undefined
-}
+import type { PostalAddress } from '../orders/order-store.js'
+
+export type { PostalAddress }
 
 /** A parcel's size in the units carriers' APIs speak: ounces and inches, exact decimals rounded up to one place. */
 export interface ParcelMeasures {
@@ -53,6 +43,12 @@ export interface LabelPurchaseRequest extends RateRequest {
   carrier: string
   service: string
   labelFormat: LabelFormat
+  /**
+   * The provider's id committed by an earlier attempt of this operation whose outcome was unknown and
+   * which the lookup found not bought: buy on it (a second purchase of it is refused by the provider),
+   * never on a new one.
+   */
+  externalId: string | null
 }
 
 /** A bought label as the parcel keeps it. */

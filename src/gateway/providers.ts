@@ -6,6 +6,7 @@ import type { DeliveryOutcome } from '../db/data-layer.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
+import type { DeliveryMethods } from './delivery-provider.js'
 import type { Integration } from './integration.js'
 
 /** The request as it reached the gateway: nothing parsed, so signatures can be checked over the raw bytes. */
@@ -98,6 +99,8 @@ export interface ProviderDefinition<Schema extends TObject = TObject> {
   pushShipment?(request: PushRequest, context: ProviderContext<Static<Schema>>): Promise<PushResult | void>
   /** Optional: cancels the shipment at the integration; errors as for `pushShipment`. */
   cancelShipment?(request: PushRequest, context: ProviderContext<Static<Schema>>): Promise<PushResult | void>
+  /** Optional: rates, labels bought exactly once, label documents and voids (see delivery-provider.ts). */
+  deliveries?: DeliveryMethods<ProviderContext<Static<Schema>>> | undefined
 }
 
 /** Declares a provider with its settings typed from its schema. */
@@ -132,6 +135,16 @@ export function providerDefinitionProblem(value: unknown): string | null {
   }
   for (const method of ['checkConnection', 'pushShipment', 'cancelShipment'] as const) {
     if (candidate[method] !== undefined && typeof candidate[method] !== 'function') return `"${candidate.id}": ${method} must be a function`
+  }
+  if (candidate.deliveries !== undefined) {
+    const deliveries = candidate.deliveries as unknown as Record<string, unknown> | null
+    if (typeof deliveries !== 'object' || deliveries === null) return `"${candidate.id}": deliveries must be an object`
+    for (const method of ['purchaseLabel', 'recoverLabel', 'voidLabel'] as const) {
+      if (typeof deliveries[method] !== 'function') return `"${candidate.id}": deliveries.${method} must be a function`
+    }
+    for (const method of ['quoteRates', 'labelDocument'] as const) {
+      if (deliveries[method] !== undefined && typeof deliveries[method] !== 'function') return `"${candidate.id}": deliveries.${method} must be a function`
+    }
   }
   return null
 }

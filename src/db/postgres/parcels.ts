@@ -1,11 +1,11 @@
 // Parcels, label operations, rate quotes and boxes on PostgreSQL: a change reads the parcel FOR UPDATE
 // inside its transaction, so two instances changing one parcel take turns.
-import { and, asc, desc, eq, inArray } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
 import type { LabelOperationRow, ParcelRow, ParcelStore } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
 import { writeOutboxMessages } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
-import { shipments } from './schema.js'
+import { orderAddresses, shipments } from './schema.js'
 
 type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
@@ -104,6 +104,16 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id))
+    },
+
+    async orderShippingAddress(orderId) {
+      if (!isInt4(orderId)) return undefined
+      const { id: _id, orderId: _orderId, ...address } = getTableColumns(orderAddresses)
+      const [row] = await db
+        .select(address)
+        .from(orderAddresses)
+        .where(and(eq(orderAddresses.orderId, orderId), eq(orderAddresses.kind, 'shipping')))
+      return row
     },
 
     async insertQuotes(quotes) {

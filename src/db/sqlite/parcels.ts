@@ -1,10 +1,10 @@
 // Parcels, label operations, rate quotes and boxes on SQLite: a change is one IMMEDIATE transaction.
-import { and, asc, desc, eq, inArray } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
 import type { LabelOperationRow, ParcelRow, ParcelStore } from '../parcels.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
-import { shipments } from './schema.js'
+import { orderAddresses, shipments } from './schema.js'
 
 /** SQLite's answer to a second active operation of a parcel (the partial unique index). */
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_UNIQUE'
@@ -88,6 +88,15 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id)).all()
+    },
+
+    async orderShippingAddress(orderId) {
+      const { id: _id, orderId: _orderId, ...address } = getTableColumns(orderAddresses)
+      return db
+        .select(address)
+        .from(orderAddresses)
+        .where(and(eq(orderAddresses.orderId, orderId), eq(orderAddresses.kind, 'shipping')))
+        .get()
     },
 
     async insertQuotes(quotes) {
