@@ -10,7 +10,7 @@ import { Value } from '@sinclair/typebox/value'
 import { ShipmentsErrors } from './errors.js'
 import { engineOf, type ShipmentsDatabase } from './db/open.js'
 import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './shipments/field-layout.js'
-import type { OrderStore } from './orders/order-store.js'
+import type { OrderStore, PostalAddress } from './orders/order-store.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
@@ -51,6 +51,25 @@ export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [5, 30, 120, 600, 1800
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
+const AddressText = (maxLength: number) => Type.String({ minLength: 1, maxLength })
+const OptionalAddressText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
+/** A postal address option (the deliveries' ship-from). */
+const PostalAddressSchema = Type.Object(
+  {
+    name: Type.Union([AddressText(255), Type.Null()]),
+    company: OptionalAddressText(255),
+    street1: AddressText(255),
+    street2: OptionalAddressText(255),
+    city: AddressText(255),
+    state: OptionalAddressText(255),
+    postalCode: AddressText(32),
+    country: Type.String({ pattern: '^[A-Z]{2}$' }),
+    phone: OptionalAddressText(64),
+    email: OptionalAddressText(255),
+  },
+  { additionalProperties: false },
+)
+
 /** Schema of the plain-data options; functions and the database are checked beside it. */
 const DataOptionsSchema = Type.Object({
   migrate: Type.Boolean({ default: true }),
@@ -90,6 +109,13 @@ const DataOptionsSchema = Type.Object({
   ),
   cancelWithOrderStatuses: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   requireFullCoverage: Type.Boolean({ default: false }),
+  deliveries: Type.Object(
+    {
+      shipFrom: Type.Optional(PostalAddressSchema),
+      quoteLifetimeMs: Type.Integer({ minimum: 1000, maximum: 7 * 24 * 60 * 60 * 1000, default: 15 * 60 * 1000 }),
+    },
+    { additionalProperties: false, default: {} },
+  ),
 })
 
 
@@ -127,6 +153,11 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   hasPermission?: HasPermission<User> | undefined
   /** Where the surfaces are mounted. */
   prefixes?: ShipmentsPrefixes | undefined
+  /**
+   * Parcels, rates and labels: `shipFrom` (where parcels ship from; rates and labels need it) and
+   * `quoteLifetimeMs` (how long a rate quote may be bought, default 15 minutes).
+   */
+  deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined } | undefined
   /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
   shippedOrderStatus?: string | null | undefined
   /** IANA timezone of the site. Default 'UTC'. */

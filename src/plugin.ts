@@ -32,6 +32,8 @@ import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB, type NotificationService } from './notifications/service.js'
 import { createTrackingLinks, type TrackingLinks } from './notifications/tracking-links.js'
 import { trackingPageRoutes } from './notifications/tracking-page.js'
+import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
+import { deliveryRoutes } from './deliveries/routes.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -67,6 +69,8 @@ export interface ShipmentsDecorator {
   providers: ProviderRegistry
   /** ShipStation's export page and ship notification, or null when `orderExchange` is not configured. */
   orderExchange: OrderExchangeService | null
+  /** Parcels, rate quotes, labels bought exactly once, label documents and voids (see docs/deliveries.md). */
+  deliveries: DeliveryService
 }
 
 declare module 'fastify' {
@@ -180,6 +184,21 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
+  const deliveries = createDeliveryService({
+    data,
+    registry: providers,
+    integrations,
+    shipments,
+    orderStore,
+    dispatcher,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+    lockTimeoutMs: options.lockTimeoutMs,
+    shipFrom: options.deliveries.shipFrom ?? null,
+    quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
+  })
+
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock)
   app.decorate('shipments', {
     shipments,
@@ -193,6 +212,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     integrations,
     providers,
     orderExchange,
+    deliveries,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -206,6 +226,13 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     logSerializers,
     service: shipments,
     timeZone: options.timezone,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+  })
+  await app.register(deliveryRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    logSerializers,
+    service: deliveries,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
   })

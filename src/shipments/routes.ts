@@ -33,6 +33,8 @@ export const ShipmentsPermissions = {
   transitionShipments: 'shipments-transitionShipments',
   /** The admin pages of integrations and ShipStation. */
   manageIntegrations: 'shipments-manageIntegrations',
+  /** Buying and voiding labels: they spend money. */
+  buyLabels: 'shipments-buyLabels',
 } as const
 
 export interface ShipmentRoutesOptions {
