@@ -1,6 +1,6 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
-import type { ParcelStore } from './parcels.js'
+import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
 /**
@@ -528,6 +528,10 @@ export interface LineItemValues {
   imageUrl: string | null
   options: Record<string, string>
 }
+
+/** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */
+export type ParcelStore = ParcelStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow, AddressValues>
+export type ParcelPlan = ParcelPlanOf<NewOutboxMessage, OutboxClaim>
 
 export type Engine = 'sqlite' | 'postgres'
 

@@ -1,6 +1,7 @@
 // The asynchronous contract for deliveries: a shipment's parcels, their history, label operations with
 // their attempt log, rate quotes and the box catalogue. Each engine implements it in its own folder.
-import type { AddressValues, NewOutboxMessage, OutboxClaim, OutboxRow } from './data-layer.js'
+// The store is typed over the outbox's message, claim and row and the order address, which data-layer.ts
+// supplies (its ParcelStore), so this contract imports nothing from it.
 
 /** An order line in a parcel, by the order store's line id. */
 export interface ParcelItem {
@@ -141,7 +142,7 @@ export type BoxValues = Omit<BoxRow, 'id' | 'createdAt' | 'updatedAt'>
  * What a parcel change writes, decided from the parcel as it is inside the write transaction (undefined
  * when inserting). Throw from the plan to refuse: nothing is written.
  */
-export interface ParcelPlan {
+export interface ParcelPlan<Message, Claim> {
   /** Insert a parcel (the change names a shipment). */
   insert?: NewParcel
   /** Columns of the parcel to write. */
@@ -152,17 +153,17 @@ export interface ParcelPlan {
   operation?: { operationId: string; columns: Partial<Pick<LabelOperationRow, 'state' | 'externalId' | 'error'>> }
   history?: NewParcelHistory
   /** The outbox messages of the change, given the parcel after it and every parcel of its shipment. */
-  messages?: (parcel: ParcelRow, parcels: ParcelRow[]) => NewOutboxMessage[]
-  claimFor?: OutboxClaim
+  messages?: (parcel: ParcelRow, parcels: ParcelRow[]) => Message[]
+  claimFor?: Claim
 }
 
-export interface ParcelChangeOutcome {
+export interface ParcelChangeOutcome<Row> {
   /** The parcel after the change (as it was before, for a removal). */
   row: ParcelRow
-  messages: OutboxRow[]
+  messages: Row[]
 }
 
-export interface ParcelStore {
+export interface ParcelStore<Message, Claim, Row, Address> {
   /** The parcels of a shipment, in creation order. */
   list(shipmentId: number): Promise<ParcelRow[]>
   find(parcelId: number): Promise<ParcelRow | undefined>
@@ -173,7 +174,7 @@ export interface ParcelStore {
    * row and outbox messages. `target` names the parcel, or the shipment a new parcel goes to. undefined:
    * no such parcel (or no such shipment for an insert).
    */
-  change(target: { parcelId: number } | { shipmentId: number }, plan: (current: ParcelRow | undefined) => ParcelPlan): Promise<ParcelChangeOutcome | undefined>
+  change(target: { parcelId: number } | { shipmentId: number }, plan: (current: ParcelRow | undefined) => ParcelPlan<Message, Claim>): Promise<ParcelChangeOutcome<Row> | undefined>
   /** Newest first. */
   history(parcelId: number): Promise<ParcelHistoryRow[]>
 
@@ -191,7 +192,7 @@ export interface ParcelStore {
   attempts(operationId: string): Promise<LabelAttemptRow[]>
 
   /** The reference store's shipping address of an order (the deliveries' ship-to), if it has one. */
-  orderShippingAddress(orderId: number): Promise<AddressValues | undefined>
+  orderShippingAddress(orderId: number): Promise<Address | undefined>
 
   insertQuotes(quotes: NewRateQuote[]): Promise<RateQuoteRow[]>
   findQuote(id: number): Promise<RateQuoteRow | undefined>

@@ -2,8 +2,8 @@
 // delivery methods (intent committed first, reconciled by the provider's own id, never bought twice).
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { DataLayer, IntegrationRow, NewOutboxMessage, OutboxRow } from '../db/data-layer.js'
-import type { LabelAttemptRow, LabelOperationRow, ParcelPlan, ParcelRow, RateQuoteRow } from '../db/parcels.js'
+import type { DataLayer, IntegrationRow, NewOutboxMessage, OutboxRow, ParcelPlan } from '../db/data-layer.js'
+import type { LabelAttemptRow, LabelOperationRow, ParcelRow, RateQuoteRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { DeliveryJournal, LabelFormat, LabelPurchaseRequest, ParcelMeasures, PurchasedLabel, RateOffer } from '../gateway/delivery-provider.js'
 import { DeliveryProviderError } from '../gateway/delivery-provider.js'

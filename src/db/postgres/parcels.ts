@@ -1,7 +1,8 @@
 // Parcels, label operations, rate quotes and boxes on PostgreSQL: a change reads the parcel FOR UPDATE
 // inside its transaction, so two instances changing one parcel take turns.
 import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
-import type { LabelOperationRow, ParcelRow, ParcelStore } from '../parcels.js'
+import type { ParcelStore } from '../data-layer.js'
+import type { LabelOperationRow, ParcelRow } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
 import { writeOutboxMessages } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'

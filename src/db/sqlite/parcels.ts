@@ -1,6 +1,7 @@
 // Parcels, label operations, rate quotes and boxes on SQLite: a change is one IMMEDIATE transaction.
 import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
-import type { LabelOperationRow, ParcelRow, ParcelStore } from '../parcels.js'
+import type { ParcelStore } from '../data-layer.js'
+import type { LabelOperationRow, ParcelRow } from '../parcels.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
