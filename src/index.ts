@@ -137,3 +137,5 @@ export {
 } from './gateway/delivery-provider.js'
 export type { PostalAddress } from './orders/order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'
+export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult } from './deliveries/packing.js'
+export { MAX_PACKED_UNITS, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'

@@ -11,6 +11,7 @@ import { ShipmentsErrors } from './errors.js'
 import { engineOf, type ShipmentsDatabase } from './db/open.js'
 import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './shipments/field-layout.js'
 import type { OrderStore, PostalAddress } from './orders/order-store.js'
+import { binPackingPacker, type Packer } from './deliveries/packing.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
@@ -157,7 +158,7 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * Parcels, rates and labels: `shipFrom` (where parcels ship from; rates and labels need it) and
    * `quoteLifetimeMs` (how long a rate quote may be bought, default 15 minutes).
    */
-  deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined } | undefined
+  deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined; packer?: Packer | undefined } | undefined
   /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
   shippedOrderStatus?: string | null | undefined
   /** IANA timezone of the site. Default 'UTC'. */
@@ -279,6 +280,8 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   carriers: CarrierOptions
   notifications: NotificationsOptions | null
   trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout; frameAncestors: string[]; contentSecurityPolicy: string | null } | null
+  /** The packer of "suggest parcels": `deliveries.packer`, or binpackingjs. */
+  packer: Packer
 }
 
 function fail(option: string, reason: string): never {
@@ -307,6 +310,16 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
+  // The packer is a function-bearing object: checked here, kept out of the plain-data schema.
+  let packer: Packer = binPackingPacker
+  if (typeof data.deliveries === 'object' && data.deliveries !== null && 'packer' in data.deliveries) {
+    const { packer: given, ...rest } = data.deliveries as { packer?: unknown }
+    if (given !== undefined) {
+      if (typeof (given as Partial<Packer> | null)?.pack !== 'function') fail('deliveries.packer', 'must be an object with a pack(items, boxes) method')
+      packer = given as Packer
+    }
+    data.deliveries = rest
+  }
   const engine = engineOf(database)
   if ('problem' in engine) fail('database', engine.problem)
   if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
@@ -411,5 +424,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     carriers: carriers as CarrierOptions,
     notifications: notificationOptions,
     trackingPage: trackingPageOptions,
+    packer,
   }
 }

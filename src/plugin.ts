@@ -34,6 +34,7 @@ import { createTrackingLinks, type TrackingLinks } from './notifications/trackin
 import { trackingPageRoutes } from './notifications/tracking-page.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
 import { deliveryRoutes } from './deliveries/routes.js'
+import { createBoxService, type BoxService } from './deliveries/boxes.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -71,6 +72,8 @@ export interface ShipmentsDecorator {
   orderExchange: OrderExchangeService | null
   /** Parcels, rate quotes, labels bought exactly once, label documents and voids (see docs/deliveries.md). */
   deliveries: DeliveryService
+  /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
+  boxes: BoxService
 }
 
 declare module 'fastify' {
@@ -199,6 +202,16 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
   })
 
+  const boxes = createBoxService({
+    data,
+    shipments,
+    orderStore,
+    referenceStore: !options.orderStore,
+    deliveries,
+    packer: options.packer,
+    timeZone: options.timezone,
+  })
+
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock)
   app.decorate('shipments', {
     shipments,
@@ -213,6 +226,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     providers,
     orderExchange,
     deliveries,
+    boxes,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -233,6 +247,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     prefix: options.prefixes.shipmentApi,
     logSerializers,
     service: deliveries,
+    boxes,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
   })

@@ -95,6 +95,10 @@ CREATE TABLE "shipments_rate_quotes" (
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "shipments_order_line_items" ADD COLUMN "length" text;--> statement-breakpoint
+ALTER TABLE "shipments_order_line_items" ADD COLUMN "width" text;--> statement-breakpoint
+ALTER TABLE "shipments_order_line_items" ADD COLUMN "height" text;--> statement-breakpoint
+ALTER TABLE "shipments_order_line_items" ADD COLUMN "dimension_unit" text;--> statement-breakpoint
 ALTER TABLE "shipments_label_operations" ADD CONSTRAINT "shipments_label_operations_parcel_id_shipments_parcels_id_fk" FOREIGN KEY ("parcel_id") REFERENCES "public"."shipments_parcels"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "shipments_parcel_history" ADD CONSTRAINT "shipments_parcel_history_parcel_id_shipments_parcels_id_fk" FOREIGN KEY ("parcel_id") REFERENCES "public"."shipments_parcels"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "shipments_parcels" ADD CONSTRAINT "shipments_parcels_box_id_shipments_boxes_id_fk" FOREIGN KEY ("box_id") REFERENCES "public"."shipments_boxes"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint

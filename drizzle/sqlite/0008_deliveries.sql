@@ -106,4 +106,8 @@ CREATE TABLE `shipments_rate_quotes` (
 	FOREIGN KEY (`parcel_id`) REFERENCES `shipments_parcels`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `shipments_rate_quotes_parcel_idx` ON `shipments_rate_quotes` (`parcel_id`,`id`);
+CREATE INDEX `shipments_rate_quotes_parcel_idx` ON `shipments_rate_quotes` (`parcel_id`,`id`);--> statement-breakpoint
+ALTER TABLE `shipments_order_line_items` ADD `length` text;--> statement-breakpoint
+ALTER TABLE `shipments_order_line_items` ADD `width` text;--> statement-breakpoint
+ALTER TABLE `shipments_order_line_items` ADD `height` text;--> statement-breakpoint
+ALTER TABLE `shipments_order_line_items` ADD `dimension_unit` text;

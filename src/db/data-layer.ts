@@ -527,6 +527,11 @@ export interface LineItemValues {
   price: string
   imageUrl: string | null
   options: Record<string, string>
+  /** The unit's size for packing (exact decimals in `dimensionUnit`). */
+  length?: string | null
+  width?: string | null
+  height?: string | null
+  dimensionUnit?: string | null
 }
 
 /** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */

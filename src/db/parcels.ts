@@ -120,6 +120,17 @@ export interface RateQuoteRow {
 
 export type NewRateQuote = Omit<RateQuoteRow, 'id' | 'createdAt'>
 
+/** An order line's weight and unit size as the reference store keeps them. */
+export interface LineMeasuresRow {
+  id: number
+  weight: number | null
+  weightUnit: string | null
+  length: string | null
+  width: string | null
+  height: string | null
+  dimensionUnit: string | null
+}
+
 /** A box of the catalogue: inner dimensions, the empty box's weight, the most it may weigh packed. */
 export interface BoxRow {
   id: number
@@ -191,6 +202,8 @@ export interface ParcelStore<Message, Claim, Row, Address> {
   /** The operation's attempts, in order. */
   attempts(operationId: string): Promise<LabelAttemptRow[]>
 
+  /** The reference store's weight and size of an order's lines (for packing). */
+  orderLineMeasures(orderId: number): Promise<LineMeasuresRow[]>
   /** The reference store's shipping address of an order (the deliveries' ship-to), if it has one. */
   orderShippingAddress(orderId: number): Promise<Address | undefined>
 

@@ -8,6 +8,13 @@ import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import {
+  BoxBodySchema,
+  BoxListResponseSchema,
+  BoxParamsSchema,
+  BoxResponseSchema,
+  SuccessSchema,
+  SuggestBodySchema,
+  SuggestResponseSchema,
   BuyBodySchema,
   BuyResponseSchema,
   LabelQuerySchema,
@@ -22,10 +29,12 @@ import {
   VoidResponseSchema,
 } from './schemas.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
+import type { BoxInput, BoxService } from './boxes.js'
 import type { BuyLabelInput, DeliveryService } from './service.js'
 
 export interface DeliveryRoutesOptions {
   service: DeliveryService
+  boxes: BoxService
   resolveUser: ResolveUser
   hasPermission: HasPermission
 }
@@ -50,6 +59,7 @@ function pathId(raw: string, notFound: (raw: string) => Error): number {
 }
 const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.ShipmentNotFound(value))
 const parcelIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.ParcelNotFound(value))
+const boxIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.BoxNotFound(value))
 
 /** A body that failed its schema: the fields and their messages, as the per-field envelope shows them. */
 function fieldErrors(error: FastifyError): Record<string, string[]> {
@@ -166,6 +176,36 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
     '/shipments/:id/parcels/:parcelId/label/void',
     { onRequest: buy, schema: { summary: "Void a parcel's label (a refund asked of the carrier)", params: ParcelParamsSchema, response: { 200: VoidResponseSchema, ...errors } } },
     async (request) => ({ success: true as const, ...(await service.voidLabel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), { userId: userIdOf(request) })) }),
+  )
+
+  app.post(
+    '/shipments/:id/parcels/suggest',
+    {
+      onRequest: edit,
+      schema: { summary: "Suggest parcels: the shipment's units packed into the fewest boxes of the catalogue", params: IdParamsSchema, body: SuggestBodySchema, response: { 200: SuggestResponseSchema, ...errors } },
+    },
+    async (request) => ({ success: true as const, ...(await options.boxes.suggestParcels(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })) }),
+  )
+
+  app.get('/boxes', { onRequest: view, schema: { summary: 'The box catalogue', response: { 200: BoxListResponseSchema, ...errors } } }, async () => ({
+    success: true as const,
+    boxes: await options.boxes.listBoxes(),
+  }))
+  app.post('/boxes', { onRequest: edit, schema: { summary: 'Add a box to the catalogue', body: BoxBodySchema, response: { 201: BoxResponseSchema, ...errors } } }, async (request, reply) =>
+    reply.code(201).send({ success: true as const, box: await options.boxes.createBox(request.body as BoxInput) }),
+  )
+  app.post(
+    '/boxes/:boxId',
+    { onRequest: edit, schema: { summary: 'Change a box', params: BoxParamsSchema, body: BoxBodySchema, response: { 200: BoxResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, box: await options.boxes.updateBox(boxIdOf(request.params.boxId), request.body as BoxInput) }),
+  )
+  app.delete(
+    '/boxes/:boxId',
+    { onRequest: edit, schema: { summary: 'Remove a box (parcels packed in it keep their size and weight)', params: BoxParamsSchema, response: { 200: SuccessSchema, ...errors } } },
+    async (request) => {
+      await options.boxes.removeBox(boxIdOf(request.params.boxId))
+      return { success: true as const }
+    },
   )
 
   app.get(

@@ -112,3 +112,44 @@ export const OperationsResponseSchema = Type.Object({
     }),
   ),
 })
+
+const Weight = Type.Object({ value: Type.String({ pattern: '^(?:0|[1-9]\\d{0,6})(?:\\.\\d{1,4})?$' }), unit: Literals(WEIGHT_UNITS) }, { additionalProperties: false })
+export const BoxParamsSchema = Type.Object({ boxId: Type.String({ description: 'Box id' }) })
+export const BoxBodySchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    innerDimensions: Type.Optional(DimensionsSchema),
+    emptyWeight: Type.Optional(Weight),
+    maxWeight: Type.Optional(Weight),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export const BoxSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  innerDimensions: Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }),
+  emptyWeight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  maxWeight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  enabled: Type.Boolean(),
+  dateCreated: Type.String(),
+  dateUpdated: Type.String(),
+})
+export const BoxResponseSchema = Type.Object({ success: Type.Literal(true), box: BoxSchema })
+export const BoxListResponseSchema = Type.Object({ success: Type.Literal(true), boxes: Type.Array(BoxSchema) })
+export const SuccessSchema = Type.Object({ success: Type.Literal(true) })
+
+export const SuggestBodySchema = Type.Object({ apply: Type.Optional(Type.Boolean({ description: 'Create the suggested parcels (default false: only suggest)' })) }, { additionalProperties: false })
+export const SuggestResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  parcels: Type.Array(
+    Type.Object({
+      box: Type.Object({ id: Type.Integer(), name: Type.String() }),
+      items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
+      weight: Type.Object({ value: Type.String(), unit: Type.String() }),
+      dimensions: Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }),
+    }),
+  ),
+  unpacked: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer(), reason: Type.String() })),
+  created: Type.Array(ParcelSchema),
+})

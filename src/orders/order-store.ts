@@ -55,6 +55,10 @@ export interface OrderLine {
   shippable: boolean
   /** What host split rules may group lines by (warehouse, shipping category, options). Default none. */
   attributes?: Readonly<Record<string, unknown>> | undefined
+  /** One unit's weight, an exact decimal with its unit, for packing. Optional (the reference store keeps it). */
+  weight?: { value: string; unit: WeightUnit } | null | undefined
+  /** One unit's size, exact decimals in mm, cm or in, for packing. Optional (the reference store keeps it). */
+  dimensions?: { length: string; width: string; height: string; unit: 'mm' | 'cm' | 'in' } | null | undefined
 }
 
 /** A postal address as the export needs it; every value may be missing. */

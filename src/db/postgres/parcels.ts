@@ -6,7 +6,7 @@ import type { LabelOperationRow, ParcelRow } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
 import { writeOutboxMessages } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
-import { orderAddresses, shipments } from './schema.js'
+import { orderAddresses, orderLineItems, shipments } from './schema.js'
 
 type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
@@ -105,6 +105,17 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id))
+    },
+
+    async orderLineMeasures(orderId) {
+      if (!isInt4(orderId)) return []
+      const { id, weight, weightUnit, length, width, height, dimensionUnit } = getTableColumns(orderLineItems)
+      const measures = { id, weight, weightUnit, length, width, height, dimensionUnit }
+      return db
+        .select(measures)
+        .from(orderLineItems)
+        .where(eq(orderLineItems.orderId, orderId))
+        .orderBy(asc(orderLineItems.id))
     },
 
     async orderShippingAddress(orderId) {

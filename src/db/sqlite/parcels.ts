@@ -5,7 +5,7 @@ import type { LabelOperationRow, ParcelRow } from '../parcels.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
-import { orderAddresses, shipments } from './schema.js'
+import { orderAddresses, orderLineItems, shipments } from './schema.js'
 
 /** SQLite's answer to a second active operation of a parcel (the partial unique index). */
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_UNIQUE'
@@ -89,6 +89,17 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id)).all()
+    },
+
+    async orderLineMeasures(orderId) {
+      const { id, weight, weightUnit, length, width, height, dimensionUnit } = getTableColumns(orderLineItems)
+      const measures = { id, weight, weightUnit, length, width, height, dimensionUnit }
+      return db
+        .select(measures)
+        .from(orderLineItems)
+        .where(eq(orderLineItems.orderId, orderId))
+        .orderBy(asc(orderLineItems.id))
+        .all()
     },
 
     async orderShippingAddress(orderId) {

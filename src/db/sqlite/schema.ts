@@ -310,6 +310,11 @@ export const orderLineItems = sqliteTable(
     weight: real('weight'),
     /** g, kg, lb or oz. */
     weightUnit: text('weight_unit'),
+    /** The unit's size for packing, exact decimals as text in `dimension_unit` (mm, cm or in); null when unknown. */
+    length: text('length'),
+    width: text('width'),
+    height: text('height'),
+    dimensionUnit: text('dimension_unit'),
     quantity: integer('quantity').notNull().default(1),
     /** False for lines that never ship (digital goods, services): shipments do not allocate them. */
     shippable: integer('shippable', { mode: 'boolean' }).notNull().default(true),
