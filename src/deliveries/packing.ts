@@ -71,7 +71,8 @@ function packWith(items: readonly PackingItem[], types: readonly PackingBox[]): 
     }
   }
   const units: Item3D[] = items.map((item) => ({ name: item.key, width: item.width, height: item.height, depth: item.length, weight: item.weight }))
-  const result = pack3D({ bins, items: units, factor: 0 })
+  // Whole tenths of a millimetre and milligrams: a factor of 1 keeps them as they are.
+  const result = pack3D({ bins, items: units, factor: 1 })
   return {
     boxes: result.packedBins
       .filter((bin) => bin.items.length > 0)
