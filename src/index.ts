@@ -119,11 +119,12 @@ export { NOTIFICATION_JOB, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type Noti
 export { standaloneTrackingLayout, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
 export { DeliveryErrors } from './errors.js'
 export type { ParcelEvent, LabelEvent } from './events.js'
-export { LABEL_FORMATS, compareDecimals, type DeliveryService, type DeliveryContext, type BuyLabelInput, type RateQuote, type LabelOperation, type LabelPurchaseResult } from './deliveries/service.js'
+export { compareDecimals, type DeliveryService, type DeliveryContext, type BuyLabelInput, type RateQuote, type LabelOperation, type LabelPurchaseResult } from './deliveries/service.js'
 export { PARCEL_STATUSES, MAX_PARCELS_PER_SHIPMENT, type Parcel, type ParcelInput, type ParcelLabel, type ParcelDimensions, type ParcelStatus, type Measure } from './deliveries/parcel.js'
 export { WEIGHT_UNITS, DIMENSION_UNITS, toOunces, toInches, type WeightUnit, type DimensionUnit } from './deliveries/units.js'
 export {
   DeliveryProviderError,
+  LABEL_FORMATS,
   type DeliveryMethods,
   type DeliveryJournal,
   type DeliveryFailureKind,

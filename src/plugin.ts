@@ -239,6 +239,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     prefix: options.prefixes.shipmentApi,
     logSerializers,
     service: shipments,
+    parcelsOf: deliveries.parcelsOf,
     timeZone: options.timezone,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,

@@ -1,7 +1,7 @@
 // TypeBox schemas of the deliveries routes: parcels, rates, labels and their operations.
 import { Type } from '@sinclair/typebox'
 import { PARCEL_STATUSES } from './parcel.js'
-import { LABEL_FORMATS } from './service.js'
+import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from './units.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])

@@ -6,7 +6,7 @@ import type { DataLayer, IntegrationRow, NewOutboxMessage, OutboxRow, ParcelPlan
 import type { LabelAttemptRow, LabelOperationRow, ParcelRow, RateQuoteRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { DeliveryJournal, LabelFormat, LabelPurchaseRequest, ParcelMeasures, PurchasedLabel, RateOffer } from '../gateway/delivery-provider.js'
-import { DeliveryProviderError } from '../gateway/delivery-provider.js'
+import { DeliveryProviderError, LABEL_FORMATS } from '../gateway/delivery-provider.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { AnyProviderDefinition, ProviderContext, ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore, PostalAddress } from '../orders/order-store.js'
@@ -16,7 +16,6 @@ import { formatIsoWithOffset } from '../time.js'
 import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, toParcel, type Parcel } from './parcel.js'
 import { isAmount, toInches, toOunces, type DimensionUnit, type WeightUnit } from './units.js'
 
-export const LABEL_FORMATS = ['PDF', 'ZPL', 'PNG'] as const satisfies readonly LabelFormat[]
 
 export interface DeliveryContext {
   userId?: string | null | undefined
@@ -569,6 +568,8 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   }
 
   return {
+    /** The shipment's parcels, without checking the shipment exists (the shipment read adds them). */
+    parcelsOf: async (shipmentId: number): Promise<Parcel[]> => (await data.parcels.list(shipmentId)).map(present),
     listParcels,
     addParcel,
     updateParcel,

@@ -36,6 +36,7 @@ export interface RateOffer {
 }
 
 export type LabelFormat = 'PDF' | 'ZPL' | 'PNG'
+export const LABEL_FORMATS = ['PDF', 'ZPL', 'PNG'] as const satisfies readonly LabelFormat[]
 
 export interface LabelPurchaseRequest extends RateRequest {
   /** Our stable id of the purchase: the provider's reference, so the purchase can be found again. */

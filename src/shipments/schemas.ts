@@ -1,6 +1,7 @@
 // TypeBox schemas of the shipment API: requests, responses and the three error envelopes (spec 7.1).
 import { Type } from '@sinclair/typebox'
 import { SHIPMENT_STATUSES } from './shipment.js'
+import { ParcelSchema } from '../deliveries/schemas.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
@@ -37,7 +38,12 @@ export const ShipmentSchema = Type.Object({
 /** What the admin reads return: spec 2.1 plus creation, update and soft-delete times. */
 export const ShipmentDetailSchema = Type.Composite([
   ShipmentSchema,
-  Type.Object({ dateCreated: Type.String(), dateUpdated: Type.String(), dateDeleted: Timestamp }),
+  Type.Object({
+    dateCreated: Type.String(),
+    dateUpdated: Type.String(),
+    dateDeleted: Timestamp,
+    parcels: Type.Optional(Type.Array(ParcelSchema, { description: 'The parcels (reading one shipment): empty for a shipment without parcels' })),
+  }),
 ])
 
 export const HistoryEntrySchema = Type.Object({
