@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
+import { signEasyPostEvent } from '../src/index.js'
 
 const API_KEY = 'EZTK-label-test-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
@@ -242,6 +243,7 @@ t.test('two instances buying the same parcel at once buy one label', async (t) =
 t.test('a void refunds the label, frees the tracking number, emits labelVoided; a new label can be bought', async (t) => {
   const s = await setup(t)
   const bought = (await buy(s.app, s)).json()
+  t.match(await s.app.shipments.shipments.get(s.shipmentId), { trackingNumber: bought.parcel.trackingNumber, carrier: 'USPS', service: 'Priority' }, "the label fills the shipment's own tracking number")
   const forbidden = await s.app.inject({ method: 'POST', url: `${labelUrl(s)}/void`, headers: as('editor') })
   t.equal(forbidden.statusCode, 403, 'voiding needs shipments-buyLabels')
   const changing = await s.app.inject({
@@ -261,11 +263,33 @@ t.test('a void refunds the label, frees the tracking number, emits labelVoided; 
   t.same(events.map((event) => event.name), ['labelPurchased', 'labelVoided'])
   t.match(events[1].payload, { refundStatus: 'submitted', operationId: bought.operationId })
   t.equal((await s.app.inject({ method: 'POST', url: `${labelUrl(s)}/void`, headers: as('admin') })).statusCode, 409, 'no label left to void')
+  t.equal((await s.app.shipments.shipments.get(s.shipmentId))!.trackingNumber, null, "the void frees the shipment's tracking number too")
 
   const rebought = await buy(s.app, s)
   t.equal(rebought.statusCode, 200, rebought.body)
   t.not(rebought.json().operationId, bought.operationId)
   t.equal(s.imitation.stats.buys, 2)
+})
+
+t.test("the label's EasyPost tracker moves the shipment through the existing tracking webhook", async (t) => {
+  const s = await setup(t)
+  const bought = (await buy(s.app, s)).json()
+  const event = JSON.stringify({
+    id: 'evt_label_1',
+    object: 'Event',
+    description: 'tracker.updated',
+    mode: 'test',
+    created_at: new Date(s.clock.now - 1000).toISOString(),
+    result: { id: 'trk_1', object: 'Tracker', tracking_code: bought.parcel.trackingNumber, carrier: 'USPS', status: 'in_transit' },
+  })
+  const response = await s.app.inject({
+    method: 'POST',
+    url: '/actions/shipments/gateway/handle?integration=easypost',
+    headers: { 'content-type': 'application/json', 'x-hmac-signature': signEasyPostEvent('webhook-secret', event) },
+    payload: event,
+  })
+  t.equal(response.statusCode, 200, response.body)
+  t.match(response.json(), { applied: true, shipment: { id: s.shipmentId, status: 'shipped' } })
 })
 
 t.test('the label in another format is converted by EasyPost; buying needs shipments-buyLabels', async (t) => {

@@ -344,6 +344,27 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
 
   // ---- labels ----
 
+  /**
+   * Keeps the shipment's own tracking number working: a label's tracking number (with its carrier,
+   * service and tracker page) fills a shipment that has none, so tracking webhooks that match shipments
+   * by tracking number (EasyPost's tracker among them) move it; a void clears it again. Through the
+   * shipment's update path, after the label's commit: a failure is logged, the label stays.
+   */
+  async function syncShipmentTracking(shipmentId: number, change: { bought: PurchasedLabel } | { voided: string | null }, userId: string | null): Promise<void> {
+    try {
+      const shipment = await deps.shipments.get(shipmentId)
+      if (!shipment) return
+      if ('bought' in change && shipment.trackingNumber === null) {
+        const { bought } = change
+        await deps.shipments.update(shipmentId, { trackingNumber: bought.trackingNumber, carrier: bought.carrier, service: bought.service, trackingUrl: bought.trackingUrl ?? undefined }, { userId })
+      } else if ('voided' in change && change.voided !== null && shipment.trackingNumber === change.voided) {
+        await deps.shipments.update(shipmentId, { trackingNumber: '', trackingUrl: '' }, { userId })
+      }
+    } catch (error) {
+      deps.logger.warn({ err: error, shipmentId }, "Deliveries: the shipment's own tracking number could not follow its label")
+    }
+  }
+
   /** Writes a bought label on the parcel with its history row, the operation's state and the event, in one transaction. */
   async function commitPurchase(operation: LabelOperationRow, label: PurchasedLabel, integration: string): Promise<Parcel> {
     const outcome = await data.parcels.change({ parcelId: operation.parcelId }, (): ParcelPlan => ({
@@ -364,7 +385,9 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
       messages: parcelEvent('labelPurchased', operation.userId, { operationId: operation.operationId, externalId: label.externalId, integration }),
       claimFor: dispatcher.claim,
     }))
-    return committed(outcome, () => new DeliveryErrors.ParcelNotFound(operation.parcelId))
+    const parcel = await committed(outcome, () => new DeliveryErrors.ParcelNotFound(operation.parcelId))
+    await syncShipmentTracking(operation.shipmentId, { bought: label }, operation.userId)
+    return parcel
   }
 
   async function buyLabel(shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext = {}): Promise<LabelPurchaseResult> {
@@ -520,7 +543,9 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
         messages: parcelEvent('labelVoided', userId, { operationId: operation.operationId, externalId: operation.externalId, integration: at.row.handle, refundStatus }),
         claimFor: dispatcher.claim,
       }))
-      return { parcel: await committed(outcome, () => new DeliveryErrors.ParcelNotFound(parcelId)), refundStatus }
+      const voided = await committed(outcome, () => new DeliveryErrors.ParcelNotFound(parcelId))
+      await syncShipmentTracking(shipmentId, { voided: parcel.trackingNumber }, userId)
+      return { parcel: voided, refundStatus }
     })
   }
 
