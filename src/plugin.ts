@@ -296,6 +296,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       splitRules: options.splitRules,
       notifications,
       trackingLinks,
+      deliveries,
+      boxes,
     })
   }
   if (orderExchange && exchangeSettings) {
