@@ -12,7 +12,7 @@ import { createCarrierDetector } from './shipments/carriers.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
 import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
 import type { NewOutboxMessage, OutboxRow } from './db/data-layer.js'
-import { createProviderRegistry, type ProviderRegistry } from './gateway/providers.js'
+import { createProviderRegistry, type ParcelTracking, type ProviderRegistry } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
@@ -134,6 +134,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.providers])
   // The pushes' cache of pushing integrations is filled in below; a change saved here drops it at once.
   let integrationsChanged = () => {}
+  // Tracking events move parcels through the deliveries service, made below.
+  let trackParcel: ParcelTracking['track'] = async () => null
   const integrations = createIntegrationService({
     data,
     registry: providers,
@@ -143,6 +145,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
     clock: options.clock,
     changed: () => integrationsChanged(),
+    parcels: { track: (event) => trackParcel(event) },
   })
 
   const exchangeSettings = options.orderExchange
@@ -202,6 +205,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
   })
 
+  trackParcel = deliveries.trackParcel
   const boxes = createBoxService({
     data,
     shipments,

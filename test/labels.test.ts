@@ -292,6 +292,48 @@ t.test("the label's EasyPost tracker moves the shipment through the existing tra
   t.match(response.json(), { applied: true, shipment: { id: s.shipmentId, status: 'shipped' } })
 })
 
+t.test('tracking events move parcels forward; a shipment with parcels is shipped once every parcel is out', async (t) => {
+  const s = await setup(t)
+  const second = await s.app.shipments.deliveries.addParcel(s.shipmentId, { weight: { value: '800', unit: 'g' } })
+  const first = (await buy(s.app, s)).json().parcel
+  const other = (await buy(s.app, { shipmentId: s.shipmentId, parcelId: second.id })).json().parcel
+  t.equal((await s.app.shipments.shipments.get(s.shipmentId))!.trackingNumber, first.trackingNumber, 'the first label fills the shipment')
+  let events = 0
+  const send = async (trackingCode: string, status: string, ageMs = 1000) => {
+    const event = JSON.stringify({
+      id: `evt_parcel_${++events}`,
+      object: 'Event',
+      description: 'tracker.updated',
+      mode: 'test',
+      created_at: new Date(s.clock.now - ageMs).toISOString(),
+      result: { id: `trk_${trackingCode}`, object: 'Tracker', tracking_code: trackingCode, carrier: 'USPS', status },
+    })
+    const response = await s.app.inject({
+      method: 'POST',
+      url: '/actions/shipments/gateway/handle?integration=easypost',
+      headers: { 'content-type': 'application/json', 'x-hmac-signature': signEasyPostEvent('webhook-secret', event) },
+      payload: event,
+    })
+    t.equal(response.statusCode, 200, response.body)
+    return response.json()
+  }
+  const parcelStatus = async (id: number) => (await storedParcel(s.app, id)).status
+
+  t.match(await send(other.trackingNumber, 'in_transit'), { applied: true, parcel: { id: second.id, status: 'shipped' } })
+  t.equal((await s.app.shipments.shipments.get(s.shipmentId))!.status, 'new', 'one parcel out of two: the shipment waits')
+  t.match(await send(first.trackingNumber, 'in_transit'), { applied: true, shipment: { id: s.shipmentId, status: 'shipped' } })
+  t.equal(await parcelStatus(s.parcelId), 'shipped')
+  t.match(await send(other.trackingNumber, 'delivered'), { applied: true })
+  t.equal(await parcelStatus(second.id), 'delivered')
+  await send(other.trackingNumber, 'in_transit', 60_000)
+  t.equal(await parcelStatus(second.id), 'delivered', 'a late event never moves a parcel back')
+  const { db, schema } = tables(s.app)
+  t.same(
+    (await db.select().from(schema.parcelHistory).where(eq(schema.parcelHistory.parcelId, second.id))).map((row) => row.action),
+    ['added', 'labelPurchased', 'shipped', 'delivered'],
+  )
+})
+
 t.test('the label in another format is converted by EasyPost; buying needs shipments-buyLabels', async (t) => {
   const s = await setup(t)
   t.equal((await buy(s.app, s, undefined, 'editor')).statusCode, 403)

@@ -592,7 +592,40 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     )
   }
 
+  /** Where a parcel stands on its way: tracking moves it forward only, never back. */
+  const PROGRESS: Record<string, number> = { pending: 0, labelled: 1, shipped: 2, delivered: 3 }
+
+  /**
+   * A tracking event for a parcel's tracking number: `delivered` (the carrier's own code) or a mapped
+   * `shipped` moves the parcel forward, with a history row and a parcelChanged event; null when no parcel
+   * holds the number.
+   */
+  async function trackParcel(event: { trackingNumber: string; status: string; code: string; integration: string }) {
+    const found = await data.parcels.findByTrackingNumber(event.trackingNumber)
+    if (!found) return null
+    const target = event.code.toLowerCase() === 'delivered' ? 'delivered' : event.status === 'shipped' ? 'shipped' : null
+    const outcome = await data.parcels.change({ parcelId: found.id }, (current) => {
+      if (!current || target === null || (PROGRESS[current.status] ?? 0) >= PROGRESS[target]!) return {}
+      return {
+        columns: { status: target },
+        history: { action: target, message: `${event.integration}: ${event.code}`, userId: null },
+        messages: parcelEvent('parcelChanged', null),
+        claimFor: dispatcher.claim,
+      }
+    })
+    if (!outcome) return null
+    await dispatcher.deliver(outcome.messages)
+    const parcels = await data.parcels.list(outcome.row.shipmentId)
+    return {
+      shipmentId: outcome.row.shipmentId,
+      parcelId: outcome.row.id,
+      parcelStatus: outcome.row.status,
+      everyParcelShipped: parcels.every((parcel) => (PROGRESS[parcel.status] ?? 0) >= PROGRESS.shipped!),
+    }
+  }
+
   return {
+    trackParcel,
     /** The shipment's parcels, without checking the shipment exists (the shipment read adds them). */
     parcelsOf: async (shipmentId: number): Promise<Parcel[]> => (await data.parcels.list(shipmentId)).map(present),
     listParcels,

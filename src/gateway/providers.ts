@@ -40,6 +40,14 @@ export interface DeliveryLedger {
   record(deliveryId: string, outcome: DeliveryOutcome): Promise<boolean>
 }
 
+/**
+ * Parcels moved by tracking events: the parcel holding a tracking number goes to `shipped` or
+ * `delivered` (never back); the answer says whether every parcel of its shipment is out.
+ */
+export interface ParcelTracking {
+  track(event: { trackingNumber: string; status: ShipmentStatus; code: string; integration: string }): Promise<{ shipmentId: number; parcelId: number; parcelStatus: string; everyParcelShipped: boolean } | null>
+}
+
 export interface ProviderContext<Settings = Record<string, unknown>> {
   integration: Integration
   /** The integration's settings with environment references resolved. Never log them. */
@@ -51,6 +59,8 @@ export interface ProviderContext<Settings = Record<string, unknown>> {
   logger: FastifyBaseLogger
   /** The current time in milliseconds since the epoch: the plugin's `clock` option (default Date.now). */
   now(): number
+  /** Parcels by tracking number (the built-in tracking providers move them); absent in a context made by hand. */
+  parcels?: ParcelTracking | undefined
 }
 
 export interface ConnectionCheck {
