@@ -102,6 +102,7 @@ export {
   type GatewayResponse,
   type DeliveryLedger,
   type ConnectionCheck,
+  type ParcelTracking,
 } from './gateway/providers.js'
 export { SECRET_MASK, type IntegrationService } from './gateway/integrations.js'
 export type { Integration, IntegrationInput, ExternalReference } from './gateway/integration.js'
