@@ -240,6 +240,19 @@ t.test('two instances buying the same parcel at once buy one label', async (t) =
   t.equal((await labelEvents(s.app)).length, 1)
 })
 
+t.test('a buyer that cannot get the parcel lock in time gets a 409 to retry, and nothing is bought twice', async (t) => {
+  const s = await setup(t)
+  const impatient = await buildTestApp(t, { clock: () => s.clock.now, deliveries: { shipFrom: SHIP_FROM }, lockTimeoutMs: 200 }, s.database)
+  s.imitation.fault({ step: 'buy', kind: 'delay', ms: 900 })
+  const slow = buy(s.app, s)
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  const busy = await buy(impatient, s)
+  t.equal(busy.statusCode, 409, busy.body)
+  t.match(busy.json(), { name: 'Conflict', message: /under way elsewhere/ })
+  t.equal((await slow).statusCode, 200)
+  t.equal(s.imitation.stats.buys, 1)
+})
+
 t.test('a void refunds the label, frees the tracking number, emits labelVoided; a new label can be bought', async (t) => {
   const s = await setup(t)
   const bought = (await buy(s.app, s)).json()

@@ -2,7 +2,7 @@
 // delivery methods (intent committed first, reconciled by the provider's own id, never bought twice).
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { DataLayer, IntegrationRow, NewOutboxMessage, OutboxRow, ParcelPlan } from '../db/data-layer.js'
+import { LockTimeoutError, type DataLayer, type IntegrationRow, type NewOutboxMessage, type OutboxRow, type ParcelPlan } from '../db/data-layer.js'
 import type { LabelAttemptRow, LabelOperationRow, ParcelRow, RateQuoteRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { DeliveryJournal, LabelFormat, LabelPurchaseRequest, ParcelMeasures, PurchasedLabel, RateOffer } from '../gateway/delivery-provider.js'
@@ -156,7 +156,15 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   }
 
   /** Runs `task` holding the parcel's purchase lock: purchases, voids and parcel changes take turns, across instances. */
-  const withParcelLock = <T>(parcelId: number, task: () => Promise<T>) => data.withNamedLock('labelPurchase', parcelId, deps.lockTimeoutMs, task)
+  async function withParcelLock<T>(parcelId: number, task: () => Promise<T>): Promise<T> {
+    try {
+      return await data.withNamedLock('labelPurchase', parcelId, deps.lockTimeoutMs, task)
+    } catch (error) {
+      // Another purchase of the parcel held the lock all along (a slow carrier): the caller may try again.
+      if (error instanceof LockTimeoutError && error.lockName === `labelPurchase:${parcelId}`) throw new DeliveryErrors.PurchaseBusy(parcelId)
+      throw error
+    }
+  }
 
   async function listParcels(shipmentId: number): Promise<Parcel[]> {
     await requireShipment(shipmentId)
