@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
-import { signEasyPostEvent } from '../src/index.js'
+import { Type, defineProvider, signEasyPostEvent } from '../src/index.js'
 
 const API_KEY = 'EZTK-label-test-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
@@ -251,6 +251,64 @@ t.test('a buyer that cannot get the parcel lock in time gets a 409 to retry, and
   t.match(busy.json(), { name: 'Conflict', message: /under way elsewhere/ })
   t.equal((await slow).statusCode, 200)
   t.equal(s.imitation.stats.buys, 1)
+})
+
+t.test('refusals of a void and of a conversion keep the label; a lookup that fails again stays pending', async (t) => {
+  const s = await setup(t)
+  s.imitation.fault({ step: 'buy', kind: 'lose-answer' })
+  s.imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Down.' })
+  t.equal((await buy(s.app, s)).statusCode, 503)
+  s.imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Still down.' })
+  t.equal((await buy(s.app, s)).statusCode, 503, 'the lookup of the pending purchase failed again: still unknown, nothing bought')
+  t.equal((await buy(s.app, s)).statusCode, 200)
+  t.equal(s.imitation.stats.buys, 1)
+
+  s.imitation.fault({ step: 'refund', kind: 'error', status: 422, code: 'SHIPMENT.REFUND.NOT_ELIGIBLE', message: 'Not eligible for a refund.' })
+  const refused = await s.app.inject({ method: 'POST', url: `${labelUrl(s)}/void`, headers: as('admin') })
+  t.equal(refused.statusCode, 422)
+  t.match(refused.json(), { success: false, error: /Not eligible for a refund/ })
+  t.equal((await storedParcel(s.app, s.parcelId)).status, 'labelled', 'the label stays')
+
+  s.imitation.fault({ step: 'convert', kind: 'error', status: 422, code: 'SHIPMENT.LABEL.FORMAT', message: 'Cannot convert.' })
+  const conversion = await s.app.inject({ method: 'GET', url: `${labelUrl(s)}?format=ZPL`, headers: as('viewer') })
+  t.equal(conversion.statusCode, 422)
+  t.match(conversion.json(), { error: /Cannot convert/ })
+})
+
+t.test("a host provider's unexpected error leaves the purchase pending (503), never failed", async (t) => {
+  let purchases = 0
+  const broken = defineProvider({
+    id: 'broken-labels',
+    settingsSchema: Type.Object({}),
+    async handleGatewayRequest() {
+      return { status: 204 }
+    },
+    deliveries: {
+      async purchaseLabel(_request, _context, journal) {
+        purchases++
+        await journal.externalIdKnown('ext-1')
+        throw new TypeError('a bug after the money was spent')
+      },
+      async recoverLabel() {
+        return { state: 'not-purchased' as const }
+      },
+      async voidLabel() {
+        return { refundStatus: 'submitted' }
+      },
+    },
+  })
+  const database = await testDatabase(t, 'broken')
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, providers: [broken] }, database)
+  await app.shipments.integrations.create({ name: 'Broken', handle: 'broken', providerId: 'broken-labels', settings: {} })
+  const orderId = await insertOrder(app)
+  const { db, schema } = tables(app)
+  await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', fullName: 'A', address1: '1 Main St', city: 'Springfield', postalCode: '62701', countryCode: 'US' })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const parcel = await app.shipments.deliveries.addParcel(shipment.id, { weight: { value: '1', unit: 'kg' } })
+  const response = await buy(app, { shipmentId: shipment.id, parcelId: parcel.id }, { integration: 'broken', carrier: 'X', service: 'Y' })
+  t.equal(response.statusCode, 503)
+  t.match(await operations(app), [{ state: 'pending', externalId: 'ext-1' }])
+  t.equal(purchases, 1)
 })
 
 t.test('a void refunds the label, frees the tracking number, emits labelVoided; a new label can be bought', async (t) => {

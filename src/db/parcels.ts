@@ -186,8 +186,6 @@ export interface ParcelStore<Message, Claim, Row, Address> {
    * no such parcel (or no such shipment for an insert).
    */
   change(target: { parcelId: number } | { shipmentId: number }, plan: (current: ParcelRow | undefined) => ParcelPlan<Message, Claim>): Promise<ParcelChangeOutcome<Row> | undefined>
-  /** Newest first. */
-  history(parcelId: number): Promise<ParcelHistoryRow[]>
 
   /** The intent of a purchase; 'busy' when the parcel has a pending or purchased operation already (a unique key decides a race). */
   beginOperation(values: NewLabelOperation): Promise<LabelOperationRow | 'busy'>

@@ -67,10 +67,6 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
         return { row, messages }
       })
     },
-    async history(parcelId) {
-      if (!isInt4(parcelId)) return []
-      return db.select().from(parcelHistory).where(eq(parcelHistory.parcelId, parcelId)).orderBy(desc(parcelHistory.id))
-    },
 
     async beginOperation(values) {
       try {

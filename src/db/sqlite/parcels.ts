@@ -56,9 +56,6 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
         return { row, messages }
       })
     },
-    async history(parcelId) {
-      return db.select().from(parcelHistory).where(eq(parcelHistory.parcelId, parcelId)).orderBy(desc(parcelHistory.id)).all()
-    },
 
     async beginOperation(values) {
       try {
