@@ -21,6 +21,7 @@ export const DeliveryErrors = {
   LabelExists: createError<[parcelId: number]>('SHIPMENTS_LABEL_EXISTS', 'Parcel %s has a label already: void it before buying another.', 409),
   LabelMissing: createError<[parcelId: number]>('SHIPMENTS_LABEL_MISSING', 'Parcel %s has no label.', 409),
   ParcelLocked: createError<[parcelId: number]>('SHIPMENTS_PARCEL_LABELLED', 'Parcel %s has a label: void it before changing or removing the parcel.', 409),
+  ParcelHasLabelHistory: createError<[parcelId: number]>('SHIPMENTS_PARCEL_LABEL_HISTORY', 'Parcel %s had a label (bought, then voided): it is kept with its label operations for the record.', 409),
   PurchaseBusy: createError<[parcelId: number]>('SHIPMENTS_LABEL_PURCHASE_BUSY', 'A label purchase for parcel %s is under way elsewhere; try again shortly.', 409),
   QuoteExpired: createError<[id: number]>('SHIPMENTS_QUOTE_EXPIRED', 'Rate quote %s has expired: get rates again.', 409),
   QuoteChanged: createError<[id: number]>('SHIPMENTS_QUOTE_CHANGED', 'Rate quote %s was made for other parcel or address details: get rates again.', 409),

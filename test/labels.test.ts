@@ -336,6 +336,10 @@ t.test('a void refunds the label, frees the tracking number, emits labelVoided; 
   t.equal((await s.app.inject({ method: 'POST', url: `${labelUrl(s)}/void`, headers: as('admin') })).statusCode, 409, 'no label left to void')
   t.equal((await s.app.shipments.shipments.get(s.shipmentId))!.trackingNumber, null, "the void frees the shipment's tracking number too")
 
+  const removal = await s.app.inject({ method: 'DELETE', url: `/shipments/api/shipments/${s.shipmentId}/parcels/${s.parcelId}`, headers: as('admin') })
+  t.equal(removal.statusCode, 409, 'a parcel whose label was voided keeps its label history')
+  t.match(removal.json(), { message: /kept with its label operations/ })
+
   const rebought = await buy(s.app, s)
   t.equal(rebought.statusCode, 200, rebought.body)
   t.not(rebought.json().operationId, bought.operationId)

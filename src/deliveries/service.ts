@@ -223,6 +223,8 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     await requireParcel(shipmentId, parcelId)
     return withParcelLock(parcelId, async () => {
       await requireUnlabelled(await requireParcel(shipmentId, parcelId))
+      // Money was spent on it once: its operations and attempt log stay, and so does the parcel.
+      if ((await data.parcels.operations(parcelId)).some((operation) => operation.state !== 'failed')) throw new DeliveryErrors.ParcelHasLabelHistory(parcelId)
       const outcome = await data.parcels.change({ parcelId }, () => ({
         remove: true,
         messages: parcelEvent('parcelRemoved', userOf(context)),
