@@ -2,7 +2,7 @@
 // dependency loaded on first use): rates, a label bought on an EasyPost shipment whose id is committed
 // before the buy, recovery by that id, label conversion and refunds. EasyPost has no idempotency key:
 // exactly once rests on the `shp_` id (a second buy of it is refused with SHIPMENT.POSTAGE.EXISTS).
-import { DeliveryProviderError, type DeliveryJournal, type DeliveryMethods, type LabelFormat, type PostalAddress, type PurchasedLabel, type RateOffer } from '../delivery-provider.js'
+import { DeliveryProviderError, type DeliveryJournal, type DeliveryMethods, type LabelFormat, type PostalAddress, type PurchasedLabel, type RateOffer, type RateRequest } from '../delivery-provider.js'
 import type { ProviderContext } from '../providers.js'
 
 export const EASYPOST_DEFAULT_TIMEOUT_MS = 15_000
@@ -182,7 +182,7 @@ function purchasedLabel(shipment: EasyPostShipment, format: string): PurchasedLa
 /** The delivery methods of the built-in EasyPost provider, over its settings. */
 export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defaultBaseUrl: string): DeliveryMethods<ProviderContext<Settings>> {
   /** A new EasyPost shipment for the parcel, with our id as its reference. */
-  async function createShipment(client: EasyPostClient, settings: Settings, journal: DeliveryJournal | null, request: Parameters<NonNullable<DeliveryMethods<unknown>['quoteRates']>>[0], reference: string) {
+  async function createShipment(client: EasyPostClient, settings: Settings, journal: DeliveryJournal | null, request: RateRequest, reference: string) {
     const { parcel } = request
     const params = {
       to_address: easyPostAddress(request.to),
