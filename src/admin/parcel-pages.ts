@@ -2,7 +2,8 @@
 // from the box catalogue, get rates, buy, print and void labels; the carrier's errors beside the form.
 import type { Parcel } from '../deliveries/parcel.js'
 import type { RateQuote } from '../deliveries/service.js'
-import { WEIGHT_UNITS } from '../deliveries/units.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
+import type { Box } from '../deliveries/boxes.js'
 import { csrfField, field, formErrors, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
 import { html, safeHref, type SafeHtml } from './html.js'
 
@@ -67,4 +68,30 @@ ${field({ name: 'parcel.weightUnit', label: 'Unit', errors }, (aria) => select('
 </div>
 <button type="submit">Add parcel</button></form>
 <form method="post" action="${base}/suggest" aria-label="Suggest parcels">${csrfField(context.csrf)}<button type="submit">Suggest parcels from boxes</button></form>`
+}
+
+/** The box catalogue page: the boxes, a form to add one, and a remove button each. */
+export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; values: Record<string, string>; errors: FieldErrors; flash: string | null }): SafeHtml {
+  const { values, errors } = data
+  const url = `${context.prefix}/boxes`
+  const input = (name: string, label: string, hint?: string) =>
+    field({ name, label, errors, hint }, (aria) => textInput(name, values[name] ?? '', html`${aria} inputmode="decimal"`))
+  const rows = data.boxes.map(
+    (box) => html`<tr data-box="${box.id}"><td>${box.name}${box.enabled ? '' : html` <span class="meta">(disabled)</span>`}</td>
+<td>${box.innerDimensions.length} × ${box.innerDimensions.width} × ${box.innerDimensions.height} ${box.innerDimensions.unit}</td>
+<td>${box.emptyWeight.value} ${box.emptyWeight.unit}</td><td>${box.maxWeight.value} ${box.maxWeight.unit}</td>
+<td>${context.can.edit ? html`<form method="post" action="${url}/${box.id}/delete" data-confirm="Remove this box?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove</button></form>` : ''}</td></tr>`,
+  )
+  const fieldNames = new Set(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'])
+  return html`<h1>Boxes</h1>
+${data.flash ? html`<div class="notice notice-ok" role="status">${data.flash}</div>` : ''}
+${data.boxes.length === 0 ? html`<p class="meta">No boxes yet: "Suggest parcels" needs at least one.</p>` : scrollingTable('Boxes', html`<table><thead><tr><th>Name</th><th>Inner size</th><th>Empty weight</th><th>Maximum weight</th><th></th></tr></thead><tbody>${rows}</tbody></table>`)}
+${context.can.edit ? html`<h2>Add a box</h2><form method="post" action="${url}" aria-label="Add a box" novalidate>${csrfField(context.csrf)}
+${formErrors(errors, fieldNames)}
+${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name ?? '', aria))}
+<div class="field-row">${input('length', 'Inner length')}${input('width', 'Inner width')}${input('height', 'Inner height')}
+${field({ name: 'dimensionUnit', label: 'Unit', errors }, (aria) => select('dimensionUnit', values.dimensionUnit ?? 'cm', DIMENSION_UNITS.map((unit) => [unit, unit] as const), aria))}</div>
+<div class="field-row">${input('emptyWeight', 'Empty weight')}${input('maxWeight', 'Maximum weight', 'The packed box, empty box included.')}
+${field({ name: 'weightUnit', label: 'Unit', errors }, (aria) => select('weightUnit', values.weightUnit ?? 'g', WEIGHT_UNITS.map((unit) => [unit, unit] as const), aria))}</div>
+<button type="submit" class="primary">Add box</button></form>` : ''}`
 }

@@ -33,7 +33,7 @@ import { shortError } from '../outbox/dispatcher.js'
 import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
 import type { ShipmentsOverviewQuery } from '../shipments/overview.js'
 import { overviewPage } from './overview-page.js'
-import { parcelsSection } from './parcel-pages.js'
+import { boxCataloguePage, parcelsSection } from './parcel-pages.js'
 import type { DeliveryService, RateQuote } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -264,6 +264,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const links: Array<{ label: string; href: string; count?: number }> = can?.view ? [{ label: 'Overview', href: `${prefix}/overview` }] : []
     links.push({ label: 'Shipments', href: `${prefix}/shipments` })
     if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
+    if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },
@@ -614,6 +615,38 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
     })
   }
+
+  // The box catalogue: the weights and sizes as typed (exact decimals), every problem beside its field.
+  async function renderBoxes(request: FastifyRequest, reply: FastifyReply, state: { values?: Record<string, string>; errors?: FieldErrors; status?: number } = {}) {
+    const content = boxCataloguePage(context(request, reply), { boxes: await options.boxes.listBoxes(), values: state.values ?? {}, errors: state.errors ?? {}, flash: noticeOf(request) })
+    return sendPage(request, reply, 'Boxes', content, state.status)
+  }
+  scope.get('/boxes', { schema: hide, config: view }, async (request, reply) => renderBoxes(request, reply))
+  scope.post<{ Body: Form }>('/boxes', { schema: formSchema, config: edit }, async (request, reply) => {
+    const values = Object.fromEntries(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'].map((name) => [name, text(request.body[name])]))
+    try {
+      await options.boxes.createBox({
+        name: values.name,
+        innerDimensions: { length: values.length!, width: values.width!, height: values.height!, unit: values.dimensionUnit as 'cm' },
+        emptyWeight: { value: values.emptyWeight!, unit: values.weightUnit as 'g' },
+        maxWeight: { value: values.maxWeight!, unit: values.weightUnit as 'g' },
+      })
+    } catch (error) {
+      if (!(error instanceof ShipmentValidationError)) throw error
+      // The service names `innerDimensions.length`, `maxWeight.value`...: the form's fields are flat.
+      const errors: FieldErrors = {}
+      for (const [name, messages] of Object.entries(error.errors)) {
+        const flat = name.replace(/^innerDimensions\.(length|width|height)$/, '$1').replace(/^innerDimensions\.unit$/, 'dimensionUnit').replace(/^(emptyWeight|maxWeight)\.value$/, '$1').replace(/^(emptyWeight|maxWeight)\.unit$/, 'weightUnit')
+        ;(errors[flat] ??= []).push(...messages)
+      }
+      return renderBoxes(request, reply, { values, errors, status: 422 })
+    }
+    return reply.redirect(`${prefix}/boxes?notice=created`, 303)
+  })
+  scope.post<{ Params: { boxId: string } }>('/boxes/:boxId/delete', { schema: formSchema, config: edit }, async (request, reply) => {
+    await options.boxes.removeBox(positiveId(request.params.boxId, () => new DeliveryErrors.BoxNotFound(request.params.boxId)))
+    return reply.redirect(`${prefix}/boxes?notice=saved`, 303)
+  })
 
   // The items editor: quantities per line of the order replace the shipment's items (0 removes a line).
   scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/items', { schema: formSchema, config: edit }, async (request, reply) => {
