@@ -11,6 +11,28 @@ export const ShipmentsErrors = {
 } as const
 
 /**
+ * Errors of parcels, rates and labels, in the framework envelope of the shipment API. A carrier's own
+ * refusal of a purchase is a 422 `{success: false, error}` (ShipmentUpdateRejectedError) instead.
+ */
+export const DeliveryErrors = {
+  ParcelNotFound: createError<[id: number | string]>('SHIPMENTS_PARCEL_NOT_FOUND', 'Parcel %s not found on this shipment.', 404),
+  QuoteNotFound: createError<[id: number | string]>('SHIPMENTS_QUOTE_NOT_FOUND', 'Rate quote %s not found for this parcel.', 404),
+  BoxNotFound: createError<[id: number | string]>('SHIPMENTS_BOX_NOT_FOUND', 'Box %s not found.', 404),
+  LabelExists: createError<[parcelId: number]>('SHIPMENTS_LABEL_EXISTS', 'Parcel %s has a label already: void it before buying another.', 409),
+  LabelMissing: createError<[parcelId: number]>('SHIPMENTS_LABEL_MISSING', 'Parcel %s has no label.', 409),
+  ParcelLocked: createError<[parcelId: number]>('SHIPMENTS_PARCEL_LABELLED', 'Parcel %s has a label: void it before changing or removing the parcel.', 409),
+  ParcelHasLabelHistory: createError<[parcelId: number]>('SHIPMENTS_PARCEL_LABEL_HISTORY', 'Parcel %s had a label (bought, then voided): it is kept with its label operations for the record.', 409),
+  PurchaseBusy: createError<[parcelId: number]>('SHIPMENTS_LABEL_PURCHASE_BUSY', 'A label purchase for parcel %s is under way elsewhere; try again shortly.', 409),
+  QuoteExpired: createError<[id: number]>('SHIPMENTS_QUOTE_EXPIRED', 'Rate quote %s has expired: get rates again.', 409),
+  QuoteChanged: createError<[id: number]>('SHIPMENTS_QUOTE_CHANGED', 'Rate quote %s was made for other parcel or address details: get rates again.', 409),
+  OutcomeUnknown: createError<[parcelId: number]>(
+    'SHIPMENTS_LABEL_OUTCOME_UNKNOWN',
+    'The label purchase for parcel %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',
+    503,
+  ),
+} as const
+
+/**
  * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
  * full reason goes to the log.
  */
@@ -59,6 +81,7 @@ export const HTTP_ERROR_NAMES: Readonly<Record<number, string>> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
+  409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',

@@ -1,6 +1,7 @@
 // Typed events: written to the outbox with the change that causes them, delivered after the commit.
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
+import type { Parcel } from './deliveries/parcel.js'
 import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
 
 /** Who or what caused a change: a user, an integration, or both. */
@@ -60,6 +61,24 @@ export interface ShipmentDeletedEvent extends EventIdentity {
   shipment: Shipment
 }
 
+/** A parcel added, changed or removed: the parcel, and every parcel of its shipment after the change. */
+export interface ParcelEvent extends EventIdentity {
+  shipmentId: number
+  parcel: Parcel
+  parcels: Parcel[]
+  userId: string | null
+}
+
+/** A label bought (the parcel carries its tracking number, carrier, label and cost) or voided. */
+export interface LabelEvent extends ParcelEvent {
+  /** The label operation: our stable id of the purchase, and the provider's own id of it. */
+  operationId: string
+  externalId: string | null
+  integration: string
+  /** labelVoided: the provider's refund status (EasyPost: submitted, refunded, ...). */
+  refundStatus?: string | undefined
+}
+
 /** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
 export interface ShipmentsEventMap {
   shipmentCreated: [ShipmentCreatedEvent]
@@ -69,6 +88,13 @@ export interface ShipmentsEventMap {
   orderAdvanced: [OrderAdvancedEvent]
   /** A ShipStation ship notification changed an order (a repeated one that changes nothing fires none). */
   shipNotificationRecorded: [ShipNotificationRecordedEvent]
+  parcelAdded: [ParcelEvent]
+  parcelChanged: [ParcelEvent]
+  parcelRemoved: [ParcelEvent]
+  /** A label bought for a parcel, written with the purchase in one transaction. */
+  labelPurchased: [LabelEvent]
+  /** A label voided (refund asked of the carrier); the parcel's tracking number is free again. */
+  labelVoided: [LabelEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

@@ -102,6 +102,7 @@ export {
   type GatewayResponse,
   type DeliveryLedger,
   type ConnectionCheck,
+  type ParcelTracking,
 } from './gateway/providers.js'
 export { SECRET_MASK, type IntegrationService } from './gateway/integrations.js'
 export type { Integration, IntegrationInput, ExternalReference } from './gateway/integration.js'
@@ -117,3 +118,26 @@ export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVIT
 export type { DeliveryRecord } from './gateway/integrations.js'
 export { NOTIFICATION_JOB, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type RenderedNotification } from './notifications/service.js'
 export { standaloneTrackingLayout, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
+export { DeliveryErrors } from './errors.js'
+export type { ParcelEvent, LabelEvent } from './events.js'
+export { compareDecimals, type DeliveryService, type DeliveryContext, type BuyLabelInput, type RateQuote, type LabelOperation, type LabelPurchaseResult } from './deliveries/service.js'
+export { PARCEL_STATUSES, MAX_PARCELS_PER_SHIPMENT, type Parcel, type ParcelInput, type ParcelLabel, type ParcelDimensions, type ParcelStatus, type Measure } from './deliveries/parcel.js'
+export { WEIGHT_UNITS, DIMENSION_UNITS, toOunces, toInches, type WeightUnit, type DimensionUnit } from './deliveries/units.js'
+export {
+  DeliveryProviderError,
+  LABEL_FORMATS,
+  type DeliveryMethods,
+  type DeliveryJournal,
+  type DeliveryFailureKind,
+  type LabelFormat,
+  type LabelPurchaseRequest,
+  type ParcelMeasures,
+  type PurchasedLabel,
+  type RateOffer,
+  type RateRequest,
+  type RecoveredLabel,
+} from './gateway/delivery-provider.js'
+export type { PostalAddress } from './orders/order-store.js'
+export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'
+export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult } from './deliveries/packing.js'
+export { MAX_PACKED_UNITS, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'

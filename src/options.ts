@@ -10,7 +10,8 @@ import { Value } from '@sinclair/typebox/value'
 import { ShipmentsErrors } from './errors.js'
 import { engineOf, type ShipmentsDatabase } from './db/open.js'
 import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './shipments/field-layout.js'
-import type { OrderStore } from './orders/order-store.js'
+import type { OrderStore, PostalAddress } from './orders/order-store.js'
+import { binPackingPacker, type Packer } from './deliveries/packing.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
@@ -50,6 +51,25 @@ const OrderFieldSchema = Type.Object(
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 28_800].map((seconds) => seconds * 1000)
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
+
+const AddressText = (maxLength: number) => Type.String({ minLength: 1, maxLength })
+const OptionalAddressText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
+/** A postal address option (the deliveries' ship-from). */
+const PostalAddressSchema = Type.Object(
+  {
+    name: Type.Union([AddressText(255), Type.Null()]),
+    company: OptionalAddressText(255),
+    street1: AddressText(255),
+    street2: OptionalAddressText(255),
+    city: AddressText(255),
+    state: OptionalAddressText(255),
+    postalCode: AddressText(32),
+    country: Type.String({ pattern: '^[A-Z]{2}$' }),
+    phone: OptionalAddressText(64),
+    email: OptionalAddressText(255),
+  },
+  { additionalProperties: false },
+)
 
 /** Schema of the plain-data options; functions and the database are checked beside it. */
 const DataOptionsSchema = Type.Object({
@@ -91,6 +111,13 @@ const DataOptionsSchema = Type.Object({
   cancelWithOrderStatuses: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   // No default here: it follows from the order store (see `requireFullCoverage` below), resolved by the plugin.
   requireFullCoverage: Type.Optional(Type.Boolean()),
+  deliveries: Type.Object(
+    {
+      shipFrom: Type.Optional(PostalAddressSchema),
+      quoteLifetimeMs: Type.Integer({ minimum: 1000, maximum: 7 * 24 * 60 * 60 * 1000, default: 15 * 60 * 1000 }),
+    },
+    { additionalProperties: false, default: {} },
+  ),
 })
 
 
@@ -128,6 +155,11 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   hasPermission?: HasPermission<User> | undefined
   /** Where the surfaces are mounted. */
   prefixes?: ShipmentsPrefixes | undefined
+  /**
+   * Parcels, rates and labels: `shipFrom` (where parcels ship from; rates and labels need it) and
+   * `quoteLifetimeMs` (how long a rate quote may be bought, default 15 minutes).
+   */
+  deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined; packer?: Packer | undefined } | undefined
   /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
   shippedOrderStatus?: string | null | undefined
   /** IANA timezone of the site. Default 'UTC'. */
@@ -253,6 +285,8 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   carriers: CarrierOptions
   notifications: NotificationsOptions | null
   trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout; frameAncestors: string[]; contentSecurityPolicy: string | null } | null
+  /** The packer of "suggest parcels": `deliveries.packer`, or binpackingjs. */
+  packer: Packer
 }
 
 function fail(option: string, reason: string): never {
@@ -281,6 +315,16 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
+  // The packer is a function-bearing object: checked here, kept out of the plain-data schema.
+  let packer: Packer = binPackingPacker
+  if (typeof data.deliveries === 'object' && data.deliveries !== null && 'packer' in data.deliveries) {
+    const { packer: given, ...rest } = data.deliveries as { packer?: unknown }
+    if (given !== undefined) {
+      if (typeof (given as Partial<Packer> | null)?.pack !== 'function') fail('deliveries.packer', 'must be an object with a pack(items, boxes) method')
+      packer = given as Packer
+    }
+    data.deliveries = rest
+  }
   const engine = engineOf(database)
   if ('problem' in engine) fail('database', engine.problem)
   if (resolveUser !== undefined && typeof resolveUser !== 'function') fail('resolveUser', 'must be a function')
@@ -385,5 +429,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     carriers: carriers as CarrierOptions,
     notifications: notificationOptions,
     trackingPage: trackingPageOptions,
+    packer,
   }
 }

@@ -12,7 +12,7 @@ import { createCarrierDetector } from './shipments/carriers.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
 import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
 import type { NewOutboxMessage, OutboxRow } from './db/data-layer.js'
-import { createProviderRegistry, type ProviderRegistry } from './gateway/providers.js'
+import { createProviderRegistry, type ParcelTracking, type ProviderRegistry } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
@@ -32,6 +32,9 @@ import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB, type NotificationService } from './notifications/service.js'
 import { createTrackingLinks, type TrackingLinks } from './notifications/tracking-links.js'
 import { trackingPageRoutes } from './notifications/tracking-page.js'
+import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
+import { deliveryRoutes } from './deliveries/routes.js'
+import { createBoxService, type BoxService } from './deliveries/boxes.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -67,6 +70,10 @@ export interface ShipmentsDecorator {
   providers: ProviderRegistry
   /** ShipStation's export page and ship notification, or null when `orderExchange` is not configured. */
   orderExchange: OrderExchangeService | null
+  /** Parcels, rate quotes, labels bought exactly once, label documents and voids (see docs/deliveries.md). */
+  deliveries: DeliveryService
+  /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
+  boxes: BoxService
 }
 
 declare module 'fastify' {
@@ -131,6 +138,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.providers])
   // The pushes' cache of pushing integrations is filled in below; a change saved here drops it at once.
   let integrationsChanged = () => {}
+  // Tracking events move parcels through the deliveries service, made below.
+  let trackParcel: ParcelTracking['track'] = async () => null
   const integrations = createIntegrationService({
     data,
     registry: providers,
@@ -140,6 +149,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
     clock: options.clock,
     changed: () => integrationsChanged(),
+    parcels: { track: (event) => trackParcel(event) },
   })
 
   const exchangeSettings = options.orderExchange
@@ -189,6 +199,32 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
+  const deliveries = createDeliveryService({
+    data,
+    registry: providers,
+    integrations,
+    shipments,
+    orderStore,
+    dispatcher,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+    lockTimeoutMs: options.lockTimeoutMs,
+    shipFrom: options.deliveries.shipFrom ?? null,
+    quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
+  })
+
+  trackParcel = deliveries.trackParcel
+  const boxes = createBoxService({
+    data,
+    shipments,
+    orderStore,
+    referenceStore: !options.orderStore,
+    deliveries,
+    packer: options.packer,
+    timeZone: options.timezone,
+  })
+
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   app.decorate('shipments', {
     shipments,
@@ -202,6 +238,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     integrations,
     providers,
     orderExchange,
+    deliveries,
+    boxes,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -214,7 +252,16 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     prefix: options.prefixes.shipmentApi,
     logSerializers,
     service: shipments,
+    parcelsOf: deliveries.parcelsOf,
     timeZone: options.timezone,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+  })
+  await app.register(deliveryRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    logSerializers,
+    service: deliveries,
+    boxes,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
   })
@@ -262,6 +309,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       splitRules: options.splitRules,
       notifications,
       trackingLinks,
+      deliveries,
+      boxes,
     })
   }
   if (orderExchange && exchangeSettings) {

@@ -105,6 +105,16 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments',
     '/api/v2/shipments/shipments/{id}',
     '/api/v2/shipments/shipments/{id}/history',
+    // Deliveries (issue 34): parcels, rates, labels and the box catalogue.
+    '/api/v2/shipments/boxes',
+    '/api/v2/shipments/boxes/{boxId}',
+    '/api/v2/shipments/shipments/{id}/parcels',
+    '/api/v2/shipments/shipments/{id}/parcels/suggest',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/rates',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/void',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/operations',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document

@@ -140,6 +140,6 @@ export function formErrors(errors: FieldErrors, fieldNames: ReadonlySet<string>)
 export interface PageContext {
   prefix: string
   csrf: string
-  can: { view: boolean; edit: boolean; transition: boolean; manage: boolean }
+  can: { view: boolean; edit: boolean; transition: boolean; manage: boolean; /** Buying and voiding labels (absent: not allowed). */ buyLabels?: boolean | undefined }
   timeZone: string
 }

@@ -10,6 +10,7 @@ import fastifyFormbody from '@fastify/formbody'
 import fastifyCsrfProtection from '@fastify/csrf-protection'
 import { Type } from '@sinclair/typebox'
 import {
+  DeliveryErrors,
   IntegrationConfigError,
   IntegrationError,
   NotificationConfigError,
@@ -32,6 +33,9 @@ import { shortError } from '../outbox/dispatcher.js'
 import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
 import type { ShipmentsOverviewQuery } from '../shipments/overview.js'
 import { overviewPage } from './overview-page.js'
+import { boxCataloguePage, parcelsSection } from './parcel-pages.js'
+import type { DeliveryService, RateQuote } from '../deliveries/service.js'
+import type { BoxService } from '../deliveries/boxes.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { html, type SafeHtml } from './html.js'
 import { notice, standaloneLayout, STATUS_LABELS, type FieldErrors } from './components.js'
@@ -97,6 +101,9 @@ export interface AdminRoutesOptions {
   notifications: NotificationService
   /** null without the `trackingPage` option: the shipment page shows no public link. */
   trackingLinks: Pick<TrackingLinks, 'url' | 'revoke'> | null
+  /** Parcels, rates and labels; the box catalogue and suggestions. */
+  deliveries: DeliveryService
+  boxes: BoxService
 }
 
 declare module 'fastify' {
@@ -223,18 +230,20 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       return reply.redirect(`${admin.loginUrl}${separator}returnTo=${encodeURIComponent(returnTo)}`, 303)
     }
     const may = (name: string) => Promise.resolve(hasPermission(user, name, request)).then(Boolean)
-    const [view, edit, transition, manage] = await Promise.all([
+    const [view, edit, transition, manage, buyLabels] = await Promise.all([
       may(ShipmentsPermissions.viewShipments),
       may(ShipmentsPermissions.editShipments),
       may(ShipmentsPermissions.transitionShipments),
       may(ShipmentsPermissions.manageIntegrations),
+      may(ShipmentsPermissions.buyLabels),
     ])
-    request.shipmentsAdmin = { user, can: { view, edit, transition, manage } }
+    request.shipmentsAdmin = { user, can: { view, edit, transition, manage, buyLabels } }
     const granted: Record<string, boolean> = {
       [ShipmentsPermissions.viewShipments]: view,
       [ShipmentsPermissions.editShipments]: edit,
       [ShipmentsPermissions.transitionShipments]: transition,
       [ShipmentsPermissions.manageIntegrations]: manage,
+      [ShipmentsPermissions.buyLabels]: buyLabels,
     }
     if (!(granted[permission] ?? (await may(permission)))) throw new ShipmentsErrors.Forbidden(permission)
   })
@@ -255,6 +264,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const links: Array<{ label: string; href: string; count?: number }> = can?.view ? [{ label: 'Overview', href: `${prefix}/overview` }] : []
     links.push({ label: 'Shipments', href: `${prefix}/shipments` })
     if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
+    if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },
@@ -314,6 +324,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   const edit = { shipmentsAdminPermission: ShipmentsPermissions.editShipments }
   const transition = { shipmentsAdminPermission: ShipmentsPermissions.transitionShipments }
   const manage = { shipmentsAdminPermission: ShipmentsPermissions.manageIntegrations }
+  const buyLabels = { shipmentsAdminPermission: ShipmentsPermissions.buyLabels }
   const hide = { hide: true }
   const formSchema = { hide: true, body: FormBody }
 
@@ -456,6 +467,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       transitionErrors?: FieldErrors
       itemValues?: Record<string, string>
       itemErrors?: FieldErrors
+      parcelErrors?: FieldErrors
+      parcelValues?: Record<string, string>
+      quotes?: { parcelId: number; quotes: RateQuote[] }
       status?: number
     } = {},
   ) {
@@ -486,6 +500,16 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       trackingLink: trackingLinks ? trackingLinkSection(pageContext, shipment, await trackingLinks.url(id)) : null,
       orderReference: orderReferences.get(shipment.orderId) ?? null,
       userNames,
+      parcels: parcelsSection(pageContext, {
+        shipmentId: id,
+        parcels: await options.deliveries.parcelsOf(id),
+        labelIntegrations: (await integrations.list())
+          .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
+          .map((integration) => integration.handle),
+        quotes: state.quotes ?? null,
+        errors: state.parcelErrors ?? {},
+        values: state.parcelValues ?? {},
+      }),
     })
     return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
   }
@@ -525,6 +549,110 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       throw error
     }
     return reply.redirect(`${prefix}/shipments/${id}?notice=${moved ? 'transitioned' : 'unchanged'}`, 303)
+  })
+
+  // Parcels and labels: each form posts here and comes back to the shipment page, with the refusal
+  // (the carrier's own words included) beside the form that caused it.
+  const parcelId = (raw: string) => positiveId(raw, () => new DeliveryErrors.ParcelNotFound(raw))
+  const refusalOf = (error: unknown): string | null => {
+    if (error instanceof ShipmentUpdateRejectedError) return error.message
+    if (error instanceof ShipmentValidationError) return Object.entries(error.errors).map(([name, messages]) => `${name}: ${messages.join(' ')}`).join('; ')
+    const status = (error as { statusCode?: unknown })?.statusCode
+    return typeof status === 'number' && status >= 400 && status < 500 && status !== 404 ? (error as Error).message : status === 503 ? (error as Error).message : null
+  }
+  const adminUserId = (request: FastifyRequest) => String(request.shipmentsAdmin!.user.id)
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/parcels', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const values = { 'parcel.weight': text(request.body['parcel.weight']), 'parcel.weightUnit': text(request.body['parcel.weightUnit']) }
+    try {
+      await options.deliveries.addParcel(id, { weight: { value: values['parcel.weight'], unit: values['parcel.weightUnit'] } }, { userId: adminUserId(request) })
+    } catch (error) {
+      if (error instanceof ShipmentValidationError) {
+        const parcelErrors: FieldErrors = {}
+        for (const [name, messages] of Object.entries(error.errors)) (parcelErrors[name === 'weight.value' ? 'parcel.weight' : name === 'weight.unit' ? 'parcel.weightUnit' : `parcel.${name}`] ??= []).push(...messages)
+        return renderShipment(request, reply, id, { parcelErrors, parcelValues: values, status: 422 })
+      }
+      const refusal = refusalOf(error)
+      if (refusal) return renderShipment(request, reply, id, { parcelErrors: { 'parcel.form': [refusal] }, parcelValues: values, status: 422 })
+      throw error
+    }
+    return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
+  })
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/parcels/suggest', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const suggestion = await options.boxes.suggestParcels(id, { apply: true }, { userId: adminUserId(request) })
+    if (suggestion.created.length === 0 || suggestion.unpacked.length > 0) {
+      const reasons = suggestion.unpacked.map((item) => `${item.quantity} of line ${item.lineItemId}: ${item.reason}`)
+      const message = `${suggestion.created.length} parcel${suggestion.created.length === 1 ? '' : 's'} added.${reasons.length > 0 ? ` Left out: ${reasons.join('; ')}.` : ''}`
+      return renderShipment(request, reply, id, { parcelErrors: { 'parcel.form': [message] }, status: suggestion.created.length === 0 ? 422 : 200 })
+    }
+    return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
+  })
+
+  scope.post<{ Params: { id: string; parcelId: string }; Body: Form }>('/shipments/:id/parcels/:parcelId/rates', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const parcel = parcelId(request.params.parcelId)
+    try {
+      const quotes = await options.deliveries.quoteRates(id, parcel, { integration: text(request.body.integration) })
+      return renderShipment(request, reply, id, { quotes: { parcelId: parcel, quotes } })
+    } catch (error) {
+      const refusal = refusalOf(error)
+      if (refusal) return renderShipment(request, reply, id, { parcelErrors: { [`label.${parcel}`]: [refusal] }, status: 422 })
+      throw error
+    }
+  })
+
+  for (const action of ['label', 'void'] as const) {
+    scope.post<{ Params: { id: string; parcelId: string }; Body: Form }>(`/shipments/:id/parcels/:parcelId/${action}`, { schema: formSchema, config: buyLabels }, async (request, reply) => {
+      const id = shipmentId(request.params.id)
+      const parcel = parcelId(request.params.parcelId)
+      try {
+        if (action === 'void') await options.deliveries.voidLabel(id, parcel, { userId: adminUserId(request) })
+        else {
+          const quoteId = Number(text(request.body.quoteId))
+          await options.deliveries.buyLabel(id, parcel, { integration: text(request.body.integration), quoteId: Number.isSafeInteger(quoteId) && quoteId > 0 ? quoteId : undefined, carrier: text(request.body.carrier) || undefined, service: text(request.body.service) || undefined }, { userId: adminUserId(request) })
+        }
+      } catch (error) {
+        const refusal = refusalOf(error)
+        if (refusal) return renderShipment(request, reply, id, { parcelErrors: { [`label.${parcel}`]: [refusal] }, status: 422 })
+        throw error
+      }
+      return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
+    })
+  }
+
+  // The box catalogue: the weights and sizes as typed (exact decimals), every problem beside its field.
+  async function renderBoxes(request: FastifyRequest, reply: FastifyReply, state: { values?: Record<string, string>; errors?: FieldErrors; status?: number } = {}) {
+    const content = boxCataloguePage(context(request, reply), { boxes: await options.boxes.listBoxes(), values: state.values ?? {}, errors: state.errors ?? {}, flash: noticeOf(request) })
+    return sendPage(request, reply, 'Boxes', content, state.status)
+  }
+  scope.get('/boxes', { schema: hide, config: view }, async (request, reply) => renderBoxes(request, reply))
+  scope.post<{ Body: Form }>('/boxes', { schema: formSchema, config: edit }, async (request, reply) => {
+    const values = Object.fromEntries(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'].map((name) => [name, text(request.body[name])]))
+    try {
+      await options.boxes.createBox({
+        name: values.name,
+        innerDimensions: { length: values.length!, width: values.width!, height: values.height!, unit: values.dimensionUnit as 'cm' },
+        emptyWeight: { value: values.emptyWeight!, unit: values.weightUnit as 'g' },
+        maxWeight: { value: values.maxWeight!, unit: values.weightUnit as 'g' },
+      })
+    } catch (error) {
+      if (!(error instanceof ShipmentValidationError)) throw error
+      // The service names `innerDimensions.length`, `maxWeight.value`...: the form's fields are flat.
+      const errors: FieldErrors = {}
+      for (const [name, messages] of Object.entries(error.errors)) {
+        const flat = name.replace(/^innerDimensions\.(length|width|height)$/, '$1').replace(/^innerDimensions\.unit$/, 'dimensionUnit').replace(/^(emptyWeight|maxWeight)\.value$/, '$1').replace(/^(emptyWeight|maxWeight)\.unit$/, 'weightUnit')
+        ;(errors[flat] ??= []).push(...messages)
+      }
+      return renderBoxes(request, reply, { values, errors, status: 422 })
+    }
+    return reply.redirect(`${prefix}/boxes?notice=created`, 303)
+  })
+  scope.post<{ Params: { boxId: string } }>('/boxes/:boxId/delete', { schema: formSchema, config: edit }, async (request, reply) => {
+    await options.boxes.removeBox(positiveId(request.params.boxId, () => new DeliveryErrors.BoxNotFound(request.params.boxId)))
+    return reply.redirect(`${prefix}/boxes?notice=saved`, 303)
   })
 
   // The items editor: quantities per line of the order replace the shipment's items (0 removes a line).

@@ -243,6 +243,8 @@ export interface ShipmentPageData {
   userNames: ReadonlyMap<string, string>
   /** The public tracking link's block (with the `trackingPage` option). */
   trackingLink?: SafeHtml | null
+  /** The parcels section (parcel-pages.ts). */
+  parcels?: SafeHtml | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -265,6 +267,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
   const pageLinks = [
     context.can.transition ? html`<a href="#change-status">Change status</a>` : '',
     data.items ? html`<a href="#items">Items</a>` : '',
+    data.parcels ? html`<a href="#parcels">Parcels</a>` : '',
     html`<a href="#history">History</a>`,
   ]
   return html`${errorSummary(problems)}<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
@@ -289,6 +292,7 @@ ${data.fields.length > 0 ? html`<h2>Custom fields</h2>${data.fields.map((definit
 ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` : html`<p class="meta">You may view this shipment, not edit it.</p>`}
 </form>
 ${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
+${data.parcels ?? ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
 </div><aside>
 <h2>Details</h2>

@@ -1,5 +1,6 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
+import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
 /**
@@ -563,7 +564,16 @@ export interface LineItemValues {
   price: string
   imageUrl: string | null
   options: Record<string, string>
+  /** The unit's size for packing (exact decimals in `dimensionUnit`). */
+  length?: string | null
+  width?: string | null
+  height?: string | null
+  dimensionUnit?: string | null
 }
+
+/** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */
+export type ParcelStore = ParcelStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow, AddressValues>
+export type ParcelPlan = ParcelPlanOf<NewOutboxMessage, OutboxClaim>
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -577,9 +587,10 @@ export class LockTimeoutError extends Error {
 
 /**
  * Locks held across asynchronous work: `shipmentPush` keeps one shipment's pushes and cancels one at a
- * time; `shipNotice` one order's ShipStation notifications with items (keyed by order id).
+ * time; `shipNotice` one order's ShipStation notifications with items (keyed by order id);
+ * `labelPurchase` one parcel's label purchases and voids (keyed by parcel id).
  */
-export type NamedLock = 'shipmentPush' | 'shipNotice'
+export type NamedLock = 'shipmentPush' | 'shipNotice' | 'labelPurchase'
 
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
@@ -726,6 +737,8 @@ export interface DataLayer {
   readonly outbox: OutboxStore
   /** Customer notifications and tracking links. */
   readonly notifications: NotificationStore
+  /** Parcels, label operations, rate quotes and the box catalogue (see parcels.ts). */
+  readonly parcels: ParcelStore
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

@@ -10,7 +10,7 @@ import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset } from '../time.js'
 import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import type { Integration, IntegrationInput, ExternalReference } from './integration.js'
-import type { AnyProviderDefinition, ConnectionCheck, DeliveryLedger, ProviderContext, ProviderRegistry } from './providers.js'
+import type { AnyProviderDefinition, ConnectionCheck, DeliveryLedger, ParcelTracking, ProviderContext, ProviderRegistry } from './providers.js'
 
 export const SECRET_MASK = '********'
 const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
@@ -41,6 +41,7 @@ class CallContext implements ProviderContext {
     readonly deliveries: DeliveryLedger,
     readonly shipments: ShipmentService,
     readonly orders: OrderStore,
+    readonly parcels: ParcelTracking | undefined,
     readonly now: () => number,
     parentLogger: FastifyBaseLogger,
     bindings: Record<string, unknown>,
@@ -65,6 +66,8 @@ export interface IntegrationServiceDependencies {
   clock: () => number
   /** Told after every change saved through this service (caches of integration rows listen). */
   changed?: () => void
+  /** Parcels by tracking number, for the tracking providers. */
+  parcels?: ParcelTracking | undefined
 }
 
 const SHORT_TEXT: TextRule = { maxLength: TEXT_LIMITS.short }
@@ -356,7 +359,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration), deliveries: ledgerFor(row.id) }
         presented.set(row.id, cached)
       }
-      return new CallContext(cached.integration, resolvedSettings(row), cached.deliveries, deps.shipments, deps.orders, deps.clock, logger, bindings)
+      return new CallContext(cached.integration, resolvedSettings(row), cached.deliveries, deps.shipments, deps.orders, deps.parcels, deps.clock, logger, bindings)
     },
 
     async checkConnection(handle: string): Promise<ConnectionCheck> {

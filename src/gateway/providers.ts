@@ -6,6 +6,7 @@ import type { DeliveryOutcome } from '../db/data-layer.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
+import type { DeliveryMethods } from './delivery-provider.js'
 import type { Integration } from './integration.js'
 
 /** The request as it reached the gateway: nothing parsed, so signatures can be checked over the raw bytes. */
@@ -39,6 +40,14 @@ export interface DeliveryLedger {
   record(deliveryId: string, outcome: DeliveryOutcome): Promise<boolean>
 }
 
+/**
+ * Parcels moved by tracking events: the parcel holding a tracking number goes to `shipped` or
+ * `delivered` (never back); the answer says whether every parcel of its shipment is out.
+ */
+export interface ParcelTracking {
+  track(event: { trackingNumber: string; status: ShipmentStatus; code: string; integration: string }): Promise<{ shipmentId: number; parcelId: number; parcelStatus: string; everyParcelShipped: boolean } | null>
+}
+
 export interface ProviderContext<Settings = Record<string, unknown>> {
   integration: Integration
   /** The integration's settings with environment references resolved. Never log them. */
@@ -50,6 +59,8 @@ export interface ProviderContext<Settings = Record<string, unknown>> {
   logger: FastifyBaseLogger
   /** The current time in milliseconds since the epoch: the plugin's `clock` option (default Date.now). */
   now(): number
+  /** Parcels by tracking number (the built-in tracking providers move them); absent in a context made by hand. */
+  parcels?: ParcelTracking | undefined
 }
 
 export interface ConnectionCheck {
@@ -98,6 +109,8 @@ export interface ProviderDefinition<Schema extends TObject = TObject> {
   pushShipment?(request: PushRequest, context: ProviderContext<Static<Schema>>): Promise<PushResult | void>
   /** Optional: cancels the shipment at the integration; errors as for `pushShipment`. */
   cancelShipment?(request: PushRequest, context: ProviderContext<Static<Schema>>): Promise<PushResult | void>
+  /** Optional: rates, labels bought exactly once, label documents and voids (see delivery-provider.ts). */
+  deliveries?: DeliveryMethods<ProviderContext<Static<Schema>>> | undefined
 }
 
 /** Declares a provider with its settings typed from its schema. */
@@ -132,6 +145,16 @@ export function providerDefinitionProblem(value: unknown): string | null {
   }
   for (const method of ['checkConnection', 'pushShipment', 'cancelShipment'] as const) {
     if (candidate[method] !== undefined && typeof candidate[method] !== 'function') return `"${candidate.id}": ${method} must be a function`
+  }
+  if (candidate.deliveries !== undefined) {
+    const deliveries = candidate.deliveries as unknown as Record<string, unknown> | null
+    if (typeof deliveries !== 'object' || deliveries === null) return `"${candidate.id}": deliveries must be an object`
+    for (const method of ['purchaseLabel', 'recoverLabel', 'voidLabel'] as const) {
+      if (typeof deliveries[method] !== 'function') return `"${candidate.id}": deliveries.${method} must be a function`
+    }
+    for (const method of ['quoteRates', 'labelDocument'] as const) {
+      if (deliveries[method] !== undefined && typeof deliveries[method] !== 'function') return `"${candidate.id}": deliveries.${method} must be a function`
+    }
   }
   return null
 }

@@ -1,6 +1,20 @@
 // The seam through which the package reads and changes the host's orders.
 
 /** What the shipment side needs to know of an order. */
+/** A postal address; `country` is an ISO 3166-1 alpha-2 code. */
+export interface PostalAddress {
+  name: string | null
+  company?: string | null | undefined
+  street1: string
+  street2?: string | null | undefined
+  city: string
+  state?: string | null | undefined
+  postalCode: string
+  country: string
+  phone?: string | null | undefined
+  email?: string | null | undefined
+}
+
 export interface OrderSummary {
   id: number
   /** The human-readable reference (ShipStation's OrderNumber); shipment references are built on it. */
@@ -13,6 +27,11 @@ export interface OrderSummary {
   customerName?: string | null | undefined
   /** The order status's display name, shown on the admin order page. Optional (the page shows `statusHandle` without it). */
   statusName?: string | null | undefined
+  /**
+   * Where the order ships to: rates and labels need it. Optional (the reference store: its shipping
+   * address, when it has a street, city, postal code and country).
+   */
+  shippingAddress?: PostalAddress | null | undefined
 }
 
 /** A completed order as the attention list shows it, with its lines. */
@@ -36,6 +55,10 @@ export interface OrderLine {
   shippable: boolean
   /** What host split rules may group lines by (warehouse, shipping category, options). Default none. */
   attributes?: Readonly<Record<string, unknown>> | undefined
+  /** One unit's weight, an exact decimal with its unit, for packing. Optional (the reference store keeps it). */
+  weight?: { value: string; unit: WeightUnit } | null | undefined
+  /** One unit's size, exact decimals in mm, cm or in, for packing. Optional (the reference store keeps it). */
+  dimensions?: { length: string; width: string; height: string; unit: 'mm' | 'cm' | 'in' } | null | undefined
 }
 
 /** A postal address as the export needs it; every value may be missing. */

@@ -1,6 +1,7 @@
 // Creating and changing the reference store's orders and order statuses through typed calls, with
 // the same text rule as every other stored text, instead of raw inserts into the package's tables.
 import type { AddressValues, DataLayer, LineItemValues, OrderValues } from '../db/data-layer.js'
+import { DIMENSION_UNITS, decimalProblem } from '../deliveries/units.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 
 /** A postal address of a reference order. `country` is ISO 3166-1 alpha-2 (the export needs it). */
@@ -32,6 +33,8 @@ export interface ReferenceLineItem {
   options?: Record<string, string> | undefined
   /** False for a line that never ships (a digital good, a gift card): shipments do not allocate it. Default true. */
   shippable?: boolean | undefined
+  /** The unit's size, for packing into boxes: exact decimals ("12.5") in mm, cm or in. */
+  dimensions?: { length: string; width: string; height: string; unit: 'mm' | 'cm' | 'in' } | null | undefined
 }
 
 export interface ReferenceOrderInput {
@@ -142,6 +145,14 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
   if (input.weight != null && !(Number.isFinite(input.weight) && input.weight >= 0)) throw new ReferenceOrderError(`${field}.weight`, 'must be a number of at least 0')
   if (input.weightUnit != null && !WEIGHT_UNITS.has(input.weightUnit)) throw new ReferenceOrderError(`${field}.weightUnit`, 'must be g, kg, lb or oz')
   if (input.shippable !== undefined && typeof input.shippable !== 'boolean') throw new ReferenceOrderError(`${field}.shippable`, 'must be a boolean')
+  const dimensions = input.dimensions ?? null
+  if (dimensions !== null) {
+    for (const side of ['length', 'width', 'height'] as const) {
+      const problem = decimalProblem(dimensions[side])
+      if (problem) throw new ReferenceOrderError(`${field}.dimensions.${side}`, problem)
+    }
+    if (!(DIMENSION_UNITS as readonly string[]).includes(dimensions.unit)) throw new ReferenceOrderError(`${field}.dimensions.unit`, `must be ${DIMENSION_UNITS.join(', ')}`)
+  }
   const options = input.options ?? {}
   for (const [key, value] of Object.entries(options)) {
     text(`${field}.options`, key)
@@ -157,6 +168,7 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
     price: decimal(`${field}.price`, input.price),
     imageUrl: text(`${field}.imageUrl`, input.imageUrl, TEXT_LIMITS.url),
     options,
+    ...(dimensions ? { length: dimensions.length, width: dimensions.width, height: dimensions.height, dimensionUnit: dimensions.unit } : {}),
   }
 }
 

@@ -1,6 +1,6 @@
 // The reference order store: the OrderStore interface on the package's own order tables.
-import type { DataLayer } from '../db/data-layer.js'
-import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from './order-store.js'
+import type { AddressValues, DataLayer } from '../db/data-layer.js'
+import type { OrderStore, OrderSummary, PostalAddress, ShipNotificationChange, ShipNotificationResult } from './order-store.js'
 
 export class UnknownOrderStatusError extends Error {
   constructor(readonly statusHandle: string) {
@@ -28,6 +28,23 @@ export interface ReferenceOrderStoreOptions {
   orderFields?: OrderFieldDefinition[] | undefined
 }
 
+/** A stored shipping address as a postal address, or null when it lacks a street, city, postal code or country. */
+function postalAddress(address: AddressValues | undefined): PostalAddress | null {
+  if (!address?.address1 || !address.city || !address.postalCode || !address.countryCode) return null
+  return {
+    name: address.fullName,
+    company: address.company,
+    street1: address.address1,
+    street2: address.address2,
+    city: address.city,
+    state: address.state,
+    postalCode: address.postalCode,
+    country: address.countryCode,
+    phone: address.phone,
+    email: address.email,
+  }
+}
+
 /** The reference store on a data layer; hosts get it as `app.shipments.orders` when they bring no order store. */
 export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrderStoreOptions = {}): OrderStore {
   const fieldsByHandle = new Map((options.orderFields ?? []).map((field) => [field.handle, field]))
@@ -50,7 +67,10 @@ export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrd
 
   return {
     async findOrder(orderId): Promise<OrderSummary | null> {
-      return (await data.findOrder(orderId)) ?? null
+      const order = await data.findOrder(orderId)
+      if (!order) return null
+      const shippingAddress = postalAddress(await data.parcels.orderShippingAddress(orderId))
+      return shippingAddress ? { ...order, shippingAddress } : order
     },
 
     async findOrderByReference(reference): Promise<OrderSummary | null> {

@@ -10,6 +10,11 @@ export const WEBHOOK_EVENT_NAMES = [
   'shipmentRestored',
   'orderAdvanced',
   'shipNotificationRecorded',
+  'parcelAdded',
+  'parcelChanged',
+  'parcelRemoved',
+  'labelPurchased',
+  'labelVoided',
 ] as const satisfies readonly WebhookEventName[]
 
 // Every event is listed: an event added to the map and not here fails the type check.

@@ -3,6 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { SHIPMENT_STATUSES } from './shipment.js'
 import { MAX_ITEMS_PER_SHIPMENT } from './items.js'
 import { TEXT_LIMITS } from '../text.js'
+import { ParcelSchema } from '../deliveries/schemas.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
@@ -39,7 +40,12 @@ export const ShipmentSchema = Type.Object({
 /** What the admin reads return: spec 2.1 plus creation, update and soft-delete times. */
 export const ShipmentDetailSchema = Type.Composite([
   ShipmentSchema,
-  Type.Object({ dateCreated: Type.String(), dateUpdated: Type.String(), dateDeleted: Timestamp }),
+  Type.Object({
+    dateCreated: Type.String(),
+    dateUpdated: Type.String(),
+    dateDeleted: Timestamp,
+    parcels: Type.Optional(Type.Array(ParcelSchema, { description: 'The parcels (reading one shipment): empty for a shipment without parcels' })),
+  }),
 ])
 
 export const HistoryEntrySchema = Type.Object({

@@ -24,6 +24,7 @@ import {
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
 import { createPostgresNotificationStore } from './notifications.js'
+import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
@@ -723,6 +724,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     exportOrders,
 
     notifications: createPostgresNotificationStore(db),
+
+    parcels: createPostgresParcelStore(db),
 
     outbox: createPostgresOutboxStore(db),
 

@@ -18,4 +18,6 @@ export const ADVISORY_LOCK_CLASS = {
   outboxClaim: 0x53484954,
   /** ShipStation notifications with items for one order, one at a time; the second key is the order id. */
   shipNotice: 0x53484955,
+  /** Label purchases and voids of one parcel, one at a time; the second key is the parcel id. */
+  labelPurchase: 0x53484956,
 } as const

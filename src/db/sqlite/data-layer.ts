@@ -32,6 +32,7 @@ import {
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
 import { createSqliteNotificationStore } from './notifications.js'
+import { createSqliteParcelStore } from './parcels.js'
 import { createCheckpointer } from './checkpointer.js'
 import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
@@ -693,6 +694,8 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     },
 
     notifications: createSqliteNotificationStore(db),
+
+    parcels: createSqliteParcelStore(db, writeMessages),
 
     outbox: createSqliteOutboxStore(db, writeMessages, group),
 

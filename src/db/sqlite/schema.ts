@@ -319,6 +319,11 @@ export const orderLineItems = sqliteTable(
     weight: real('weight'),
     /** g, kg, lb or oz. */
     weightUnit: text('weight_unit'),
+    /** The unit's size for packing, exact decimals as text in `dimension_unit` (mm, cm or in); null when unknown. */
+    length: text('length'),
+    width: text('width'),
+    height: text('height'),
+    dimensionUnit: text('dimension_unit'),
     quantity: integer('quantity').notNull().default(1),
     /** False for lines that never ship (digital goods, services): shipments do not allocate them. */
     shippable: integer('shippable', { mode: 'boolean' }).notNull().default(true),
@@ -350,6 +355,9 @@ export const orderAddresses = sqliteTable(
   },
   (table) => [uniqueIndex('shipments_order_addresses_order_kind_unique').on(table.orderId, table.kind)],
 )
+
+// The deliveries tables (parcels, label operations, rate quotes, boxes) live in a file of their own.
+export * from './deliveries-schema.js'
 
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

@@ -1,5 +1,6 @@
 // The built-in EasyPost provider: signed tracker events (tracker.created, tracker.updated) move
-// shipments; a push creates an EasyPost tracker for a shipment's tracking number.
+// shipments; a push creates an EasyPost tracker for a shipment's tracking number; rates, labels,
+// conversions and refunds through the official client (easypost-labels.ts).
 import { createHmac } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { IntegrationError } from '../../errors.js'
@@ -7,6 +8,7 @@ import type { ShipmentStatus } from '../../shipments/shipment.js'
 import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider } from '../providers.js'
+import { easyPostDeliveries } from './easypost-labels.js'
 import {
   API_BASE_URL_PATTERN,
   applyTrackingEvent,
@@ -50,6 +52,14 @@ const SettingsSchema = Type.Object(
     apiBaseUrl: Type.Optional(
       Type.String({ pattern: API_BASE_URL_PATTERN, default: EASYPOST_API_BASE_URL, title: 'API base URL', description: `EasyPost's API (default ${EASYPOST_API_BASE_URL}); https, or http on a loopback address.` }),
     ),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('test'), Type.Literal('production')], {
+        default: 'test',
+        title: 'Mode',
+        description: "The mode of the API key (test or production): an answer in the other mode is refused before any label is bought.",
+      }),
+    ),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000, title: 'Timeout (ms)', description: 'The deadline of each call to EasyPost for rates and labels (default 15000).' })),
   },
   { additionalProperties: false },
 )
@@ -96,6 +106,8 @@ export const easyPostProvider = defineProvider({
       context,
     )
   },
+
+  deliveries: easyPostDeliveries(EASYPOST_API_BASE_URL),
 
   async checkConnection(context) {
     const { apiKey, apiBaseUrl = EASYPOST_API_BASE_URL } = context.settings

@@ -136,7 +136,19 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
   const { integration } = context
   const status = integration.statusMap[event.code]
   if (!status) return unapplied(context, event, 'unmapped-status', `Unmapped status ${event.code}`, { externalCode: event.code })
-  const match = await findShipment(event, context)
+  let match = await findShipment(event, context)
+  // A parcel holding the number moves first (forward only, so a repeat or a late event changes nothing).
+  const parcel = context.parcels ? await context.parcels.track({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null
+  if (parcel) {
+    // A shipment with parcels is shipped once every parcel is out; until then the event moves the parcel only.
+    if (status === 'shipped' && !parcel.everyParcelShipped) {
+      const recorded = await context.deliveries.record(event.deliveryId, { outcome: 'parcel', reason: `Parcel ${parcel.parcelId} is ${parcel.parcelStatus}; other parcels of its shipment are not out yet` })
+      if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
+      return { body: { success: true, applied: true, deliveryId: event.deliveryId, parcel: { id: parcel.parcelId, status: parcel.parcelStatus } } }
+    }
+    const shipment = 'shipment' in match ? null : await context.shipments.get(parcel.shipmentId)
+    if (shipment) match = { shipment }
+  }
   if (!('shipment' in match)) {
     const reason =
       match.reason === 'unmatched'

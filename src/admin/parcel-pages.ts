@@ -1,0 +1,97 @@
+// The parcels section of the shipment page: parcels with their labels, add a parcel, suggest parcels
+// from the box catalogue, get rates, buy, print and void labels; the carrier's errors beside the form.
+import type { Parcel } from '../deliveries/parcel.js'
+import type { RateQuote } from '../deliveries/service.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
+import type { Box } from '../deliveries/boxes.js'
+import { csrfField, field, formErrors, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
+import { html, safeHref, type SafeHtml } from './html.js'
+
+export interface ParcelSectionData {
+  shipmentId: number
+  parcels: Parcel[]
+  /** Handles of enabled integrations whose provider sells labels. */
+  labelIntegrations: string[]
+  /** Quotes just fetched for one parcel, cheapest first. */
+  quotes: { parcelId: number; quotes: RateQuote[] } | null
+  /** Errors of the parcel forms: `parcel.<field>` for the add form, `label.<parcelId>` for a parcel's label forms. */
+  errors: FieldErrors
+  values: Record<string, string>
+}
+
+const weightText = (parcel: Parcel) => `${parcel.weight.value} ${parcel.weight.unit}`
+const sizeText = (parcel: Parcel) => (parcel.dimensions ? `${parcel.dimensions.length} × ${parcel.dimensions.width} × ${parcel.dimensions.height} ${parcel.dimensions.unit}` : '—')
+
+export function parcelsSection(context: PageContext, data: ParcelSectionData): SafeHtml {
+  const base = `${context.prefix}/shipments/${data.shipmentId}/parcels`
+  const integrationChoices = data.labelIntegrations.map((handle) => [handle, handle] as const)
+  const canBuy = context.can.buyLabels && data.labelIntegrations.length > 0
+  const rows = data.parcels.map((parcel) => {
+    const labelHref = parcel.label ? safeHref(parcel.label.url) : null
+    const errorName = `label.${parcel.id}`
+    const quotes = data.quotes?.parcelId === parcel.id ? data.quotes.quotes : null
+    return html`<tr data-parcel="${parcel.id}">
+<td>${weightText(parcel)}</td><td>${sizeText(parcel)}</td>
+<td>${parcel.trackingNumber ? html`${parcel.carrier ?? ''} ${parcel.service ?? ''}<br>${parcel.trackingNumber}` : '—'}</td>
+<td>${parcel.label ? html`${labelHref ? html`<a href="${labelHref}" rel="noopener noreferrer" target="_blank">${parcel.label.format}</a>` : parcel.label.format}${parcel.label.cost ? html` · ${parcel.label.cost.amount} ${parcel.label.cost.currency}` : ''}` : '—'}
+${(data.errors[errorName] ?? []).length > 0 ? html`<p class="field-error" role="alert" id="${`error-${errorName}`}">${data.errors[errorName]!.join(' ')}</p>` : ''}
+${parcel.label && canBuy ? html`<form method="post" action="${base}/${parcel.id}/void" data-confirm="Void this label? The carrier decides on the refund.">${csrfField(context.csrf)}<button type="submit" class="danger">Void label</button></form>` : ''}
+${!parcel.label && canBuy ? labelForms(context, base, parcel, integrationChoices, quotes) : ''}</td>
+</tr>`
+  })
+  return html`<h2 id="parcels" tabindex="-1">Parcels</h2>
+${data.parcels.length === 0 ? html`<p class="meta">No parcels yet: the shipment's own tracking number is used.</p>` : scrollingTable('Parcels', html`<table><thead><tr><th>Weight</th><th>Size</th><th>Tracking</th><th>Label</th></tr></thead><tbody>${rows}</tbody></table>`)}
+${context.can.edit ? addParcelForm(context, base, data) : ''}`
+}
+
+function labelForms(context: PageContext, base: string, parcel: Parcel, integrations: ReadonlyArray<readonly [string, string]>, quotes: RateQuote[] | null): SafeHtml {
+  const rates = html`<form method="post" action="${base}/${parcel.id}/rates" aria-label="Get rates">${csrfField(context.csrf)}
+${select('integration', integrations[0]?.[0] ?? '', integrations, html` aria-label="Integration"`)} <button type="submit">Get rates</button></form>`
+  if (!quotes) return rates
+  const table = quotes.length === 0
+    ? html`<p class="meta">No rates.</p>`
+    : html`<table><thead><tr><th>Carrier</th><th>Service</th><th>Price</th><th>Days</th><th></th></tr></thead><tbody>${quotes.map(
+        (quote) => html`<tr data-quote="${quote.id}"><td>${quote.carrier}</td><td>${quote.service}</td><td>${quote.amount} ${quote.currency}</td><td>${quote.deliveryDays ?? '—'}</td>
+<td><form method="post" action="${base}/${parcel.id}/label">${csrfField(context.csrf)}<input type="hidden" name="integration" value="${quote.integration}"><input type="hidden" name="quoteId" value="${quote.id}"><button type="submit" class="primary">Buy</button></form></td></tr>`,
+      )}</tbody></table>`
+  return html`${rates}${scrollingTable('Rates', table)}`
+}
+
+function addParcelForm(context: PageContext, base: string, data: ParcelSectionData): SafeHtml {
+  const { errors, values } = data
+  const names = new Set(['parcel.weight', 'parcel.weightUnit'])
+  return html`<form method="post" action="${base}" aria-label="Add a parcel" novalidate>${csrfField(context.csrf)}
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('parcel.') && !names.has(name))), new Set())}
+<div class="field-row">
+${field({ name: 'parcel.weight', label: 'Weight', errors }, (aria) => textInput('parcel.weight', values['parcel.weight'] ?? '', html`${aria} inputmode="decimal"`))}
+${field({ name: 'parcel.weightUnit', label: 'Unit', errors }, (aria) => select('parcel.weightUnit', values['parcel.weightUnit'] ?? 'kg', WEIGHT_UNITS.map((unit) => [unit, unit] as const), aria))}
+</div>
+<button type="submit">Add parcel</button></form>
+<form method="post" action="${base}/suggest" aria-label="Suggest parcels">${csrfField(context.csrf)}<button type="submit">Suggest parcels from boxes</button></form>`
+}
+
+/** The box catalogue page: the boxes, a form to add one, and a remove button each. */
+export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; values: Record<string, string>; errors: FieldErrors; flash: string | null }): SafeHtml {
+  const { values, errors } = data
+  const url = `${context.prefix}/boxes`
+  const input = (name: string, label: string, hint?: string) =>
+    field({ name, label, errors, hint }, (aria) => textInput(name, values[name] ?? '', html`${aria} inputmode="decimal"`))
+  const rows = data.boxes.map(
+    (box) => html`<tr data-box="${box.id}"><td>${box.name}${box.enabled ? '' : html` <span class="meta">(disabled)</span>`}</td>
+<td>${box.innerDimensions.length} × ${box.innerDimensions.width} × ${box.innerDimensions.height} ${box.innerDimensions.unit}</td>
+<td>${box.emptyWeight.value} ${box.emptyWeight.unit}</td><td>${box.maxWeight.value} ${box.maxWeight.unit}</td>
+<td>${context.can.edit ? html`<form method="post" action="${url}/${box.id}/delete" data-confirm="Remove this box?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove</button></form>` : ''}</td></tr>`,
+  )
+  const fieldNames = new Set(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'])
+  return html`<h1>Boxes</h1>
+${data.flash ? html`<div class="notice notice-ok" role="status">${data.flash}</div>` : ''}
+${data.boxes.length === 0 ? html`<p class="meta">No boxes yet: "Suggest parcels" needs at least one.</p>` : scrollingTable('Boxes', html`<table><thead><tr><th>Name</th><th>Inner size</th><th>Empty weight</th><th>Maximum weight</th><th></th></tr></thead><tbody>${rows}</tbody></table>`)}
+${context.can.edit ? html`<h2>Add a box</h2><form method="post" action="${url}" aria-label="Add a box" novalidate>${csrfField(context.csrf)}
+${formErrors(errors, fieldNames)}
+${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name ?? '', aria))}
+<div class="field-row">${input('length', 'Inner length')}${input('width', 'Inner width')}${input('height', 'Inner height')}
+${field({ name: 'dimensionUnit', label: 'Unit', errors }, (aria) => select('dimensionUnit', values.dimensionUnit ?? 'cm', DIMENSION_UNITS.map((unit) => [unit, unit] as const), aria))}</div>
+<div class="field-row">${input('emptyWeight', 'Empty weight')}${input('maxWeight', 'Maximum weight', 'The packed box, empty box included.')}
+${field({ name: 'weightUnit', label: 'Unit', errors }, (aria) => select('weightUnit', values.weightUnit ?? 'g', WEIGHT_UNITS.map((unit) => [unit, unit] as const), aria))}</div>
+<button type="submit" class="primary">Add box</button></form>` : ''}`
+}

@@ -1,0 +1,160 @@
+// Parcels, label operations, rate quotes and boxes on PostgreSQL: a change reads the parcel FOR UPDATE
+// inside its transaction, so two instances changing one parcel take turns.
+import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
+import type { ParcelStore } from '../data-layer.js'
+import type { LabelOperationRow, ParcelRow } from '../parcels.js'
+import { sqlState, type PostgresDatabase } from './connection.js'
+import { writeOutboxMessages } from './outbox.js'
+import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
+import { orderAddresses, orderLineItems, shipments } from './schema.js'
+
+type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
+
+/** Ids are int4: one outside names no row, as on SQLite. */
+const isInt4 = (value: number) => Number.isInteger(value) && value >= -2147483648 && value <= 2147483647
+const UNIQUE_VIOLATION = '23505'
+
+export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
+  const listIn = async (tx: Transaction | PostgresDatabase, shipmentId: number) =>
+    (await tx.select().from(parcels).where(eq(parcels.shipmentId, shipmentId)).orderBy(asc(parcels.id))) as ParcelRow[]
+  return {
+    async list(shipmentId) {
+      if (!isInt4(shipmentId)) return []
+      return listIn(db, shipmentId)
+    },
+    async find(parcelId) {
+      if (!isInt4(parcelId)) return undefined
+      const [row] = await db.select().from(parcels).where(eq(parcels.id, parcelId))
+      return row as ParcelRow | undefined
+    },
+    async findByTrackingNumber(trackingNumber) {
+      const [row] = await db.select().from(parcels).where(eq(parcels.trackingNumber, trackingNumber)).orderBy(desc(parcels.id)).limit(1)
+      return row as ParcelRow | undefined
+    },
+    async change(target, plan) {
+      const id = 'parcelId' in target ? target.parcelId : target.shipmentId
+      if (!isInt4(id)) return undefined
+      return db.transaction(async (tx) => {
+        const now = new Date()
+        let current: ParcelRow | undefined
+        let shipmentId: number
+        if ('parcelId' in target) {
+          ;[current] = (await tx.select().from(parcels).where(eq(parcels.id, target.parcelId)).for('update')) as ParcelRow[]
+          if (!current) return undefined
+          shipmentId = current.shipmentId
+        } else {
+          const [shipment] = await tx.select({ id: shipments.id }).from(shipments).where(eq(shipments.id, target.shipmentId)).for('update')
+          if (!shipment) return undefined
+          shipmentId = target.shipmentId
+        }
+        const planned = plan(current)
+        let row: ParcelRow
+        if (planned.insert) {
+          ;[row] = (await tx.insert(parcels).values({ ...planned.insert, ...planned.columns, shipmentId, createdAt: now, updatedAt: now }).returning()) as ParcelRow[]
+        } else if (planned.remove) {
+          row = current!
+          await tx.delete(parcels).where(eq(parcels.id, row.id))
+        } else if (planned.columns) {
+          ;[row] = (await tx.update(parcels).set({ ...planned.columns, updatedAt: now }).where(eq(parcels.id, current!.id)).returning()) as ParcelRow[]
+        } else {
+          row = current!
+        }
+        if (planned.operation) {
+          await tx.update(labelOperations).set({ ...planned.operation.columns, updatedAt: now }).where(eq(labelOperations.operationId, planned.operation.operationId))
+        }
+        if (planned.history && !planned.remove) await tx.insert(parcelHistory).values({ ...planned.history, parcelId: row.id, shipmentId, createdAt: now })
+        const messages = planned.messages ? await writeOutboxMessages(tx, planned.messages(row, await listIn(tx, shipmentId)), planned.claimFor ?? null, now) : []
+        return { row, messages }
+      })
+    },
+
+    async beginOperation(values) {
+      try {
+        const [row] = await db.insert(labelOperations).values({ ...values, state: 'pending' }).returning()
+        return row as LabelOperationRow
+      } catch (error) {
+        if (sqlState(error) === UNIQUE_VIOLATION) return 'busy'
+        throw error
+      }
+    },
+    async activeOperation(parcelId) {
+      if (!isInt4(parcelId)) return undefined
+      const [row] = await db
+        .select()
+        .from(labelOperations)
+        .where(and(eq(labelOperations.parcelId, parcelId), inArray(labelOperations.state, ['pending', 'purchased'])))
+      return row as LabelOperationRow | undefined
+    },
+    async findOperation(operationId) {
+      const [row] = await db.select().from(labelOperations).where(eq(labelOperations.operationId, operationId))
+      return row as LabelOperationRow | undefined
+    },
+    async updateOperation(operationId, columns) {
+      await db.update(labelOperations).set({ ...columns, updatedAt: new Date() }).where(eq(labelOperations.operationId, operationId))
+    },
+    async operations(parcelId) {
+      if (!isInt4(parcelId)) return []
+      return (await db.select().from(labelOperations).where(eq(labelOperations.parcelId, parcelId)).orderBy(desc(labelOperations.id))) as LabelOperationRow[]
+    },
+    async recordAttempt(attempt) {
+      await db.insert(labelAttempts).values(attempt)
+    },
+    async attempts(operationId) {
+      return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id))
+    },
+
+    async orderLineMeasures(orderId) {
+      if (!isInt4(orderId)) return []
+      const { id, weight, weightUnit, length, width, height, dimensionUnit } = getTableColumns(orderLineItems)
+      const measures = { id, weight, weightUnit, length, width, height, dimensionUnit }
+      return db
+        .select(measures)
+        .from(orderLineItems)
+        .where(eq(orderLineItems.orderId, orderId))
+        .orderBy(asc(orderLineItems.id))
+    },
+
+    async orderShippingAddress(orderId) {
+      if (!isInt4(orderId)) return undefined
+      const { id: _id, orderId: _orderId, ...address } = getTableColumns(orderAddresses)
+      const [row] = await db
+        .select(address)
+        .from(orderAddresses)
+        .where(and(eq(orderAddresses.orderId, orderId), eq(orderAddresses.kind, 'shipping')))
+      return row
+    },
+
+    async insertQuotes(quotes) {
+      if (quotes.length === 0) return []
+      return db.insert(rateQuotes).values(quotes).returning()
+    },
+    async findQuote(id) {
+      if (!isInt4(id)) return undefined
+      const [row] = await db.select().from(rateQuotes).where(eq(rateQuotes.id, id))
+      return row
+    },
+
+    async listBoxes() {
+      return db.select().from(boxes).orderBy(asc(boxes.id))
+    },
+    async findBox(id) {
+      if (!isInt4(id)) return undefined
+      const [row] = await db.select().from(boxes).where(eq(boxes.id, id))
+      return row
+    },
+    async insertBox(values) {
+      const now = new Date()
+      const [row] = await db.insert(boxes).values({ ...values, createdAt: now, updatedAt: now }).returning()
+      return row
+    },
+    async updateBox(id, values) {
+      if (!isInt4(id)) return undefined
+      const [row] = await db.update(boxes).set({ ...values, updatedAt: new Date() }).where(eq(boxes.id, id)).returning()
+      return row
+    },
+    async removeBox(id) {
+      if (!isInt4(id)) return false
+      return (await db.delete(boxes).where(eq(boxes.id, id)).returning({ id: boxes.id })).length > 0
+    },
+  }
+}

@@ -1,0 +1,149 @@
+// The deliveries tables on SQLite: parcels, their history, label operations and attempts, rate quotes, boxes.
+import { sql } from 'drizzle-orm'
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import type { BoxRow, LabelAttemptRow, LabelOperationRow, LabelOperationState, ParcelHistoryRow, ParcelItem, ParcelRow, RateQuoteRow } from '../parcels.js'
+
+const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
+const createdAt = () => timestamp('created_at').notNull().default(sql`(unixepoch('subsec') * 1000)`)
+const updatedAt = () => timestamp('updated_at').notNull().default(sql`(unixepoch('subsec') * 1000)`)
+
+export const boxes = sqliteTable('shipments_boxes', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  name: text('name').notNull(),
+  innerLength: text('inner_length').notNull(),
+  innerWidth: text('inner_width').notNull(),
+  innerHeight: text('inner_height').notNull(),
+  dimensionUnit: text('dimension_unit').notNull(),
+  emptyWeight: text('empty_weight').notNull(),
+  maxWeight: text('max_weight').notNull(),
+  weightUnit: text('weight_unit').notNull(),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+})
+
+export const parcels = sqliteTable(
+  'shipments_parcels',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    // No foreign key to the shipments table: shipments are only ever soft-deleted, and the tables stay apart.
+    shipmentId: integer('shipment_id').notNull(),
+    /** Exact decimals as text, with their units: no binary rounding reaches a weight or a size. */
+    weight: text('weight').notNull(),
+    weightUnit: text('weight_unit').notNull(),
+    length: text('length'),
+    width: text('width'),
+    height: text('height'),
+    dimensionUnit: text('dimension_unit'),
+    boxId: integer('box_id').references(() => boxes.id, { onDelete: 'set null' }),
+    items: text('items', { mode: 'json' }).$type<ParcelItem[]>().notNull().default(sql`'[]'`),
+    status: text('status').notNull().default('pending'),
+    trackingNumber: text('tracking_number'),
+    trackingUrl: text('tracking_url'),
+    carrier: text('carrier'),
+    service: text('service'),
+    labelUrl: text('label_url'),
+    labelFormat: text('label_format'),
+    labelCost: text('label_cost'),
+    labelCurrency: text('label_currency'),
+    labelOperationId: text('label_operation_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [index('shipments_parcels_shipment_idx').on(table.shipmentId, table.id), index('shipments_parcels_tracking_idx').on(table.trackingNumber)],
+)
+
+export const parcelHistory = sqliteTable(
+  'shipments_parcel_history',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    parcelId: integer('parcel_id')
+      .notNull()
+      .references(() => parcels.id, { onDelete: 'cascade' }),
+    shipmentId: integer('shipment_id').notNull(),
+    action: text('action').notNull(),
+    message: text('message'),
+    userId: text('user_id'),
+    createdAt: createdAt(),
+  },
+  (table) => [index('shipments_parcel_history_parcel_idx').on(table.parcelId, table.id)],
+)
+
+export const labelOperations = sqliteTable(
+  'shipments_label_operations',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    operationId: text('operation_id').notNull(),
+    parcelId: integer('parcel_id')
+      .notNull()
+      .references(() => parcels.id, { onDelete: 'cascade' }),
+    shipmentId: integer('shipment_id').notNull(),
+    integrationId: integer('integration_id').notNull(),
+    providerId: text('provider_id').notNull(),
+    quoteId: integer('quote_id'),
+    carrier: text('carrier').notNull(),
+    service: text('service').notNull(),
+    state: text('state').$type<LabelOperationState>().notNull().default('pending'),
+    externalId: text('external_id'),
+    error: text('error'),
+    userId: text('user_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    uniqueIndex('shipments_label_operations_operation_unique').on(table.operationId),
+    // One label in the making or bought per parcel, whatever the number of instances racing to buy it.
+    uniqueIndex('shipments_label_operations_active_unique').on(table.parcelId).where(sql`state in ('pending', 'purchased')`),
+    index('shipments_label_operations_parcel_idx').on(table.parcelId, table.id),
+  ],
+)
+
+export const labelAttempts = sqliteTable(
+  'shipments_label_attempts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    operationId: text('operation_id').notNull(),
+    step: text('step').notNull(),
+    request: text('request', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    response: text('response', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('shipments_label_attempts_operation_idx').on(table.operationId, table.id)],
+)
+
+export const rateQuotes = sqliteTable(
+  'shipments_rate_quotes',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    shipmentId: integer('shipment_id').notNull(),
+    parcelId: integer('parcel_id')
+      .notNull()
+      .references(() => parcels.id, { onDelete: 'cascade' }),
+    integrationId: integer('integration_id').notNull(),
+    carrier: text('carrier').notNull(),
+    service: text('service').notNull(),
+    amount: text('amount').notNull(),
+    currency: text('currency').notNull(),
+    deliveryDays: integer('delivery_days'),
+    deliveryDate: text('delivery_date'),
+    externalRateId: text('external_rate_id'),
+    fingerprint: text('fingerprint').notNull(),
+    expiresAt: timestamp('expires_at').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('shipments_rate_quotes_parcel_idx').on(table.parcelId, table.id)],
+)
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const rowsMatch: [
+  Same<typeof parcels.$inferSelect, ParcelRow>,
+  Same<typeof parcelHistory.$inferSelect, ParcelHistoryRow>,
+  Same<typeof labelOperations.$inferSelect, LabelOperationRow>,
+  Same<typeof labelAttempts.$inferSelect, LabelAttemptRow>,
+  Same<typeof rateQuotes.$inferSelect, RateQuoteRow>,
+  Same<typeof boxes.$inferSelect, BoxRow>,
+] = [true, true, true, true, true, true]
+void rowsMatch

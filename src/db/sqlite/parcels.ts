@@ -1,0 +1,136 @@
+// Parcels, label operations, rate quotes and boxes on SQLite: a change is one IMMEDIATE transaction.
+import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
+import type { ParcelStore } from '../data-layer.js'
+import type { LabelOperationRow, ParcelRow } from '../parcels.js'
+import { writeTransaction, type SqliteDatabase } from './dialect.js'
+import type { createSqliteOutboxWriter } from './outbox.js'
+import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
+import { orderAddresses, orderLineItems, shipments } from './schema.js'
+
+/** SQLite's answer to a second active operation of a parcel (the partial unique index). */
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+
+export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ParcelStore {
+  const listSync = (shipmentId: number) => db.select().from(parcels).where(eq(parcels.shipmentId, shipmentId)).orderBy(asc(parcels.id)).all() as ParcelRow[]
+  const findSync = (id: number) => db.select().from(parcels).where(eq(parcels.id, id)).get() as ParcelRow | undefined
+  return {
+    async list(shipmentId) {
+      return listSync(shipmentId)
+    },
+    async find(parcelId) {
+      return findSync(parcelId)
+    },
+    async findByTrackingNumber(trackingNumber) {
+      return db.select().from(parcels).where(eq(parcels.trackingNumber, trackingNumber)).orderBy(desc(parcels.id)).limit(1).get() as ParcelRow | undefined
+    },
+    async change(target, plan) {
+      return writeTransaction(db, () => {
+        const now = new Date()
+        let current: ParcelRow | undefined
+        let shipmentId: number
+        if ('parcelId' in target) {
+          current = findSync(target.parcelId)
+          if (!current) return undefined
+          shipmentId = current.shipmentId
+        } else {
+          if (!db.select({ id: shipments.id }).from(shipments).where(eq(shipments.id, target.shipmentId)).get()) return undefined
+          shipmentId = target.shipmentId
+        }
+        const planned = plan(current)
+        let row: ParcelRow
+        if (planned.insert) {
+          row = db.insert(parcels).values({ ...planned.insert, ...planned.columns, shipmentId, createdAt: now, updatedAt: now }).returning().get() as ParcelRow
+        } else if (planned.remove) {
+          row = current!
+          db.delete(parcels).where(eq(parcels.id, row.id)).run()
+        } else if (planned.columns) {
+          row = db.update(parcels).set({ ...planned.columns, updatedAt: now }).where(eq(parcels.id, current!.id)).returning().get() as ParcelRow
+        } else {
+          row = current!
+        }
+        if (planned.operation) {
+          db.update(labelOperations).set({ ...planned.operation.columns, updatedAt: now }).where(eq(labelOperations.operationId, planned.operation.operationId)).run()
+        }
+        if (planned.history && !planned.remove) db.insert(parcelHistory).values({ ...planned.history, parcelId: row.id, shipmentId, createdAt: now }).run()
+        const messages = planned.messages ? writeMessages(planned.messages(row, listSync(shipmentId)), planned.claimFor ?? null, now) : []
+        return { row, messages }
+      })
+    },
+
+    async beginOperation(values) {
+      try {
+        return db.insert(labelOperations).values({ ...values, state: 'pending' }).returning().get() as LabelOperationRow
+      } catch (error) {
+        if (isUniqueViolation(error)) return 'busy'
+        throw error
+      }
+    },
+    async activeOperation(parcelId) {
+      return db
+        .select()
+        .from(labelOperations)
+        .where(and(eq(labelOperations.parcelId, parcelId), inArray(labelOperations.state, ['pending', 'purchased'])))
+        .get() as LabelOperationRow | undefined
+    },
+    async findOperation(operationId) {
+      return db.select().from(labelOperations).where(eq(labelOperations.operationId, operationId)).get() as LabelOperationRow | undefined
+    },
+    async updateOperation(operationId, columns) {
+      db.update(labelOperations).set({ ...columns, updatedAt: new Date() }).where(eq(labelOperations.operationId, operationId)).run()
+    },
+    async operations(parcelId) {
+      return db.select().from(labelOperations).where(eq(labelOperations.parcelId, parcelId)).orderBy(desc(labelOperations.id)).all() as LabelOperationRow[]
+    },
+    async recordAttempt(attempt) {
+      db.insert(labelAttempts).values(attempt).run()
+    },
+    async attempts(operationId) {
+      return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id)).all()
+    },
+
+    async orderLineMeasures(orderId) {
+      const { id, weight, weightUnit, length, width, height, dimensionUnit } = getTableColumns(orderLineItems)
+      const measures = { id, weight, weightUnit, length, width, height, dimensionUnit }
+      return db
+        .select(measures)
+        .from(orderLineItems)
+        .where(eq(orderLineItems.orderId, orderId))
+        .orderBy(asc(orderLineItems.id))
+        .all()
+    },
+
+    async orderShippingAddress(orderId) {
+      const { id: _id, orderId: _orderId, ...address } = getTableColumns(orderAddresses)
+      return db
+        .select(address)
+        .from(orderAddresses)
+        .where(and(eq(orderAddresses.orderId, orderId), eq(orderAddresses.kind, 'shipping')))
+        .get()
+    },
+
+    async insertQuotes(quotes) {
+      if (quotes.length === 0) return []
+      return db.insert(rateQuotes).values(quotes).returning().all()
+    },
+    async findQuote(id) {
+      return db.select().from(rateQuotes).where(eq(rateQuotes.id, id)).get()
+    },
+
+    async listBoxes() {
+      return db.select().from(boxes).orderBy(asc(boxes.id)).all()
+    },
+    async findBox(id) {
+      return db.select().from(boxes).where(eq(boxes.id, id)).get()
+    },
+    async insertBox(values) {
+      const now = new Date()
+      return db.insert(boxes).values({ ...values, createdAt: now, updatedAt: now }).returning().get()
+    },
+    async updateBox(id, values) {
+      return db.update(boxes).set({ ...values, updatedAt: new Date() }).where(eq(boxes.id, id)).returning().get()
+    },
+    async removeBox(id) {
+      return db.delete(boxes).where(eq(boxes.id, id)).run().changes > 0
+    },
+  }
+}

@@ -1,0 +1,216 @@
+// The deliveries routes under the shipment API: parcels, rates, label purchase, documents and voids.
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { DeliveryErrors, HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { boundJsonDepth } from '../http/json-body.js'
+import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
+import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
+import { ShipmentsPermissions } from '../shipments/routes.js'
+import {
+  BoxBodySchema,
+  BoxListResponseSchema,
+  BoxParamsSchema,
+  BoxResponseSchema,
+  SuccessSchema,
+  SuggestBodySchema,
+  SuggestResponseSchema,
+  BuyBodySchema,
+  BuyResponseSchema,
+  LabelQuerySchema,
+  LabelResponseSchema,
+  OperationsResponseSchema,
+  ParcelBodySchema,
+  ParcelListResponseSchema,
+  ParcelParamsSchema,
+  ParcelResponseSchema,
+  RatesBodySchema,
+  RatesResponseSchema,
+  VoidResponseSchema,
+} from './schemas.js'
+import type { LabelFormat } from '../gateway/delivery-provider.js'
+import type { BoxInput, BoxService } from './boxes.js'
+import type { BuyLabelInput, DeliveryService } from './service.js'
+
+export interface DeliveryRoutesOptions {
+  service: DeliveryService
+  boxes: BoxService
+  resolveUser: ResolveUser
+  hasPermission: HasPermission
+}
+
+const errors = {
+  400: FrameworkErrorSchema,
+  401: FrameworkErrorSchema,
+  403: FrameworkErrorSchema,
+  404: FrameworkErrorSchema,
+  409: FrameworkErrorSchema,
+  413: FrameworkErrorSchema,
+  415: FrameworkErrorSchema,
+  422: Type.Union([ValidationErrorSchema, ServiceErrorSchema]),
+  503: FrameworkErrorSchema,
+}
+
+/** Path ids that are not positive 32-bit integers name nothing: a 404, like an unknown id. */
+function pathId(raw: string, notFound: (raw: string) => Error): number {
+  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(id <= 2_147_483_647)) throw notFound(raw)
+  return id
+}
+const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.ShipmentNotFound(value))
+const parcelIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.ParcelNotFound(value))
+const boxIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.BoxNotFound(value))
+
+/** A body that failed its schema: the fields and their messages, as the per-field envelope shows them. */
+function fieldErrors(error: FastifyError): Record<string, string[]> {
+  const errors: Record<string, string[]> = {}
+  for (const problem of error.validation ?? []) {
+    const missing = (problem.params as { missingProperty?: string } | undefined)?.missingProperty
+    const extra = (problem.params as { additionalProperty?: string } | undefined)?.additionalProperty
+    const path = [problem.instancePath.replace(/^\//, '').replaceAll('/', '.'), missing ?? extra].filter(Boolean).join('.') || 'body'
+    ;(errors[path] ??= []).push(extra ? 'is not a field of this request' : (problem.message ?? 'is invalid'))
+  }
+  return errors
+}
+
+export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (scope, options) => {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+  const { service, resolveUser, hasPermission } = options
+
+  app.removeContentTypeParser('text/plain')
+  boundJsonDepth(scope)
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && request.body === undefined) request.body = {}
+  })
+
+  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
+    const user = (await resolveUser(request)) ?? null
+    if (!user) throw new ShipmentsErrors.Unauthorized()
+    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
+    ;(request as FastifyRequest & { deliveriesUser?: ShipmentsUser }).deliveriesUser = user
+  }
+  const userIdOf = (request: FastifyRequest) => {
+    const user = (request as FastifyRequest & { deliveriesUser?: ShipmentsUser }).deliveriesUser
+    return user ? String(user.id) : null
+  }
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error.validation && error.validationContext === 'body') return reply.code(422).send({ success: false, errors: fieldErrors(error) })
+    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error instanceof ShipmentUpdateRejectedError) {
+      request.log.warn({ reason: error.message }, 'Deliveries request refused')
+      return reply.code(422).send({ success: false, error: error.message })
+    }
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'Deliveries request failed')
+    return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message: status === 500 ? 'An internal error occurred.' : error.message, code: 0, status })
+  })
+
+  const view = requirePermission(ShipmentsPermissions.viewShipments)
+  const edit = requirePermission(ShipmentsPermissions.editShipments)
+  const buy = requirePermission(ShipmentsPermissions.buyLabels)
+
+  app.get(
+    '/shipments/:id/parcels',
+    { onRequest: view, schema: { summary: "A shipment's parcels", params: IdParamsSchema, response: { 200: ParcelListResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, parcels: await service.listParcels(shipmentIdOf(request.params.id)) }),
+  )
+
+  app.post(
+    '/shipments/:id/parcels',
+    { onRequest: edit, schema: { summary: 'Add a parcel to a shipment', params: IdParamsSchema, body: ParcelBodySchema, response: { 201: ParcelResponseSchema, ...errors } } },
+    async (request, reply) => {
+      const parcel = await service.addParcel(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })
+      return reply.code(201).send({ success: true as const, parcel })
+    },
+  )
+
+  app.post(
+    '/shipments/:id/parcels/:parcelId',
+    { onRequest: edit, schema: { summary: 'Change a parcel (refused with 409 while it has a label)', params: ParcelParamsSchema, body: ParcelBodySchema, response: { 200: ParcelResponseSchema, ...errors } } },
+    async (request) => ({
+      success: true as const,
+      parcel: await service.updateParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body, { userId: userIdOf(request) }),
+    }),
+  )
+
+  app.delete(
+    '/shipments/:id/parcels/:parcelId',
+    { onRequest: edit, schema: { summary: 'Remove a parcel (refused with 409 while it has a label)', params: ParcelParamsSchema, response: { 200: ParcelResponseSchema, ...errors } } },
+    async (request) => ({
+      success: true as const,
+      parcel: await service.removeParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), { userId: userIdOf(request) }),
+    }),
+  )
+
+  app.post(
+    '/shipments/:id/parcels/:parcelId/rates',
+    { onRequest: edit, schema: { summary: 'Quote rates for a parcel (stored with an expiry), cheapest first', params: ParcelParamsSchema, body: RatesBodySchema, response: { 200: RatesResponseSchema, ...errors } } },
+    async (request) => ({
+      success: true as const,
+      quotes: await service.quoteRates(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body),
+    }),
+  )
+
+  app.post(
+    '/shipments/:id/parcels/:parcelId/label',
+    { onRequest: buy, schema: { summary: 'Buy a label for a parcel, exactly once', params: ParcelParamsSchema, body: BuyBodySchema, response: { 200: BuyResponseSchema, ...errors } } },
+    async (request) => {
+      const result = await service.buyLabel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body as BuyLabelInput, { userId: userIdOf(request) })
+      return { success: true as const, ...result }
+    },
+  )
+
+  app.get(
+    '/shipments/:id/parcels/:parcelId/label',
+    { onRequest: view, schema: { summary: "A parcel's label, in its format or converted", params: ParcelParamsSchema, querystring: LabelQuerySchema, response: { 200: LabelResponseSchema, ...errors } } },
+    async (request) => {
+      const shipmentId = shipmentIdOf(request.params.id)
+      const parcelId = parcelIdOf(request.params.parcelId)
+      const document = await service.labelDocument(shipmentId, parcelId, (request.query.format as LabelFormat | undefined) ?? 'PDF')
+      return { success: true as const, ...document }
+    },
+  )
+
+  app.post(
+    '/shipments/:id/parcels/:parcelId/label/void',
+    { onRequest: buy, schema: { summary: "Void a parcel's label (a refund asked of the carrier)", params: ParcelParamsSchema, response: { 200: VoidResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, ...(await service.voidLabel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), { userId: userIdOf(request) })) }),
+  )
+
+  app.post(
+    '/shipments/:id/parcels/suggest',
+    {
+      onRequest: edit,
+      schema: { summary: "Suggest parcels: the shipment's units packed into the fewest boxes of the catalogue", params: IdParamsSchema, body: SuggestBodySchema, response: { 200: SuggestResponseSchema, ...errors } },
+    },
+    async (request) => ({ success: true as const, ...(await options.boxes.suggestParcels(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })) }),
+  )
+
+  app.get('/boxes', { onRequest: view, schema: { summary: 'The box catalogue', response: { 200: BoxListResponseSchema, ...errors } } }, async () => ({
+    success: true as const,
+    boxes: await options.boxes.listBoxes(),
+  }))
+  app.post('/boxes', { onRequest: edit, schema: { summary: 'Add a box to the catalogue', body: BoxBodySchema, response: { 201: BoxResponseSchema, ...errors } } }, async (request, reply) =>
+    reply.code(201).send({ success: true as const, box: await options.boxes.createBox(request.body as BoxInput) }),
+  )
+  app.post(
+    '/boxes/:boxId',
+    { onRequest: edit, schema: { summary: 'Change a box', params: BoxParamsSchema, body: BoxBodySchema, response: { 200: BoxResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, box: await options.boxes.updateBox(boxIdOf(request.params.boxId), request.body as BoxInput) }),
+  )
+  app.delete(
+    '/boxes/:boxId',
+    { onRequest: edit, schema: { summary: 'Remove a box (parcels packed in it keep their size and weight)', params: BoxParamsSchema, response: { 200: SuccessSchema, ...errors } } },
+    async (request) => {
+      await options.boxes.removeBox(boxIdOf(request.params.boxId))
+      return { success: true as const }
+    },
+  )
+
+  app.get(
+    '/shipments/:id/parcels/:parcelId/label/operations',
+    { onRequest: view, schema: { summary: "A parcel's label operations with their attempt logs", params: ParcelParamsSchema, response: { 200: OperationsResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, operations: await service.labelOperations(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId)) }),
+  )
+}

@@ -1,0 +1,155 @@
+// TypeBox schemas of the deliveries routes: parcels, rates, labels and their operations.
+import { Type } from '@sinclair/typebox'
+import { PARCEL_STATUSES } from './parcel.js'
+import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS } from './units.js'
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
+const NullableString = Nullable(Type.String())
+const Decimal = Type.String({ pattern: '^(?:0|[1-9]\\d{0,6})(?:\\.\\d{1,4})?$', description: 'An exact positive decimal, such as "1.25"' })
+const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)))
+
+export const ParcelParamsSchema = Type.Object({ id: Type.String({ description: 'Shipment id' }), parcelId: Type.String({ description: 'Parcel id' }) })
+
+const WeightSchema = Type.Object({ value: Decimal, unit: Literals(WEIGHT_UNITS) }, { additionalProperties: false })
+const DimensionsSchema = Type.Object({ length: Decimal, width: Decimal, height: Decimal, unit: Literals(DIMENSION_UNITS) }, { additionalProperties: false })
+const ParcelItemSchema = Type.Object({ lineItemId: Type.Integer({ minimum: 1 }), quantity: Type.Integer({ minimum: 1 }) }, { additionalProperties: false })
+
+/** A new parcel (weight required) or a change of one (every field optional). */
+export const ParcelBodySchema = Type.Object(
+  {
+    weight: Type.Optional(WeightSchema),
+    dimensions: Type.Optional(Type.Union([DimensionsSchema, Type.Null()])),
+    boxId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    items: Type.Optional(Type.Array(ParcelItemSchema, { maxItems: 500, description: 'The order lines in the parcel (lines the shipment holds)' })),
+  },
+  { additionalProperties: false },
+)
+
+export const ParcelSchema = Type.Object({
+  id: Type.Integer(),
+  shipmentId: Type.Integer(),
+  weight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  dimensions: Type.Union([Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }), Type.Null()]),
+  boxId: Type.Union([Type.Integer(), Type.Null()]),
+  items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
+  status: Literals(PARCEL_STATUSES),
+  trackingNumber: NullableString,
+  trackingUrl: NullableString,
+  carrier: NullableString,
+  service: NullableString,
+  label: Type.Union([
+    Type.Object({
+      url: Type.String(),
+      format: Type.String(),
+      cost: Type.Union([Type.Object({ amount: Type.String(), currency: Type.String() }), Type.Null()]),
+      operationId: Type.String(),
+    }),
+    Type.Null(),
+  ]),
+  dateCreated: Type.String(),
+  dateUpdated: Type.String(),
+})
+
+export const ParcelResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema })
+export const ParcelListResponseSchema = Type.Object({ success: Type.Literal(true), parcels: Type.Array(ParcelSchema) })
+
+export const RatesBodySchema = Type.Object({ integration: Type.String({ minLength: 1, maxLength: 255, description: 'Handle of an integration whose provider gives rates' }) }, { additionalProperties: false })
+export const QuoteSchema = Type.Object({
+  id: Type.Integer(),
+  parcelId: Type.Integer(),
+  integration: Type.String(),
+  carrier: Type.String(),
+  service: Type.String(),
+  amount: Type.String({ description: 'Exact decimal' }),
+  currency: Type.String(),
+  deliveryDays: Type.Union([Type.Integer(), Type.Null()]),
+  deliveryDate: NullableString,
+  expiresAt: Type.String(),
+})
+export const RatesResponseSchema = Type.Object({ success: Type.Literal(true), quotes: Type.Array(QuoteSchema) })
+
+export const BuyBodySchema = Type.Object(
+  {
+    integration: Type.String({ minLength: 1, maxLength: 255, description: 'Handle of an integration whose provider sells labels' }),
+    quoteId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A stored quote: refused (409) when expired or made for other inputs' })),
+    carrier: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    service: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    labelFormat: Type.Optional(Literals(LABEL_FORMATS)),
+  },
+  { additionalProperties: false },
+)
+export const BuyResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema, operationId: Type.String(), recovered: Type.Boolean() })
+export const VoidResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema, refundStatus: Type.String() })
+
+export const LabelQuerySchema = Type.Object({ format: Type.Optional(Literals(LABEL_FORMATS)) })
+export const LabelResponseSchema = Type.Object({ success: Type.Literal(true), url: Type.String(), format: Type.String() })
+
+export const OperationsResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  operations: Type.Array(
+    Type.Object({
+      operationId: Type.String(),
+      parcelId: Type.Integer(),
+      state: Type.String(),
+      carrier: Type.String(),
+      service: Type.String(),
+      externalId: NullableString,
+      error: NullableString,
+      userId: NullableString,
+      dateCreated: Type.String(),
+      attempts: Type.Array(
+        Type.Object({
+          step: Type.String(),
+          request: Type.Record(Type.String(), Type.Unknown()),
+          response: Type.Record(Type.String(), Type.Unknown()),
+          statusCode: Type.Union([Type.Integer(), Type.Null()]),
+          error: NullableString,
+          durationMs: Type.Integer(),
+          dateCreated: Type.String(),
+        }),
+      ),
+    }),
+  ),
+})
+
+const Weight = Type.Object({ value: Type.String({ pattern: '^(?:0|[1-9]\\d{0,6})(?:\\.\\d{1,4})?$' }), unit: Literals(WEIGHT_UNITS) }, { additionalProperties: false })
+export const BoxParamsSchema = Type.Object({ boxId: Type.String({ description: 'Box id' }) })
+export const BoxBodySchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    innerDimensions: Type.Optional(DimensionsSchema),
+    emptyWeight: Type.Optional(Weight),
+    maxWeight: Type.Optional(Weight),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export const BoxSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  innerDimensions: Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }),
+  emptyWeight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  maxWeight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  enabled: Type.Boolean(),
+  dateCreated: Type.String(),
+  dateUpdated: Type.String(),
+})
+export const BoxResponseSchema = Type.Object({ success: Type.Literal(true), box: BoxSchema })
+export const BoxListResponseSchema = Type.Object({ success: Type.Literal(true), boxes: Type.Array(BoxSchema) })
+export const SuccessSchema = Type.Object({ success: Type.Literal(true) })
+
+export const SuggestBodySchema = Type.Object({ apply: Type.Optional(Type.Boolean({ description: 'Create the suggested parcels (default false: only suggest)' })) }, { additionalProperties: false })
+export const SuggestResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  parcels: Type.Array(
+    Type.Object({
+      box: Type.Object({ id: Type.Integer(), name: Type.String() }),
+      items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
+      weight: Type.Object({ value: Type.String(), unit: Type.String() }),
+      dimensions: Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }),
+    }),
+  ),
+  unpacked: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer(), reason: Type.String() })),
+  created: Type.Array(ParcelSchema),
+})

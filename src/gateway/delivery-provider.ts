@@ -1,0 +1,120 @@
+// The delivery side of a provider: rate quotes, label purchase keyed by a stable operation id, recovery
+// of an operation whose outcome is unknown, label documents and voids. Typed over the provider's context,
+// so this module stands beside the registry without importing it.
+
+import type { PostalAddress } from '../orders/order-store.js'
+
+export type { PostalAddress }
+
+/** A parcel's size in the units carriers' APIs speak: ounces and inches, exact decimals rounded up to one place. */
+export interface ParcelMeasures {
+  weightOunces: string
+  lengthInches: string | null
+  widthInches: string | null
+  heightInches: string | null
+}
+
+export interface RateRequest {
+  /** The shipment's reference, for the provider's records. */
+  shipmentReference: string
+  parcelId: number
+  parcel: ParcelMeasures
+  from: PostalAddress
+  to: PostalAddress
+}
+
+/** One offer: the amount is an exact decimal string with its currency, never a float. */
+export interface RateOffer {
+  carrier: string
+  service: string
+  amount: string
+  currency: string
+  deliveryDays: number | null
+  /** ISO-8601, as the provider gave it. */
+  deliveryDate: string | null
+  externalRateId?: string | null | undefined
+}
+
+export type LabelFormat = 'PDF' | 'ZPL' | 'PNG'
+export const LABEL_FORMATS = ['PDF', 'ZPL', 'PNG'] as const satisfies readonly LabelFormat[]
+
+export interface LabelPurchaseRequest extends RateRequest {
+  /** Our stable id of the purchase: the provider's reference, so the purchase can be found again. */
+  operationId: string
+  carrier: string
+  service: string
+  labelFormat: LabelFormat
+  /**
+   * The provider's id committed by an earlier attempt of this operation whose outcome was unknown and
+   * which the lookup found not bought: buy on it (a second purchase of it is refused by the provider),
+   * never on a new one.
+   */
+  externalId: string | null
+}
+
+/** A bought label as the parcel keeps it. */
+export interface PurchasedLabel {
+  /** The provider's id of the purchase (EasyPost: the shipment `shp_...`). */
+  externalId: string
+  trackingNumber: string
+  carrier: string
+  service: string
+  labelUrl: string
+  labelFormat: string
+  cost: string
+  currency: string
+  trackingUrl: string | null
+}
+
+/**
+ * What the delivery side writes down while it works: its own id of the operation, committed before any
+ * money is spent, and every call with its answer (never a secret).
+ */
+export interface DeliveryJournal {
+  /** Commits the provider's id of this operation; await it before buying. */
+  externalIdKnown(externalId: string): Promise<void>
+  attempt(entry: { step: string; request: Record<string, unknown>; response: Record<string, unknown>; statusCode: number | null; error: string | null; durationMs: number }): Promise<void>
+}
+
+/**
+ * How a provider call failed. `refused`: nothing was bought (a carrier error, no funds, an address the
+ * carrier refuses); `unknown`: the outcome is not known (a timeout, a 5xx, a lost answer, a purchase in
+ * progress) and the operation is recovered later, never bought again; `exists`: a label was bought
+ * already (recover it).
+ */
+export type DeliveryFailureKind = 'refused' | 'unknown' | 'exists'
+
+export class DeliveryProviderError extends Error {
+  readonly code = 'SHIPMENTS_DELIVERY_PROVIDER'
+  constructor(
+    message: string,
+    readonly kind: DeliveryFailureKind,
+    /** The provider's own error code (EasyPost's `SHIPMENT.POSTAGE.FAILURE`, ...), when it gave one. */
+    readonly providerCode: string | null = null,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options)
+    this.name = 'DeliveryProviderError'
+  }
+}
+
+export type RecoveredLabel = { state: 'purchased'; label: PurchasedLabel } | { state: 'not-purchased' }
+
+export interface DeliveryMethods<Context> {
+  /** Optional: quotes for a parcel. */
+  quoteRates?(request: RateRequest, context: Context): Promise<RateOffer[]>
+  /**
+   * Buys a label for the carrier and service named. Call `journal.externalIdKnown` with the provider's
+   * own id before the call that spends money; throw DeliveryProviderError to say how it failed.
+   */
+  purchaseLabel(request: LabelPurchaseRequest, context: Context, journal: DeliveryJournal): Promise<PurchasedLabel>
+  /**
+   * Looks an operation whose outcome is unknown up at the provider by its own id: the label when it
+   * was bought, `not-purchased` when it was not (then `purchaseLabel` may buy it, on that same id).
+   */
+  recoverLabel(request: LabelPurchaseRequest & { externalId: string }, context: Context, journal: DeliveryJournal): Promise<RecoveredLabel>
+  /** Optional: the label again, in another format. */
+  labelDocument?(label: { externalId: string; format: LabelFormat }, context: Context, journal: DeliveryJournal): Promise<{ url: string; format: string }>
+  /** Voids (refunds) a label; answers the provider's refund status. Throw DeliveryProviderError when refused. */
+  voidLabel(label: { externalId: string }, context: Context, journal: DeliveryJournal): Promise<{ refundStatus: string }>
+}

@@ -1,0 +1,98 @@
+// The shipment page's parcels section: add a parcel (errors beside the field), get rates, buy from a
+// quote against the EasyPost imitation, the carrier's refusal beside the form, void; buying needs
+// shipments-buyLabels.
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { adminClient, buildAdminApp, fieldMarkup } from './fixtures/admin.js'
+import { insertOrder } from './fixtures/app.js'
+import { tables } from './fixtures/database.js'
+import { easyPostImitation } from './fixtures/easypost-api.js'
+
+const API_KEY = 'EZTK-admin-parcels-0123456789abcdef'
+const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
+
+async function parcelRows(app: FastifyInstance) {
+  const { db, schema } = tables(app)
+  return db.select().from(schema.parcels).orderBy(schema.parcels.id)
+}
+
+t.test('parcels on the shipment page: add, rates, buy, a refusal in the carrier\'s words, void', async (t) => {
+  const imitation = await easyPostImitation(t, { apiKey: API_KEY })
+  const app = await buildAdminApp(t, { deliveries: { shipFrom: SHIP_FROM } })
+  await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 1000 } })
+  const orderId = await insertOrder(app)
+  const { db, schema } = tables(app)
+  await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', fullName: 'Ada', address1: '1 Main St', city: 'Springfield', state: 'IL', postalCode: '62701', countryCode: 'US' })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const admin = adminClient(app, 'admin')
+  const page = `/shipments/${shipment.id}`
+
+  const first = await admin.get(page)
+  t.equal(first.statusCode, 200)
+  t.match(first.body, /<h2 id="parcels"[^>]*>Parcels<\/h2>/)
+  t.match(first.body, /No parcels yet/)
+
+  const bad = await admin.post(`${page}/parcels`, { 'parcel.weight': 'heavy', 'parcel.weightUnit': 'kg' })
+  t.equal(bad.statusCode, 422)
+  t.match(fieldMarkup(bad.body, 'parcel.weight'), /field-error/, 'the error sits beside the weight field')
+  t.same(await parcelRows(app), [])
+
+  const added = await admin.post(`${page}/parcels`, { 'parcel.weight': '1.5', 'parcel.weightUnit': 'kg' })
+  t.equal(added.statusCode, 303)
+  const [parcel] = await parcelRows(app)
+  t.match(parcel, { weight: '1.5', weightUnit: 'kg' })
+
+  await admin.get(page)
+  const rates = await admin.post(`${page}/parcels/${parcel.id}/rates`, { integration: 'easypost' })
+  t.equal(rates.statusCode, 200, rates.body.slice(0, 500))
+  const quoteIds = [...rates.body.matchAll(/data-quote="(\d+)"/g)].map((match) => Number(match[1]))
+  t.equal(quoteIds.length, 3, 'a table of three rates')
+  t.match(rates.body, /5\.25 USD[\s\S]*7\.90 USD[\s\S]*11\.03 USD/, 'cheapest first')
+
+  const editor = adminClient(app, 'editor')
+  await editor.get(page)
+  t.equal((await editor.post(`${page}/parcels/${parcel.id}/label`, { integration: 'easypost', quoteId: String(quoteIds[0]) })).statusCode, 403, 'buying needs shipments-buyLabels')
+  t.equal(imitation.stats.buys, 0)
+
+  imitation.fault({ step: 'buy', kind: 'error', status: 402, code: 'PAYMENT_REQUIRED', message: 'Insufficient funds.' })
+  const refused = await admin.post(`${page}/parcels/${parcel.id}/label`, { integration: 'easypost', quoteId: String(quoteIds[0]) })
+  t.equal(refused.statusCode, 422)
+  t.match(refused.body, new RegExp(`id="error-label\\.${parcel.id}"[^>]*>The carrier refused: EasyPost: the account has no funds`))
+
+  const bought = await admin.post(`${page}/parcels/${parcel.id}/label`, { integration: 'easypost', quoteId: String(quoteIds[0]) })
+  t.equal(bought.statusCode, 303, bought.body.slice(0, 500))
+  t.equal(imitation.stats.buys, 1)
+  const shown = await admin.get(page)
+  t.match(shown.body, /USPS GroundAdvantage<br>9400/)
+  t.match(shown.body, /5\.25 USD/)
+  t.match(shown.body, /Void label/)
+
+  const voided = await admin.post(`${page}/parcels/${parcel.id}/void`, {})
+  t.equal(voided.statusCode, 303)
+  t.equal(imitation.stats.refunds, 1)
+  t.match((await parcelRows(app))[0], { trackingNumber: null, labelOperationId: null })
+})
+
+t.test('the box catalogue page: add a box (errors beside the fields), list it, remove it', async (t) => {
+  const app = await buildAdminApp(t)
+  const admin = adminClient(app, 'admin')
+  const empty = await admin.get('/boxes')
+  t.equal(empty.statusCode, 200)
+  t.match(empty.body, /No boxes yet/)
+  t.match(empty.body, /<a href="\/shipments\/admin\/boxes" aria-current="page">Boxes<\/a>/, 'linked in the navigation')
+  const form = { name: 'Mailer', length: '30', width: '20', height: '10', dimensionUnit: 'cm', emptyWeight: '150', maxWeight: '100', weightUnit: 'g' }
+  const bad = await admin.post('/boxes', form)
+  t.equal(bad.statusCode, 422)
+  t.match(fieldMarkup(bad.body, 'maxWeight'), /must be more than the empty weight/)
+  const { db, schema } = tables(app)
+  t.same(await db.select().from(schema.boxes), [])
+  const added = await admin.post('/boxes', { ...form, maxWeight: '2000' })
+  t.equal(added.statusCode, 303)
+  const [box] = await db.select().from(schema.boxes)
+  t.match(box, { name: 'Mailer', innerLength: '30', emptyWeight: '150', maxWeight: '2000', weightUnit: 'g' })
+  const listed = await admin.get('/boxes')
+  t.match(listed.body, new RegExp(`data-box="${box.id}"><td>Mailer`))
+  t.equal((await adminClient(app, 'viewer').post(`/boxes/${box.id}/delete`, {})).statusCode, 403)
+  t.equal((await admin.post(`/boxes/${box.id}/delete`, {})).statusCode, 303)
+  t.same(await db.select().from(schema.boxes), [])
+})
