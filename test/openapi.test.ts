@@ -205,8 +205,15 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'PATCH /actions/shipments/gateway/handle',
     'POST /actions/shipments/gateway/handle',
     'POST /actions/shippingplatformconnect/orders/process',
+    'POST /shipments/api/boxes',
+    'POST /shipments/api/boxes/{boxId}',
     'POST /shipments/api/orders/{orderId}/shipments',
     'POST /shipments/api/shipments/{id}',
+    'POST /shipments/api/shipments/{id}/parcels',
+    'POST /shipments/api/shipments/{id}/parcels/suggest',
+    'POST /shipments/api/shipments/{id}/parcels/{parcelId}',
+    'POST /shipments/api/shipments/{id}/parcels/{parcelId}/label',
+    'POST /shipments/api/shipments/{id}/parcels/{parcelId}/rates',
     'PUT /actions/shipments/gateway/handle',
   ], 'every route that reads a body documents it')
   for (const [at, body] of bodies) {
