@@ -151,13 +151,17 @@ async function measure(app: FastifyInstance, size: number) {
     await get()
     const warm: number[] = []
     const cold: number[] = []
+    const stallsOfRead = monitorEventLoopDelay({ resolution: 5 })
     stalls.enable()
+    stallsOfRead.enable()
     for (let run = 0; run < RUNS; run++) {
       warm.push(await get())
       await change()
       cold.push(await get())
     }
     stalls.disable()
+    stallsOfRead.disable()
+    if (process.env.BENCH_SIZE_STALLS) console.log(`  ${read.name}: longest stall ${(stallsOfRead.max / 1e6).toFixed(1)} ms`)
     results[`${read.name}, warm`] = median(warm)
     results[`${read.name}, cold`] = median(cold)
   }
