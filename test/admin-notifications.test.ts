@@ -3,7 +3,7 @@
 // stored effect of every route.
 import t, { type Test } from 'tap'
 import type { MailMessage, ShipmentsPluginOptions } from '../src/index.js'
-import { escapeHtml } from '../src/admin/html.js'
+import { escapeHtml } from '../src/html.js'
 import { shipmentRow } from './fixtures/app.js'
 import { rawQuery } from './fixtures/database.js'
 import { ADMIN, adminClient, buildAdminApp, fieldMarkup } from './fixtures/admin.js'

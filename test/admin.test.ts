@@ -628,7 +628,7 @@ t.test('a host layout wraps every page, error pages included, with the host user
 })
 
 t.test('the html template escapes every value and joins arrays; only http(s) URLs become links', async (t) => {
-  const { html, escapeHtml, safeHref, unsafeRaw } = await import('../src/admin/html.js')
+  const { html, escapeHtml, safeHref, unsafeRaw } = await import('../src/html.js')
   t.equal(html`<p title="${'"x"'}">${XSS}</p>`.value, '<p title="&quot;x&quot;">&lt;script&gt;alert(1)&lt;/script&gt;</p>')
   t.equal(html`${['<a>', html`<b>`, 1, null, undefined, false, true]}`.value, '&lt;a&gt;<b>1')
   t.equal(html`${unsafeRaw('<i>')}`.value, '<i>')

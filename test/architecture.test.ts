@@ -80,3 +80,27 @@ t.test('services, routes and providers import no driver and no dialect: only src
     )
   t.same(offenders, [])
 })
+
+t.test('imports run down the layers: what two layers share is a leaf, never one of them', async (t) => {
+  const layerOf = (file: string) => relative(sourceRoot, file).split('/')[0]!.replace(/\.ts$/, '')
+  // Who may not import whom: the data layer knows no service, the outbox no gateway, nothing but the
+  // plugin and the admin pages themselves knows the admin pages. (The data layer may name the order
+  // store's contract types: the shapes it reads and writes.)
+  const forbidden: Record<string, string[]> = {
+    db: ['outbox', 'gateway', 'shipments', 'admin', 'notifications', 'order-exchange', 'deliveries', 'plugin', 'options'],
+    outbox: ['gateway', 'admin', 'order-exchange'],
+    notifications: ['admin', 'gateway'],
+    gateway: ['admin'],
+    shipments: ['admin', 'gateway'],
+    deliveries: ['admin'],
+    'order-exchange': ['admin'],
+  }
+  const crossings: string[] = []
+  for (const [file, targets] of graph) {
+    const from = layerOf(file)
+    for (const target of targets) {
+      if ((forbidden[from] ?? []).includes(layerOf(target))) crossings.push(`${relative(sourceRoot, file)} -> ${relative(sourceRoot, target)}`)
+    }
+  }
+  t.same(crossings, [])
+})

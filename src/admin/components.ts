@@ -1,5 +1,5 @@
 // Pieces every admin page is built from: the standalone layout, badges, form fields with their errors.
-import { html, unsafeRaw, type HtmlValue, type SafeHtml } from './html.js'
+import { html, unsafeRaw, type HtmlValue, type SafeHtml } from '../html.js'
 import type { AdminPage } from './options.js'
 import type { ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset, parseIsoDateTime, wallTimeAt } from '../time.js'

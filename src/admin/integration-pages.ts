@@ -7,7 +7,7 @@ import type { AnyProviderDefinition, ConnectionCheck } from '../gateway/provider
 import { SECRET_MASK } from '../gateway/integrations.js'
 import { isShipmentStatus, SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import { environmentReference } from '../env.js'
-import { html, type SafeHtml } from './html.js'
+import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 

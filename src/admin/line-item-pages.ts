@@ -4,7 +4,7 @@ import type { AllocatedLine, AttentionPage } from '../shipments/service.js'
 import type { Shipment } from '../shipments/shipment.js'
 import { linesLeft, parseItemsInput, type ShipmentItemInput, type SplitRule } from '../shipments/items.js'
 import type { OrderSummary } from '../orders/order-store.js'
-import { html, type SafeHtml } from './html.js'
+import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, fieldErrors, formErrors, notice, scrollingTable, type FieldErrors } from './components.js'
 import type { PageContext } from './components.js'
 

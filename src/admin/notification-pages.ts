@@ -2,7 +2,7 @@
 // deliveries with their attempt logs, and the test send that renders against a real shipment.
 import type { Notification, NotificationInput, NotificationService, RenderedNotification } from '../notifications/service.js'
 import { SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
-import { html, type SafeHtml } from './html.js'
+import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 
 export type NotificationDelivery = Awaited<ReturnType<NotificationService['deliveries']>>[number]

@@ -1,6 +1,6 @@
 // The `admin` option: where the store admins' pages are mounted, where users log in, the host's layout.
 import type { FastifyRequest } from 'fastify'
-import type { SafeHtml } from './html.js'
+import type { SafeHtml } from '../html.js'
 
 /** What a layout receives: the page's parts, ready to place inside the host's own chrome. */
 export interface AdminPage<User extends ShipmentsUser = ShipmentsUser> {

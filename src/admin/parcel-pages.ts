@@ -5,7 +5,7 @@ import type { RateQuote } from '../deliveries/service.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
 import type { Box } from '../deliveries/boxes.js'
 import { csrfField, field, formErrors, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
-import { html, safeHref, type SafeHtml } from './html.js'
+import { html, safeHref, type SafeHtml } from '../html.js'
 
 export interface ParcelSectionData {
   shipmentId: number

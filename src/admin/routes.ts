@@ -37,7 +37,7 @@ import { boxCataloguePage, parcelsSection } from './parcel-pages.js'
 import type { DeliveryService, RateQuote } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
-import { html, type SafeHtml } from './html.js'
+import { html, type SafeHtml } from '../html.js'
 import { notice, standaloneLayout, STATUS_LABELS, type FieldErrors } from './components.js'
 import type { AdminPage, ResolvedAdminOptions } from './options.js'
 import {

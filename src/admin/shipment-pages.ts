@@ -7,7 +7,7 @@ import type { ExternalReference } from '../gateway/integration.js'
 import type { OrderSummary } from '../orders/order-store.js'
 import { attributeLabel } from '../shipments/update-input.js'
 import { formatIsoWithOffset } from '../time.js'
-import { html, safeHref, type SafeHtml } from './html.js'
+import { html, safeHref, type SafeHtml } from '../html.js'
 import type { PageContext } from './components.js'
 import {
   csrfField,

@@ -2,7 +2,7 @@
 import type { ExchangeActivity } from '../order-exchange/activity-log.js'
 import { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_REFUSED_KEPT } from '../order-exchange/activity-log.js'
 import type { OrderExchangeSettings } from '../order-exchange/settings.js'
-import { html, type SafeHtml } from './html.js'
+import { html, type SafeHtml } from '../html.js'
 import { dateTime, notice, scrollingTable } from './components.js'
 
 const yesNo = (value: boolean) => (value ? 'Yes' : 'No')

@@ -2,7 +2,7 @@
 // shown once, on the page that answers the creation), and a subscription's recent deliveries.
 import type { WebhookDelivery, WebhookSubscription } from '../outbox/webhooks.js'
 import { WEBHOOK_EVENT_NAMES } from '../outbox/event-names.js'
-import { html, type SafeHtml } from './html.js'
+import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, summaryEntries, textInput, type FieldErrors } from './components.js'
 import type { PageContext } from './shipment-pages.js'
 

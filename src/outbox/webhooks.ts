@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import type { DataLayer, NewOutboxMessage, OutboxRow, OutboxState, WebhookSubscriptionRow } from '../db/data-layer.js'
 import { WebhookSubscriptionError } from '../errors.js'
-import { signWebhook } from '../gateway/providers/signed-webhook.js'
+import { signWebhook } from '../signing/standard-webhooks.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import type { JobHandler, OutboxDispatcher } from './dispatcher.js'
 import { postHttp, privateReceiverProblem } from './http-delivery.js'

@@ -6,7 +6,7 @@ import type { NewHistoryRow, NewOutboxMessage, OutboxClaim, OutboxRow, ShipmentC
 import type { PostgresDatabase } from './connection.js'
 import { outbox, shipments, shipmentStatusHistory } from './schema.js'
 import { parsePostgresTimestamp } from './timestamps.js'
-import { newMessageId } from '../../outbox/message-id.js'
+import { newMessageId } from '../../message-id.js'
 
 /**
  * Values read the same whatever type parsers the host set on pg globally (a host's pool may be passed

@@ -1,6 +1,6 @@
 // The outbox and webhook subscriptions on PostgreSQL. Sweeps claim one instance at a time (a
 // transaction-level advisory lock), so two instances never split one key's run of events between them.
-import { newMessageId } from '../../outbox/message-id.js'
+import { newMessageId } from '../../message-id.js'
 import { and, asc, desc, eq, gt, inArray, isNull, like, lt, lte, ne, or, sql } from 'drizzle-orm'
 import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'

@@ -1,7 +1,7 @@
 // The outbox and webhook subscriptions on SQLite. One writer at a time holds the file, so a claim is
 // one UPDATE ... RETURNING over the due rows: two processes can never claim the same message, nor split
 // one key's run of events between them.
-import { newMessageId } from '../../outbox/message-id.js'
+import { newMessageId } from '../../message-id.js'
 import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
 import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'

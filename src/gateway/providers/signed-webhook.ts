@@ -5,6 +5,9 @@ import { IntegrationError } from '../../errors.js'
 import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider, type ProviderContext } from '../providers.js'
+import { signingKey, signWebhook } from '../../signing/standard-webhooks.js'
+
+export { signingKey, signWebhook }
 
 export const SIGNED_WEBHOOK_PROVIDER_ID = 'signed-webhook'
 
@@ -45,19 +48,6 @@ export interface ShipmentWebhookEvent {
   trackingUrl?: string | undefined
   carrier?: string | undefined
   service?: string | undefined
-}
-
-/** The decoded HMAC key; a "whsec_" prefix is not part of it. */
-export function signingKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
-}
-
-/** The `v1,<base64>` signature of a delivery: HMAC-SHA256 over `{id}.{timestamp}.{raw body}`. */
-export function signWebhook(secret: string, deliveryId: string, timestamp: number | string, rawBody: Buffer | string): string {
-  const hmac = createHmac('sha256', signingKey(secret))
-  hmac.update(`${deliveryId}.${timestamp}.`)
-  hmac.update(rawBody)
-  return `v1,${hmac.digest('base64')}`
 }
 
 const header = (headers: Record<string, unknown>, name: string) => {
