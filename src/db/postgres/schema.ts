@@ -1,6 +1,7 @@
 // The package's PostgreSQL tables: the same tables, columns and keys as the SQLite schema, so rows read
 // back the same on both engines (the checks at the end hold the two together).
-import { sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
+import { trackingNumberKeyOf } from '../tracking-number-key.js'
 import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 
@@ -11,9 +12,6 @@ const updatedAt = () => timestampMs('updated_at').notNull().defaultNow()
 /** `json`, not `jsonb`: keys keep the order they were written in, as on SQLite. */
 const jsonObject = (name: string) => json(name).$type<Record<string, unknown>>().notNull().default(sql`'{}'::json`)
 const id = () => integer('id').primaryKey().generatedByDefaultAsIdentity()
-
-/** The indexed form of a tracking number: what trackingNumberKey (src/text.ts) computes, in SQL. */
-export const trackingNumberKeyOf = (column: AnyColumn | SQL) => sql`upper(replace(replace(${column}, ' ', ''), '-', ''))`
 
 export const shipments = pgTable(
   'shipments_shipments',

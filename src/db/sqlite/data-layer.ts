@@ -54,8 +54,8 @@ import {
   shippedCounts,
   statusCounts,
   webhookDeliveries,
-  trackingNumberKeyOf,
 } from './schema.js'
+import { trackingNumberKeyOf } from '../tracking-number-key.js'
 
 /** Order lines written per statement: far below either engine's limit on bound parameters. */
 const LINE_ROWS_PER_INSERT = 500

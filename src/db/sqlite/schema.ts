@@ -1,5 +1,6 @@
 // The package's SQLite tables: shipments, their history, integrations, and the reference order store.
-import { sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
+import { trackingNumberKeyOf } from '../tracking-number-key.js'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 
@@ -9,9 +10,6 @@ const createdAt = () => timestamp('created_at').notNull().default(sql`(unixepoch
 const updatedAt = () => timestamp('updated_at').notNull().default(sql`(unixepoch('subsec') * 1000)`)
 const jsonObject = (name: string) =>
   text(name, { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`)
-
-/** The indexed form of a tracking number: what trackingNumberKey (src/text.ts) computes, in SQL. */
-export const trackingNumberKeyOf = (column: AnyColumn | SQL) => sql`upper(replace(replace(${column}, ' ', ''), '-', ''))`
 
 export const shipments = sqliteTable(
   'shipments_shipments',
