@@ -189,6 +189,8 @@ t.test('SIGKILL during a mail send: another instance takes the job over within a
   t.ok(await until(() => sent.length > 0, 10_000), 'the job resumed on the other instance')
   t.ok(Date.now() - killedAt < 10_000, 'within a few seconds (the dead instance lease of 1 s, not minutes)')
   t.equal(sent.length, 1)
+  // The mail is out before the job's completion is written: wait for that write, not only for the send.
+  t.ok(await until(async () => (await mailJobs(app))[0]?.state !== 'pending'), 'the job left pending')
   t.match(await mailJobs(app), [{ state: 'done', attempts: 2, last_error: null }])
   const [delivery] = await app.shipments.notifications.deliveries(notification.id)
   t.match(delivery, { state: 'done', attempts: [{ error: null }, { error: /^Outcome unknown: the instance that held this job stopped renewing its claim/ }] }, 'the dead instance attempt is in the log beside the one that completed')
