@@ -707,6 +707,8 @@ export interface DataLayer {
   createChangeStamp(otherInstancesMs: number): () => Promise<string>
 
   findOrder(orderId: number): Promise<OrderSummary | undefined>
+  /** The reference store's orders with these ids that exist (at most a page's worth: one query). */
+  findOrders(orderIds: readonly number[]): Promise<OrderSummary[]>
   /** The reference store's lines of an order (id order); undefined for no order. */
   orderLines(orderId: number): Promise<OrderLine[] | undefined>
   /** The reference store's completed orders after `afterId` by id, with their lines. */
