@@ -252,7 +252,6 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     prefix: options.prefixes.shipmentApi,
     logSerializers,
     service: shipments,
-    parcelsOf: deliveries.parcelsOf,
     timeZone: options.timezone,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,

@@ -504,7 +504,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       userNames,
       parcels: parcelsSection(pageContext, {
         shipmentId: id,
-        parcels: await options.deliveries.parcelsOf(id),
+        parcels: shipment.parcels,
         labelIntegrations: (await integrations.list())
           .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
           .map((integration) => integration.handle),

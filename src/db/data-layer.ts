@@ -1,6 +1,6 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
-import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
+import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf, StoredParcel } from './parcels.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
 /**
@@ -36,6 +36,8 @@ export interface ShipmentRow {
   /** Set while the shipment is cancelled with its order: the status to restore with the order. */
   statusBeforeOrderCancel: string | null
   items: StoredShipmentItem[]
+  /** A copy of the shipment's parcels, kept by the parcel changes (never written by a shipment change). */
+  parcels: StoredParcel[]
   createdAt: Date
   updatedAt: Date
 }

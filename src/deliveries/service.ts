@@ -636,8 +636,6 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
 
   return {
     trackParcel,
-    /** The shipment's parcels, without checking the shipment exists (the shipment read adds them). */
-    parcelsOf: async (shipmentId: number): Promise<Parcel[]> => (await data.parcels.list(shipmentId)).map(present),
     listParcels,
     addParcel,
     updateParcel,
