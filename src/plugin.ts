@@ -163,6 +163,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
         timeZone: options.timezone,
         activity: createExchangeActivityLog({ data, logger, timeZone: options.timezone, clock: options.clock }),
         lockOrder: (orderId, task) => data.withNamedLock('shipNotice', orderId, options.lockTimeoutMs, task),
+        parcels: { track: (event) => trackParcel(event) },
       })
     : null
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
