@@ -11,6 +11,7 @@ import { ShipmentsErrors } from './errors.js'
 import { engineOf, type ShipmentsDatabase } from './db/open.js'
 import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './shipments/field-layout.js'
 import type { OrderStore, PostalAddress } from './orders/order-store.js'
+import { PostalAddressSchema } from './deliveries/ship-from.js'
 import { binPackingPacker, type Packer } from './deliveries/packing.js'
 import { isValidTimeZone } from './time.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
@@ -51,25 +52,6 @@ const OrderFieldSchema = Type.Object(
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 28_800].map((seconds) => seconds * 1000)
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
-
-const AddressText = (maxLength: number) => Type.String({ minLength: 1, maxLength })
-const OptionalAddressText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
-/** A postal address option (the deliveries' ship-from). */
-const PostalAddressSchema = Type.Object(
-  {
-    name: Type.Union([AddressText(255), Type.Null()]),
-    company: OptionalAddressText(255),
-    street1: AddressText(255),
-    street2: OptionalAddressText(255),
-    city: AddressText(255),
-    state: OptionalAddressText(255),
-    postalCode: AddressText(32),
-    country: Type.String({ pattern: '^[A-Z]{2}$' }),
-    phone: OptionalAddressText(64),
-    email: OptionalAddressText(255),
-  },
-  { additionalProperties: false },
-)
 
 /** Schema of the plain-data options; functions and the database are checked beside it. */
 const DataOptionsSchema = Type.Object({

@@ -35,6 +35,7 @@ import { trackingPageRoutes } from './notifications/tracking-page.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
+import { createShipFromSetting } from './deliveries/ship-from.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -200,6 +201,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
+  const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
   const deliveries = createDeliveryService({
     data,
     registry: providers,
@@ -211,7 +213,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
     clock: options.clock,
     lockTimeoutMs: options.lockTimeoutMs,
-    shipFrom: options.deliveries.shipFrom ?? null,
+    shipFrom,
     quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
   })
 

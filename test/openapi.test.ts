@@ -115,6 +115,7 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/void',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/operations',
+    '/api/v2/shipments/ship-from',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -215,6 +216,7 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}/label',
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}/rates',
     'PUT /actions/shipments/gateway/handle',
+    'PUT /shipments/api/ship-from',
   ], 'every route that reads a body documents it')
   for (const [at, body] of bodies) {
     for (const [type, media] of Object.entries(body.content)) {

@@ -71,7 +71,43 @@ ${field({ name: 'parcel.weightUnit', label: 'Unit', errors }, (aria) => select('
 }
 
 /** The box catalogue page: the boxes, a form to add one, and a remove button each. */
-export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; values: Record<string, string>; errors: FieldErrors; flash: string | null }): SafeHtml {
+/** The ship-from form's fields: `shipFrom.<field>` names, so they never clash with the box form's. */
+export const SHIP_FROM_FIELDS = [
+  ['name', 'Name (optional)'],
+  ['company', 'Company (optional)'],
+  ['street1', 'Street'],
+  ['street2', 'Street, second line (optional)'],
+  ['city', 'City'],
+  ['state', 'State or region (optional)'],
+  ['postalCode', 'Postal code'],
+  ['country', 'Country (two letters, such as US)'],
+  ['phone', 'Phone (optional)'],
+  ['email', 'Email (optional)'],
+] as const
+
+export interface ShipFromForm {
+  values: Record<string, string>
+  /** Where the address shown comes from. */
+  source: 'setting' | 'option' | null
+}
+
+function shipFromSection(context: PageContext, form: ShipFromForm, errors: FieldErrors): SafeHtml {
+  const origin =
+    form.source === 'setting'
+      ? 'Rates and labels use this address.'
+      : form.source === 'option'
+        ? "Rates and labels use the host's default (the deliveries.shipFrom option) until you save one here."
+        : 'No address yet: rates and labels are refused until one is saved.'
+  const fieldNames = new Set(SHIP_FROM_FIELDS.map(([name]) => `shipFrom.${name}`))
+  const inputs = SHIP_FROM_FIELDS.map(([name, label]) =>
+    field({ name: `shipFrom.${name}`, label, errors }, (aria) => textInput(`shipFrom.${name}`, form.values[`shipFrom.${name}`] ?? '', aria)),
+  )
+  return html`<h2 id="ship-from">Ship-from address</h2><p class="meta">${origin}</p>
+${context.can.edit ? html`<form method="post" action="${context.prefix}/boxes/ship-from" aria-labelledby="ship-from" novalidate>${csrfField(context.csrf)}
+${formErrors(errors, fieldNames)}${inputs}<button type="submit" class="primary">Save address</button></form>` : html`<p>${SHIP_FROM_FIELDS.map(([name]) => form.values[`shipFrom.${name}`]).filter(Boolean).join(', ')}</p>`}`
+}
+
+export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; values: Record<string, string>; errors: FieldErrors; flash: string | null; shipFrom: ShipFromForm }): SafeHtml {
   const { values, errors } = data
   const url = `${context.prefix}/boxes`
   const input = (name: string, label: string, hint?: string) =>
@@ -93,5 +129,6 @@ ${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', val
 ${field({ name: 'dimensionUnit', label: 'Unit', errors }, (aria) => select('dimensionUnit', values.dimensionUnit ?? 'cm', DIMENSION_UNITS.map((unit) => [unit, unit] as const), aria))}</div>
 <div class="field-row">${input('emptyWeight', 'Empty weight')}${input('maxWeight', 'Maximum weight', 'The packed box, empty box included.')}
 ${field({ name: 'weightUnit', label: 'Unit', errors }, (aria) => select('weightUnit', values.weightUnit ?? 'g', WEIGHT_UNITS.map((unit) => [unit, unit] as const), aria))}</div>
-<button type="submit" class="primary">Add box</button></form>` : ''}`
+<button type="submit" class="primary">Add box</button></form>` : ''}
+${shipFromSection(context, data.shipFrom, data.errors)}`
 }

@@ -33,7 +33,8 @@ import { shortError } from '../outbox/dispatcher.js'
 import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
 import type { ShipmentsOverviewQuery } from '../shipments/overview.js'
 import { overviewPage } from './overview-page.js'
-import { boxCataloguePage, parcelsSection } from './parcel-pages.js'
+import { boxCataloguePage, parcelsSection, SHIP_FROM_FIELDS } from './parcel-pages.js'
+import type { PostalAddress } from '../orders/order-store.js'
 import type { DeliveryService, RateQuote } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -627,7 +628,16 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
 
   // The box catalogue: the weights and sizes as typed (exact decimals), every problem beside its field.
   async function renderBoxes(request: FastifyRequest, reply: FastifyReply, state: { values?: Record<string, string>; errors?: FieldErrors; status?: number } = {}) {
-    const content = boxCataloguePage(context(request, reply), { boxes: await options.boxes.listBoxes(), values: state.values ?? {}, errors: state.errors ?? {}, flash: noticeOf(request) })
+    const [boxes, shipFrom] = await Promise.all([options.boxes.listBoxes(), options.deliveries.shipFrom()])
+    const stored = Object.fromEntries(SHIP_FROM_FIELDS.map(([name]) => [`shipFrom.${name}`, String(shipFrom.address?.[name] ?? '')]))
+    const content = boxCataloguePage(context(request, reply), {
+      boxes,
+      values: state.values ?? {},
+      errors: state.errors ?? {},
+      flash: noticeOf(request),
+      // A refused address shows as typed, beside its errors; otherwise the one in force.
+      shipFrom: { values: { ...stored, ...state.values }, source: shipFrom.source },
+    })
     return sendPage(request, reply, 'Boxes', content, state.status)
   }
   scope.get('/boxes', { schema: hide, config: view }, async (request, reply) => renderBoxes(request, reply))
@@ -651,6 +661,17 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       return renderBoxes(request, reply, { values, errors, status: 422 })
     }
     return reply.redirect(`${prefix}/boxes?notice=created`, 303)
+  })
+  scope.post<{ Body: Form }>('/boxes/ship-from', { schema: formSchema, config: edit }, async (request, reply) => {
+    const values = Object.fromEntries(SHIP_FROM_FIELDS.map(([name]) => [`shipFrom.${name}`, text(request.body[`shipFrom.${name}`])]))
+    try {
+      await options.deliveries.setShipFrom(Object.fromEntries(SHIP_FROM_FIELDS.map(([name]) => [name, values[`shipFrom.${name}`]])) as unknown as PostalAddress)
+    } catch (error) {
+      if (!(error instanceof ShipmentValidationError)) throw error
+      const errors = Object.fromEntries(Object.entries(error.errors).map(([name, messages]) => [`shipFrom.${name}`, messages]))
+      return renderBoxes(request, reply, { values, errors, status: 422 })
+    }
+    return reply.redirect(`${prefix}/boxes?notice=saved#ship-from`, 303)
   })
   scope.post<{ Params: { boxId: string } }>('/boxes/:boxId/delete', { schema: formSchema, config: edit }, async (request, reply) => {
     await options.boxes.removeBox(positiveId(request.params.boxId, () => new DeliveryErrors.BoxNotFound(request.params.boxId)))

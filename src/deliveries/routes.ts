@@ -27,7 +27,10 @@ import {
   RatesBodySchema,
   RatesResponseSchema,
   VoidResponseSchema,
+  ShipFromBodySchema,
+  ShipFromResponseSchema,
 } from './schemas.js'
+import type { PostalAddress } from '../orders/order-store.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
 import type { BoxInput, BoxService } from './boxes.js'
 import type { BuyLabelInput, DeliveryService } from './service.js'
@@ -205,6 +208,25 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
     async (request) => {
       await options.boxes.removeBox(boxIdOf(request.params.boxId))
       return { success: true as const }
+    },
+  )
+
+  app.get('/ship-from', { onRequest: view, schema: { summary: 'Where parcels ship from', response: { 200: ShipFromResponseSchema, ...errors } } }, async () => {
+    const { address, source } = await service.shipFrom()
+    return { success: true as const, shipFrom: address, source }
+  })
+  app.put(
+    '/ship-from',
+    { onRequest: edit, schema: { summary: 'Set where parcels ship from (null: back to the deliveries.shipFrom option)', body: ShipFromBodySchema, response: { 200: ShipFromResponseSchema, ...errors } } },
+    async (request) => {
+      try {
+        const { address, source } = await service.setShipFrom(request.body.shipFrom as PostalAddress | null)
+        return { success: true as const, shipFrom: address, source }
+      } catch (error) {
+        // The body's one field: its problems are named under it, as a schema's would be.
+        if (!(error instanceof ShipmentValidationError)) throw error
+        throw new ShipmentValidationError(Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [field === 'shipFrom' ? field : `shipFrom.${field}`, messages])))
+      }
     },
   )
 

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { PARCEL_STATUSES } from './parcel.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from './units.js'
+import { PostalAddressInputSchema, PostalAddressSchema } from './ship-from.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
@@ -138,6 +139,20 @@ export const BoxSchema = Type.Object({
 export const BoxResponseSchema = Type.Object({ success: Type.Literal(true), box: BoxSchema })
 export const BoxListResponseSchema = Type.Object({ success: Type.Literal(true), boxes: Type.Array(BoxSchema) })
 export const SuccessSchema = Type.Object({ success: Type.Literal(true) })
+
+export const ShipFromResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  shipFrom: Type.Union([PostalAddressSchema, Type.Null()]),
+  source: Type.Union([Type.Literal('setting'), Type.Literal('option'), Type.Null()], { description: 'setting: stored by a store admin; option: the deliveries.shipFrom option; null: none' }),
+})
+export const ShipFromBodySchema = Type.Object(
+  {
+    shipFrom: Type.Union([PostalAddressInputSchema, Type.Null()], {
+      description: 'The address, or null to clear the setting so that the deliveries.shipFrom option stands. Refused field by field with a 422.',
+    }),
+  },
+  { additionalProperties: false },
+)
 
 export const SuggestBodySchema = Type.Object({ apply: Type.Optional(Type.Boolean({ description: 'Create the suggested parcels (default false: only suggest)' })) }, { additionalProperties: false })
 export const SuggestResponseSchema = Type.Object({

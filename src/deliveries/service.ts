@@ -1,5 +1,6 @@
 // Deliveries: a shipment's parcels, rate quotes, and labels bought exactly once through a provider's
 // delivery methods (intent committed first, reconciled by the provider's own id, never bought twice).
+import type { ShipFromSetting } from './ship-from.js'
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { LockTimeoutError, type DataLayer, type IntegrationRow, type NewOutboxMessage, type OutboxRow, type ParcelPlan } from '../db/data-layer.js'
@@ -77,8 +78,8 @@ export interface DeliveryServiceDependencies {
   timeZone: string
   clock: () => number
   lockTimeoutMs: number
-  /** Where parcels ship from; rates and labels are refused without it. */
-  shipFrom: PostalAddress | null
+  /** Where parcels ship from (the setting, else the option); rates and labels are refused without it. */
+  shipFrom: ShipFromSetting
   /** How long a rate quote stays valid. */
   quoteLifetimeMs: number
 }
@@ -265,10 +266,10 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   }
 
   async function addresses(orderId: number): Promise<{ from: PostalAddress; to: PostalAddress }> {
-    if (!deps.shipFrom) throw new ShipmentUpdateRejectedError('No ship-from address is set (the deliveries.shipFrom option): rates and labels need one.')
-    const order = await deps.orderStore.findOrder(orderId)
+    const [{ address: from }, order] = await Promise.all([deps.shipFrom.get(), deps.orderStore.findOrder(orderId)])
+    if (!from) throw new ShipmentUpdateRejectedError('No ship-from address is set (on the Boxes page, or the deliveries.shipFrom option): rates and labels need one.')
     if (!order?.shippingAddress) throw new ShipmentUpdateRejectedError(`Order ${order?.reference ?? orderId} has no shipping address: rates and labels need one.`)
-    return { from: deps.shipFrom, to: order.shippingAddress }
+    return { from, to: order.shippingAddress }
   }
 
   /** A fingerprint of everything a quote depends on: the parcel's size, both addresses, the integration. */
@@ -636,6 +637,10 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
 
   return {
     trackParcel,
+    /** Where parcels ship from: the stored setting, else the `deliveries.shipFrom` option. */
+    shipFrom: () => deps.shipFrom.get(),
+    /** Stores the ship-from address (422 field by field when it is not one); null clears the setting. */
+    setShipFrom: (address: PostalAddress | null) => deps.shipFrom.set(address),
     listParcels,
     addParcel,
     updateParcel,
