@@ -35,6 +35,8 @@ import { trackingPageRoutes } from './notifications/tracking-page.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
+import { createReturnService, type ReturnService } from './returns/service.js'
+import { returnRoutes } from './returns/routes.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -74,6 +76,8 @@ export interface ShipmentsDecorator {
   deliveries: DeliveryService
   /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
   boxes: BoxService
+  /** Returns (RMAs): request against what shipped, the update path, return labels, receiving (see docs/returns.md). */
+  returns: ReturnService
 }
 
 declare module 'fastify' {
@@ -140,6 +144,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   let integrationsChanged = () => {}
   // Tracking events move parcels through the deliveries service, made below.
   let trackParcel: ParcelTracking['track'] = async () => null
+  let trackReturn: NonNullable<ParcelTracking['trackReturn']> = async () => null
   const integrations = createIntegrationService({
     data,
     registry: providers,
@@ -149,7 +154,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
     clock: options.clock,
     changed: () => integrationsChanged(),
-    parcels: { track: (event) => trackParcel(event) },
+    parcels: { track: (event) => trackParcel(event), trackReturn: (event) => trackReturn(event) },
   })
 
   const exchangeSettings = options.orderExchange
@@ -199,7 +204,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
-  const deliveries = createDeliveryService({
+  const { labelPort, ...deliveries } = createDeliveryService({
     data,
     registry: providers,
     integrations,
@@ -215,6 +220,17 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   })
 
   trackParcel = deliveries.trackParcel
+  const returns = createReturnService({
+    data,
+    orderStore,
+    dispatcher,
+    labels: labelPort,
+    logger,
+    timeZone: options.timezone,
+    lockTimeoutMs: options.lockTimeoutMs,
+    reasons: options.returns.reasons,
+  })
+  trackReturn = returns.track
   const boxes = createBoxService({
     data,
     shipments,
@@ -240,6 +256,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     orderExchange,
     deliveries,
     boxes,
+    returns,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -264,6 +281,14 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     boxes,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
+  })
+  await app.register(returnRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    logSerializers,
+    service: returns,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+    clock: options.clock,
   })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
