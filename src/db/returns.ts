@@ -126,12 +126,12 @@ export interface ReturnStore<Message, Claim, Row> {
     plan: (current: ReturnRow | undefined, ledger: ReturnLedger) => ReturnPlan<Message, Claim>,
   ): Promise<ReturnChangeOutcome<Row> | undefined>
   /**
-   * Commits the intent of a label purchase: the operation id on the return, only when it has none
-   * (false then). Written alone, before the provider is called.
+   * Commits the intent of a label purchase: the operation id, the integration, the carrier and service
+   * on the return, only when it has no operation (false then). Written alone, before the provider is called.
    */
-  beginLabel(returnId: number, operation: { operationId: string; integrationId: number }): Promise<boolean>
+  beginLabel(returnId: number, operation: { operationId: string; integrationId: number; carrier: string; service: string }): Promise<boolean>
   /** Writes label bookkeeping columns (the provider's id, a failed purchase cleared) in a statement of its own. */
-  updateLabel(returnId: number, columns: Pick<ReturnColumns, 'labelExternalId' | 'labelOperationId' | 'labelIntegrationId' | 'labelState'>): Promise<void>
+  updateLabel(returnId: number, columns: Pick<ReturnColumns, 'labelExternalId' | 'labelOperationId' | 'labelIntegrationId' | 'labelState' | 'carrier' | 'service'>): Promise<void>
 }
 
 /** The counted units per line: a rejected return holds none. */

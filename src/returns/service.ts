@@ -358,7 +358,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
       const resumed = current.labelOperationId !== null
       if (!resumed) {
         checkState(current, 'label_sent', ['authorised'])
-        if (!(await data.returns.beginLabel(id, { operationId: randomUUID(), integrationId: at.row.id }))) throw new ReturnErrors.LabelBusy(id)
+        if (!(await data.returns.beginLabel(id, { operationId: randomUUID(), integrationId: at.row.id, carrier: parsed.carrier, service: parsed.service }))) throw new ReturnErrors.LabelBusy(id)
         current = await requireReturn(id)
       }
       const operationId = current.labelOperationId!
@@ -376,8 +376,9 @@ export function createReturnService(deps: ReturnServiceDependencies) {
         from,
         to,
         isReturn: true,
-        carrier: parsed.carrier,
-        service: parsed.service,
+        // A purchase whose outcome is unknown is finished as it was first asked, never a second one beside it.
+        carrier: current.carrier ?? parsed.carrier,
+        service: current.service ?? parsed.service,
         labelFormat: parsed.labelFormat,
         externalId: current.labelExternalId,
       }
@@ -424,7 +425,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
         }
         if (error.kind === 'refused') {
           // Nothing was bought: the return is free for another purchase (or a tracking number by hand).
-          await data.returns.updateLabel(id, { labelOperationId: null, labelExternalId: null, labelIntegrationId: null, labelState: null })
+          await data.returns.updateLabel(id, { labelOperationId: null, labelExternalId: null, labelIntegrationId: null, labelState: null, carrier: null, service: null })
           throw labels.refusal(error)
         }
         let label: PurchasedLabel | null = null

@@ -107,7 +107,7 @@ export function createPostgresReturnStore(db: PostgresDatabase): ReturnStore {
     async beginLabel(returnId, operation) {
       const changed = await db
         .update(returns)
-        .set({ labelOperationId: operation.operationId, labelIntegrationId: operation.integrationId, labelState: 'pending', labelExternalId: null, updatedAt: new Date() })
+        .set({ labelOperationId: operation.operationId, labelIntegrationId: operation.integrationId, labelState: 'pending', labelExternalId: null, carrier: operation.carrier, service: operation.service, updatedAt: new Date() })
         .where(and(eq(returns.id, returnId), isNull(returns.labelOperationId)))
         .returning({ id: returns.id })
       return changed.length > 0

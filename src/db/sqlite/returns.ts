@@ -80,7 +80,7 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
     async beginLabel(returnId, operation) {
       const changed = db
         .update(returns)
-        .set({ labelOperationId: operation.operationId, labelIntegrationId: operation.integrationId, labelState: 'pending', labelExternalId: null, updatedAt: new Date() })
+        .set({ labelOperationId: operation.operationId, labelIntegrationId: operation.integrationId, labelState: 'pending', labelExternalId: null, carrier: operation.carrier, service: operation.service, updatedAt: new Date() })
         .where(and(eq(returns.id, returnId), isNull(returns.labelOperationId)))
         .run().changes
       return changed > 0
