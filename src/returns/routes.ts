@@ -8,7 +8,7 @@ import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { FrameworkErrorSchema, OrderIdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { ReturnState } from '../db/returns.js'
-import type { ReturnService } from './service.js'
+import type { ReturnLabelInput, ReturnService, UpdateReturnInput } from './service.js'
 import {
   ReceiveReturnBodySchema,
   RequestReturnBodySchema,
@@ -149,13 +149,13 @@ export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scop
       onRequest: manage,
       schema: { summary: 'Change a return: authorise, reject (with a message), in transit, close; or a tracking number entered by hand', params: ReturnParamsSchema, body: UpdateReturnBodySchema, response: { 200: ReturnResponseSchema, ...errors } },
     },
-    async (request) => ({ success: true as const, return: await service.update(returnIdOf(request.params.returnId), request.body, contextOf(request)) }),
+    async (request) => ({ success: true as const, return: await service.update(returnIdOf(request.params.returnId), request.body as UpdateReturnInput, contextOf(request)) }),
   )
 
   app.post(
     '/returns/:returnId/label',
     { onRequest: buy, schema: { summary: 'Buy the return label, exactly once (EasyPost: a return shipment)', params: ReturnParamsSchema, body: ReturnLabelBodySchema, response: { 200: ReturnResponseSchema, ...errors } } },
-    async (request) => ({ success: true as const, return: await service.buyLabel(returnIdOf(request.params.returnId), request.body, contextOf(request)) }),
+    async (request) => ({ success: true as const, return: await service.buyLabel(returnIdOf(request.params.returnId), request.body as ReturnLabelInput, contextOf(request)) }),
   )
 
   app.post(

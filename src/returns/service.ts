@@ -54,7 +54,7 @@ export interface ReturnLabelInput {
 
 export interface ReceiveReturnInput {
   /** What arrived of each line of the return, by condition; together they account for the line's quantity. */
-  lines: Array<{ lineItemId: number } & ReceivedQuantities>
+  lines: Array<{ lineItemId: number } & Partial<ReceivedQuantities>>
   message?: string | null | undefined
 }
 
@@ -213,12 +213,12 @@ export function createReturnService(deps: ReturnServiceDependencies) {
     refuseIf(errors)
   }
 
-  async function requestReturn(orderId: number, input: unknown, context: ReturnContext = {}): Promise<Return> {
+  async function requestReturn(orderId: number, input: RequestReturnInput, context: ReturnContext = {}): Promise<Return> {
     const order = Number.isInteger(orderId) && orderId > 0 ? await deps.orderStore.findOrder(orderId) : null
     if (!order) throw new ShipmentsErrors.OrderNotFound(orderId)
     const lines = parseLines(input)
     const errors: Record<string, string[]> = {}
-    const message = optionalText((input as Record<string, unknown>).message, 'message', errors)
+    const message = optionalText((input as unknown as Record<string, unknown>).message, 'message', errors)
     refuseIf(errors)
     const { userId, source } = who(context)
     const outcome = await data.returns.change({ orderId: order.id }, (_current, ledger) => {
@@ -235,7 +235,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
 
   // ---- the update path ----
 
-  async function update(id: number, input: unknown, context: ReturnContext = {}): Promise<Return> {
+  async function update(id: number, input: UpdateReturnInput, context: ReturnContext = {}): Promise<Return> {
     if (!isObject(input)) throw new ShipmentValidationError({ body: ['must be an object'] })
     const errors: Record<string, string[]> = {}
     for (const key of Object.keys(input)) if (!['state', 'message', 'trackingNumber', 'trackingUrl', 'carrier'].includes(key)) errors[key] = ['is not a field of a return update']
@@ -273,7 +273,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
 
   // ---- receiving ----
 
-  async function receive(id: number, input: unknown, context: ReturnContext = {}): Promise<Return> {
+  async function receive(id: number, input: ReceiveReturnInput, context: ReturnContext = {}): Promise<Return> {
     if (!isObject(input)) throw new ShipmentValidationError({ body: ['must be an object'] })
     const errors: Record<string, string[]> = {}
     for (const key of Object.keys(input)) if (!['lines', 'message'].includes(key)) errors[key] = ['is not a field of a receipt']
@@ -347,7 +347,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
    * the return before the provider is called (EasyPost: a shipment with `is_return`), the provider's id as
    * soon as it is known, and a purchase whose outcome was lost is looked up there, never bought again.
    */
-  async function buyLabel(id: number, input: unknown, context: ReturnContext = {}): Promise<Return> {
+  async function buyLabel(id: number, input: ReturnLabelInput, context: ReturnContext = {}): Promise<Return> {
     const parsed = parseLabelInput(input)
     const row = await requireReturn(id)
     const at = await labels.deliveryProvider(parsed.integration)
