@@ -336,6 +336,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       trackingLinks,
       deliveries,
       boxes,
+      returns,
+      clock: options.clock,
     })
   }
   if (orderExchange && exchangeSettings) {
