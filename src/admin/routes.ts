@@ -871,7 +871,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
 
   const sendOrderPage = async (request: FastifyRequest, reply: FastifyReply, state: OrderPanelState = {}, status = 200) => {
     const { order, panel } = await orderPanelFor(request, reply, (request.params as { orderId: string }).orderId, state)
-    const returnsSection = orderReturnsSection(context(request, reply), await options.returns.returnable(order.id), await options.returns.ofOrder(order.id))
+    // No form in the section: no second CSRF token (a second one would replace the first's secret cookie).
+    const sectionContext = { prefix, csrf: '', can: request.shipmentsAdmin!.can, timeZone }
+    const returnsSection = orderReturnsSection(sectionContext, await options.returns.returnable(order.id), await options.returns.ofOrder(order.id))
     return sendPage(request, reply, `Order ${order.reference}`, html`<h1>Order ${order.reference}</h1>${orderDetails(order)}${panel}${returnsSection}`, status)
   }
 
