@@ -3,12 +3,14 @@
 // number by hand, receiving line by line, a return label bought exactly once through EasyPost (a return
 // shipment) and moved by its tracker through the same tracking webhook.
 import t, { type Test } from 'tap'
+import fc from 'fast-check'
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
 import { exited, lineMatching, spawnWorker } from './fixtures/processes.js'
+import { contentTypes, hostileString, snapshotDatabase, STACK_TRACE } from './fixtures/hostile.js'
 import { signEasyPostEvent, type ShipmentsPluginOptions } from '../src/index.js'
 
 const API_KEY = 'EZTK-return-test-key-0123456789abcdef'
@@ -321,4 +323,32 @@ t.test('a lost answer to the buy is looked up at EasyPost on the next try, never
   t.match(refused.json(), { success: false, error: /EasyPost offers no USPS Teleport/ })
   t.match((await storedReturns(s.app))[1], { labelState: null, labelOperationId: null, state: 'authorised' }, 'nothing bought: free for another try')
   t.equal((await post(s.app, `/returns/${other.id}/label`, LABEL)).statusCode, 200)
+})
+
+t.test('random bodies, ids and users on the return routes never give a 500, and refusals change nothing', async (t) => {
+  const runs = Number(process.env.PROPERTY_RUNS ?? 150)
+  const { app, orderId, mug } = await setup(t)
+  const created = await app.shipments.returns.request(orderId, { lines: [{ lineItemId: mug, quantity: 1, reason: 'damaged' }] })
+  const keys = ['lines', 'message', 'state', 'trackingNumber', 'trackingUrl', 'carrier', 'integration', 'service', 'weight', 'lineItemId', 'quantity', 'reason', 'resellable', '__proto__', 'constructor']
+  const value = fc.oneof(hostileString, fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.dictionary(fc.constantFrom(...keys), fc.oneof(hostileString, fc.integer({ min: -2, max: 3 }), fc.constant(mug)), { maxKeys: 4 }), { maxLength: 3 }))
+  const body = fc.oneof(fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 4 }).map((each) => JSON.stringify(each)), hostileString)
+  await fc.assert(
+    fc.asyncProperty(
+      body,
+      contentTypes,
+      fc.constantFrom(`/orders/${orderId}/returns`, `/returns/${created.id}`, `/returns/${created.id}/receive`, `/returns/${created.id}/label`, '/orders/abc/returns', '/returns/%00', '/returns/99999999999'),
+      fc.constantFrom('admin', 'editor', 'viewer', undefined),
+      async (payload, contentType, url, user) => {
+        const before = await snapshotDatabase(app)
+        const headers: Record<string, string> = {}
+        if (contentType) headers['content-type'] = contentType
+        if (user) headers['x-test-user'] = user
+        const response = await app.inject({ method: 'POST', url: `/shipments/api${url}`, headers, payload })
+        if (response.statusCode >= 500 || STACK_TRACE.test(response.body)) return false
+        return response.statusCode < 300 || (await snapshotDatabase(app)) === before
+      },
+    ),
+    { numRuns: runs },
+  )
+  t.pass(`${runs} random requests`)
 })
