@@ -389,7 +389,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
         return found.state === 'purchased' ? found.label : null
       }
       const finish = (label: PurchasedLabel) =>
-        change(id, context, () => ({
+        change(id, context, (latest) => ({
           columns: {
             labelState: 'purchased',
             labelExternalId: label.externalId,
@@ -402,7 +402,9 @@ export function createReturnService(deps: ReturnServiceDependencies) {
             labelCost: label.cost,
             labelCurrency: label.currency,
           },
-          state: 'label_sent',
+          // A label bought for a return rejected meanwhile is kept (it was paid for); the state stays.
+          state: latest.state === 'authorised' ? 'label_sent' : null,
+          action: 'label_sent',
           message: `${label.carrier} ${label.service} ${label.trackingNumber} (${label.cost} ${label.currency})`,
           event: null,
         }))
