@@ -1,6 +1,7 @@
 // `npm run bench`: each figure is a ratio of two things measured in this run, under autocannon run as
 // a separate process against servers on loopback. Prints a table and writes the figures as JSON.
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -13,7 +14,9 @@ import pg from 'pg'
 // through tsx, whose transform wraps every named function and closure in a naming call and made the
 // hot paths measure slower than they run for users (see tsconfig.bench.json).
 import { defineProvider, fastifyShipments, type DatabaseHandle, type ShipmentsPluginOptions } from 'fastify-shipments'
+import EasyPost from '@easypost/api'
 import type { LoadPlan, LoadResult } from './load.js'
+import { easyPostImitation } from '../test/fixtures/easypost-api.js'
 
 /** A positive integer from the environment: a typo must stop the run, not give rounds of nothing. */
 function positiveInteger(name: string, fallback: number): number {
@@ -26,8 +29,8 @@ const SECONDS = positiveInteger('BENCH_SECONDS', 3)
 // shared machine one pair of runs can be off by a third.
 const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
 const CONNECTIONS = positiveInteger('BENCH_CONNECTIONS', 10)
-// bench/results beside the sources (this file runs compiled, from bench/build).
-const RESULTS_FILE = fileURLToPath(new URL('../results/latest.json', import.meta.url))
+// bench/results beside the sources (this file runs compiled, from bench/build/bench).
+const RESULTS_FILE = fileURLToPath(new URL('../../results/latest.json', import.meta.url))
 const workDirectory = mkdtempSync(join(tmpdir(), 'shipments-bench-'))
 // BENCH_DATABASE=sqlite|postgres|both (default both); PostgreSQL at BENCH_POSTGRES_URL.
 const ENGINES = (process.env.BENCH_DATABASE ?? 'both') === 'both' ? (['sqlite', 'postgres'] as const) : ([process.env.BENCH_DATABASE as 'sqlite' | 'postgres'] as const)
@@ -71,7 +74,13 @@ const EXCHANGE_HEADERS = { authorization: `Basic ${Buffer.from(`${EXCHANGE.usern
 const EXPORT_URL = '/actions/shippingplatformconnect/orders/process?action=export&start_date=01%2f01%2f2020+00%3a00&end_date=01%2f01%2f2030+00%3a00'
 
 /** A host with the plugin and bare ceiling routes beside it, seeded by `seed`, listening on loopback. */
-async function startHost(engine: Engine, name: string, options: Partial<ShipmentsPluginOptions>, seed: (app: FastifyInstance) => Promise<void>) {
+async function startHost(
+  engine: Engine,
+  name: string,
+  options: Partial<ShipmentsPluginOptions>,
+  seed: (app: FastifyInstance) => Promise<void>,
+  routes: (app: FastifyInstance) => void = () => {},
+) {
   const app = Fastify({ logger: false })
   // A request with `x-bench-write` first writes to the store (see writeToStore), as a live shop does
   // between ShipStation's page requests. Added before the plugin, so its routes inherit the hook.
@@ -99,6 +108,7 @@ async function startHost(engine: Engine, name: string, options: Partial<Shipment
     await rawStatement(app, 'DELETE FROM shipments_shipments WHERE id = $1', [shipment.id])
     return { id: shipment.id }
   })
+  routes(app)
   await app.ready()
   await seed(app)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
@@ -155,6 +165,90 @@ async function writeToStore(app: FastifyInstance) {
   writes++
   if (handle.engine === 'postgres') await handle.db.$client.query(text, [`write ${writes}`])
   else handle.db.$client.prepare(text.replace('$1', '?')).run(`write ${writes}`)
+}
+
+const EASYPOST_KEY = 'EZTK-bench-key-0123456789abcdef'
+const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
+const SHIP_TO = { name: 'Dr. Steve Brule', address1: '179 N Harbor Dr', city: 'Redondo Beach', state: 'CA', postalCode: '90277', country: 'US' }
+const PARCELS_PER_SHIPMENT = 2
+
+/** The part of the official client the direct side calls. */
+type OfficialClientClass = new (
+  apiKey: string,
+  options: { baseUrl: string },
+) => {
+  Shipment: {
+    create(params: Record<string, unknown>): Promise<{ id: string; rates: Array<{ id: string; carrier: string; service: string }> }>
+    buy(id: string, rateId: string): Promise<{ tracking_code: string | null }>
+  }
+}
+
+/**
+ * A host whose routes buy one label each on the local EasyPost imitation (the tests' own, with
+ * EasyPost's shapes): `/bench/label` adds a parcel and buys its label through the package's services
+ * (intent committed first, the provider's id committed, the label written with history and an event);
+ * `/bench/label-direct` makes the same two calls (create the EasyPost shipment, buy its rate) with the
+ * official client alone. PNG on both sides, EasyPost's own format, so neither converts.
+ */
+async function startLabelHost(engine: Engine) {
+  const closers: Array<() => unknown> = []
+  const imitation = await easyPostImitation({ teardown: (close) => void closers.push(close) }, { apiKey: EASYPOST_KEY })
+  // The CommonJS module's export is the client class (its bundled types do not say so to NodeNext).
+  const client = new (EasyPost as unknown as OfficialClientClass)(EASYPOST_KEY, { baseUrl: `${imitation.baseUrl}/` })
+  let orderId = 0
+  // A new shipment after every PARCELS_PER_SHIPMENT parcels (a shipment holds at most 100), reserved
+  // synchronously so concurrent requests never overfill one.
+  let shipment: Promise<number> | null = null
+  let parcelsOnShipment = 0
+  const nextShipment = (app: FastifyInstance) => {
+    if (shipment === null || parcelsOnShipment >= PARCELS_PER_SHIPMENT) {
+      shipment = app.shipments.shipments.create(orderId).then(([created]) => created!.id)
+      parcelsOnShipment = 0
+    }
+    parcelsOnShipment++
+    return shipment
+  }
+  const host = await startHost(
+    engine,
+    'labels',
+    { deliveries: { shipFrom: SHIP_FROM } },
+    async (app) => {
+      orderId = await app.shipments.referenceOrders!.createOrder({ reference: 'LABELS', isCompleted: true, shippingAddress: SHIP_TO })
+      await app.shipments.integrations.create({
+        name: 'EasyPost',
+        handle: 'easypost',
+        providerId: 'easypost',
+        settings: { webhookSecret: 'bench-webhook-secret', apiKey: EASYPOST_KEY, apiBaseUrl: imitation.baseUrl },
+      })
+    },
+    (app) => {
+      app.post('/bench/label', async () => {
+        const shipmentId = await nextShipment(app)
+        const parcel = await app.shipments.deliveries.addParcel(shipmentId, { weight: { value: '1.5', unit: 'kg' } })
+        const bought = await app.shipments.deliveries.buyLabel(shipmentId, parcel.id, { integration: 'easypost', carrier: 'USPS', service: 'Priority', labelFormat: 'PNG' })
+        return { trackingNumber: bought.parcel.trackingNumber }
+      })
+      app.post('/bench/label-direct', async () => {
+        const created = await client.Shipment.create({
+          to_address: { name: SHIP_TO.name, street1: SHIP_TO.address1, city: SHIP_TO.city, state: SHIP_TO.state, zip: SHIP_TO.postalCode, country: SHIP_TO.country },
+          from_address: { name: SHIP_FROM.name, street1: SHIP_FROM.street1, city: SHIP_FROM.city, state: SHIP_FROM.state, zip: SHIP_FROM.postalCode, country: SHIP_FROM.country },
+          parcel: { weight: 52.9 },
+          reference: `direct-${randomUUID()}`,
+          options: { label_format: 'PNG' },
+        })
+        const rate = created.rates.find((each) => each.carrier === 'USPS' && each.service === 'Priority')
+        const bought = await client.Shipment.buy(created.id, rate!.id)
+        return { trackingNumber: bought.tracking_code }
+      })
+    },
+  )
+  return {
+    ...host,
+    async close() {
+      await host.app.close()
+      for (const close of closers) await close()
+    },
+  }
 }
 
 /** Ten orders with 100 shipments each, for the shipment API. */
@@ -460,6 +554,7 @@ async function measureEngine(engine: Engine) {
   const itemsOrder = { orderId: 0, items: [] as Array<{ lineItemId: number; quantity: number }> }
   const itemsHost = await startHost(engine, 'items', {}, (app) => seedLineItems(app, itemsOrder))
   const wantExport = !process.env.BENCH_ONLY || process.env.BENCH_ONLY.startsWith('export')
+  const labelHost = !process.env.BENCH_ONLY || 'add a parcel and buy its label'.includes(process.env.BENCH_ONLY) || process.env.BENCH_ONLY.includes('label') ? await startLabelHost(engine) : null
   const noSeed = async () => {}
   const exportLarge = await startHost(engine, 'export-500', { orderExchange: { ...EXCHANGE, pageSize: 500 } }, (app) => (wantExport ? seedExportOrders(app, 2_000) : noSeed()))
   const exportSmall = await startHost(engine, 'export-2k', { orderExchange: { ...EXCHANGE, pageSize: 25 } }, (app) => (wantExport ? seedExportOrders(app, 2_000) : noSeed()))
@@ -508,6 +603,14 @@ async function measureEngine(engine: Engine) {
       plan(`${itemsHost.base}/bench/create`, { body: JSON.stringify(itemsOrder), connections: 1 }),
       plan(`${itemsHost.base}/bench/create`, { body: JSON.stringify({ orderId: itemsOrder.orderId }), connections: 1 }),
     )
+    if (labelHost) {
+      await compare(
+        label('add a parcel and buy its label through the package / the same purchase with the official client alone'),
+        { min: 0.5 },
+        plan(`${labelHost.base}/bench/label`, { body: '{}' }),
+        plan(`${labelHost.base}/bench/label-direct`, { body: '{}' }),
+      )
+    }
     if (inProcessLockHost) {
       await compare(
         label('transition latency: default lockDirectory / lockDirectory null'),
@@ -558,6 +661,7 @@ async function measureEngine(engine: Engine) {
     }
   } finally {
     for (const started of [host, inProcessLockHost, itemsHost, exportLarge, exportSmall, exportHuge]) await started?.app.close()
+    await labelHost?.close()
   }
 }
 

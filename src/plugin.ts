@@ -168,6 +168,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
         timeZone: options.timezone,
         activity: createExchangeActivityLog({ data, logger, timeZone: options.timezone, clock: options.clock }),
         lockOrder: (orderId, task) => data.withNamedLock('shipNotice', orderId, options.lockTimeoutMs, task),
+        parcels: { track: (event) => trackParcel(event) },
       })
     : null
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
@@ -269,7 +270,6 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     prefix: options.prefixes.shipmentApi,
     logSerializers,
     service: shipments,
-    parcelsOf: deliveries.parcelsOf,
     timeZone: options.timezone,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,

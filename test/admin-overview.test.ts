@@ -301,6 +301,40 @@ t.test('a host order store without names: the order page shows the email and the
   t.match(page.body, /<td data-order-status="paid">paid<\/td>/)
 })
 
+t.test('the admin list asks a store with findOrders once per page for the order references; a failing lookup shows the ids', async (t) => {
+  const known = new Map([7, 8].map((id) => [id, { id, reference: `HOST-${id}`, statusHandle: 'paid', isCompleted: true, email: null }]))
+  const asked: number[][] = []
+  let single = 0
+  let failing = false
+  const store: OrderStore = {
+    findOrder: async (id) => (single++, known.get(id) ?? null),
+    findOrders: async (ids) => {
+      asked.push([...ids].sort())
+      if (failing) throw new Error('order service down')
+      return [...known.values()].filter((order) => ids.includes(order.id))
+    },
+    findOrderByReference: async () => null,
+    setOrderStatus: async () => {},
+  }
+  const app = await buildTestApp(t, { admin: {}, orderStore: store })
+  for (const orderId of [7, 8, 8]) await app.shipments.shipments.create(orderId)
+  const admin = adminClient(app, 'admin')
+  single = 0
+  const page = await admin.get('/shipments')
+  t.equal(page.statusCode, 200)
+  t.same(asked, [[7, 8]], 'one call for the page, each order once')
+  t.equal(single, 0, 'no lookup per order')
+  t.equal(page.body.match(/>HOST-8<\/a>/g)?.length, 2)
+  t.match(page.body, />HOST-7<\/a>/)
+
+  failing = true
+  const failed = await admin.get('/shipments')
+  t.equal(failed.statusCode, 200, 'the page still answers')
+  t.match(failed.body, />#7<\/a>/, 'the order id in place of the reference')
+  t.notMatch(failed.body, />HOST-\d<\/a>/, 'no reference shown')
+  t.equal((await app.shipments.shipments.list({})).shipments.length, 3, 'nothing changed')
+})
+
 /** A provider whose settings have titles and descriptions, and one without either. */
 const labelled = defineProvider({
   id: 'labelled',

@@ -6,10 +6,11 @@
 import t, { type Test } from 'tap'
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
-import { as, buildTestApp, insertOrder } from './fixtures/app.js'
+import { as, buildTestApp, insertOrder, orderRow } from './fixtures/app.js'
+import { basicAuth, EXCHANGE_PASSWORD, EXCHANGE_URL, EXCHANGE_USER, ORDER_FIELDS } from './fixtures/exchange.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
-import { Type, defineProvider, signEasyPostEvent } from '../src/index.js'
+import { Type, defineProvider, signEasyPostEvent, type ShipmentsPluginOptions } from '../src/index.js'
 
 const API_KEY = 'EZTK-label-test-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
@@ -23,11 +24,11 @@ interface Setup {
   database: string
 }
 
-async function setup(t: Test, options: { mode?: 'test' | 'production'; timeoutMs?: number } = {}): Promise<Setup> {
+async function setup(t: Test, options: { mode?: 'test' | 'production'; timeoutMs?: number; plugin?: Partial<ShipmentsPluginOptions> } = {}): Promise<Setup> {
   const imitation = await easyPostImitation(t, { apiKey: API_KEY, mode: options.mode })
   const clock = { now: Date.UTC(2026, 10, 26, 12, 0, 0) }
   const database = await testDatabase(t, 'labels')
-  const app = await buildTestApp(t, { clock: () => clock.now, deliveries: { shipFrom: SHIP_FROM } }, database)
+  const app = await buildTestApp(t, { clock: () => clock.now, deliveries: { shipFrom: SHIP_FROM }, ...options.plugin }, database)
   await app.shipments.integrations.create({
     name: 'EasyPost',
     handle: 'easypost',
@@ -407,6 +408,33 @@ t.test('tracking events move parcels forward; a shipment with parcels is shipped
     (await db.select().from(schema.parcelHistory).where(eq(schema.parcelHistory.parcelId, second.id))).map((row) => row.action),
     ['added', 'labelPurchased', 'shipped', 'delivered'],
   )
+})
+
+t.test("a ShipStation ship notification naming a label's tracking number ships that parcel too", async (t) => {
+  const s = await setup(t, { plugin: { orderFields: ORDER_FIELDS, orderExchange: { username: EXCHANGE_USER, password: EXCHANGE_PASSWORD, updateShipments: true, integrationHandle: 'shipstation-main' } } })
+  const second = await s.app.shipments.deliveries.addParcel(s.shipmentId, { weight: { value: '800', unit: 'g' } })
+  const first = (await buy(s.app, s)).json().parcel
+  const other = (await buy(s.app, { shipmentId: s.shipmentId, parcelId: second.id })).json().parcel
+  const reference = (await orderRow(s.app, (await s.app.shipments.shipments.get(s.shipmentId))!.orderId)).reference
+  const notify = () =>
+    s.app.inject({
+      method: 'POST',
+      url: `${EXCHANGE_URL}?${new URLSearchParams({ action: 'shipnotify', order_number: reference, carrier: 'USPS', service: 'Priority', tracking_number: other.trackingNumber })}`,
+      headers: basicAuth(),
+    })
+  const answer = await notify()
+  t.equal(answer.statusCode, 200, answer.body)
+  t.equal((await storedParcel(s.app, second.id)).status, 'shipped', 'the parcel the notice names')
+  t.equal((await storedParcel(s.app, first.id)).status, 'labelled', 'the other parcel waits for its own')
+  const shipment = (await s.app.shipments.shipments.get(s.shipmentId))!
+  t.equal(shipment.status, 'shipped', 'the notice ships the shipment, as without parcels')
+  t.same(shipment.parcels.map((parcel) => parcel.status), ['labelled', 'shipped'], 'the read carries the parcels as they are')
+  const { db, schema } = tables(s.app)
+  const history = async () => (await db.select().from(schema.parcelHistory).where(eq(schema.parcelHistory.parcelId, second.id))).map((row) => [row.action, row.message])
+  t.same((await history()).at(-1), ['shipped', 'shipstation-main: shipnotify'])
+  const before = await history()
+  t.equal((await notify()).statusCode, 200)
+  t.same(await history(), before, 'the same notice again moves nothing')
 })
 
 t.test('the label in another format is converted by EasyPost; buying needs shipments-buyLabels', async (t) => {

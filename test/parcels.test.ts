@@ -4,7 +4,8 @@ import t from 'tap'
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
-import { tables } from './fixtures/database.js'
+import { rawQuery, tables, TEST_ENGINE } from './fixtures/database.js'
+import { readdirSync, readFileSync } from 'node:fs'
 
 const base = (shipmentId: number | string) => `/shipments/api/shipments/${shipmentId}/parcels`
 
@@ -143,6 +144,41 @@ t.test('a parcel is changed and removed with events; the removal takes its histo
   t.same(events.map((event) => event.name), ['parcelAdded', 'parcelAdded', 'parcelChanged', 'parcelChanged', 'parcelRemoved'])
   t.same((events[4].payload as { parcels: Array<{ id: number }> }).parcels.map((each) => each.id), [first.id], 'the removal event lists the parcels left')
   t.equal((await app.inject({ method: 'DELETE', url: `${base(shipmentId)}/${second.id}`, headers: as('editor') })).statusCode, 404)
+})
+
+t.test('every read of a shipment carries its parcels: the list, the single read, shipmentStatusChanged; the migration copies parcels already there', async (t) => {
+  const app = await buildTestApp(t)
+  const { orderId, shipmentId } = await shipmentWithItems(app)
+  const first = (await post(app, base(shipmentId), { weight: { value: '16', unit: 'oz' } })).json().parcel
+  const second = (await post(app, base(shipmentId), { weight: { value: '500', unit: 'g' }, dimensions: { length: '10', width: '8', height: '4', unit: 'in' } })).json().parcel
+  await post(app, `${base(shipmentId)}/${first.id}`, { weight: { value: '1.5', unit: 'lb' } })
+  const parcels = (await app.inject({ method: 'GET', url: base(shipmentId), headers: as('viewer') })).json().parcels
+  t.same(parcels.map((parcel: { id: number }) => parcel.id), [first.id, second.id])
+  t.equal(parcels[0].weight.value, '1.5', 'the copy follows a change')
+
+  const listed = await app.inject({ method: 'GET', url: `/shipments/api/shipments?orderId=${orderId}`, headers: as('viewer') })
+  t.equal(listed.statusCode, 200)
+  t.same(listed.json().shipments[0].parcels, parcels, 'the list read')
+  const single = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${shipmentId}`, headers: as('viewer') })
+  t.same(single.json().shipment.parcels, parcels, 'the single read')
+  t.same((await app.shipments.shipments.get(shipmentId))!.parcels, parcels, 'the service')
+
+  await app.shipments.shipments.update(shipmentId, { status: 'in_progress' })
+  const [changed] = (await app.shipments.outbox.list({ kind: 'event' })).filter((message) => message.name === 'shipmentStatusChanged')
+  t.same((changed.payload as { shipment: { parcels: unknown } }).shipment.parcels, parcels, 'the event, as it was at the change')
+
+  await app.inject({ method: 'DELETE', url: `${base(shipmentId)}/${second.id}`, headers: as('editor') })
+  t.same((await app.shipments.shipments.get(shipmentId))!.parcels.map((parcel) => parcel.id), [first.id], 'a removal leaves the copy')
+
+  // The migration's copy of parcels already there is the copy a change writes.
+  const before = (await app.shipments.shipments.get(shipmentId))!
+  await rawQuery(app, "UPDATE shipments_shipments SET parcels = '[]'")
+  t.same((await app.shipments.shipments.get(shipmentId))!.parcels, [])
+  const folder = new URL(`../drizzle/${TEST_ENGINE}/`, import.meta.url)
+  const migration = readdirSync(folder).find((name) => name.endsWith('_parcels_on_shipments.sql'))!
+  const [, backfill] = readFileSync(new URL(migration, folder), 'utf8').split('--> statement-breakpoint')
+  await rawQuery(app, backfill!)
+  t.same(await app.shipments.shipments.get(shipmentId), before, 'the backfill gives the same shipment')
 })
 
 t.test('parcelAdded reaches listeners after the commit', async (t) => {

@@ -365,18 +365,20 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
 
   scope.get('/', { schema: hide, config: view }, async (_request, reply) => reply.redirect(`${prefix}/overview`, 303))
 
-  /** Order references by order id (one lookup per order); an order the store no longer knows, or a failing lookup (logged), shows as `#id`. */
+  /**
+   * Order references by order id: one `findOrders` call when the store has it, else one `findOrder` per
+   * order. An order the store no longer knows, or a failing lookup (logged), shows as `#id`.
+   */
   async function orderReferencesOf(request: FastifyRequest, orderIds: Iterable<number>): Promise<Map<number, string>> {
-    const ids = [...new Set(orderIds)]
-    const found = await Promise.all(
-      ids.map((id) =>
-        orders.findOrder(id).catch((error: unknown) => {
-          request.log.error({ err: error, orderId: id }, 'An order lookup for an admin page failed; the page shows the order id')
-          return null
-        }),
-      ),
-    )
-    return new Map(ids.flatMap((id, index) => (found[index] ? [[id, found[index].reference] as const] : [])))
+    const asked = new Set(orderIds)
+    const ids = [...asked]
+    const failed = (error: unknown) => {
+      request.log.error({ err: error, orderIds: ids }, 'An order lookup for an admin page failed; the page shows the order ids')
+      return []
+    }
+    const findOrders = orders.findOrders?.bind(orders)
+    const found = ids.length === 0 ? [] : findOrders ? await findOrders(ids).catch(failed) : await Promise.all(ids.map((id) => orders.findOrder(id).catch(failed)))
+    return new Map(found.flat().flatMap((order) => (order && asked.has(order.id) ? [[order.id, order.reference] as const] : [])))
   }
 
   /** Display names of these users (`admin.userName`); one that fails (logged) or answers null keeps its id. */
@@ -526,7 +528,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       userNames,
       parcels: parcelsSection(pageContext, {
         shipmentId: id,
-        parcels: await options.deliveries.parcelsOf(id),
+        parcels: shipment.parcels,
         labelIntegrations: (await integrations.list())
           .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
           .map((integration) => integration.handle),

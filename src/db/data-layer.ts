@@ -1,6 +1,6 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
-import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
+import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf, StoredParcel } from './parcels.js'
 import type { ReturnPlan as ReturnPlanOf, ReturnStore as ReturnStoreOf } from './returns.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
@@ -37,6 +37,8 @@ export interface ShipmentRow {
   /** Set while the shipment is cancelled with its order: the status to restore with the order. */
   statusBeforeOrderCancel: string | null
   items: StoredShipmentItem[]
+  /** A copy of the shipment's parcels, kept by the parcel changes (never written by a shipment change). */
+  parcels: StoredParcel[]
   createdAt: Date
   updatedAt: Date
 }
@@ -711,6 +713,8 @@ export interface DataLayer {
   createChangeStamp(otherInstancesMs: number): () => Promise<string>
 
   findOrder(orderId: number): Promise<OrderSummary | undefined>
+  /** The reference store's orders with these ids that exist (at most a page's worth: one query). */
+  findOrders(orderIds: readonly number[]): Promise<OrderSummary[]>
   /** The reference store's lines of an order (id order); undefined for no order. */
   orderLines(orderId: number): Promise<OrderLine[] | undefined>
   /** The reference store's completed orders after `afterId` by id, with their lines. */

@@ -41,6 +41,17 @@ export interface ParcelRow {
   updatedAt: Date
 }
 
+/**
+ * A parcel as the shipment row keeps a copy of it (`shipments.parcels`, JSON): the same fields, the
+ * times as ISO strings. Every parcel change rewrites the copy in its own transaction, so every read of
+ * a shipment (lists, events, pushes) carries its parcels without a second query.
+ */
+export type StoredParcel = Omit<ParcelRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }
+
+/** The copy of a shipment's parcels that its row keeps. */
+export const storedParcels = (rows: ParcelRow[]): StoredParcel[] =>
+  rows.map((row) => ({ ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() }))
+
 /** The columns a parcel change may write. */
 export type ParcelColumns = Partial<Omit<ParcelRow, 'id' | 'shipmentId' | 'createdAt'>>
 

@@ -1,5 +1,5 @@
 // Parcels as clients see them, and the parcel input checked field by field.
-import type { NewParcel, ParcelRow } from '../db/parcels.js'
+import type { NewParcel, ParcelRow, StoredParcel } from '../db/parcels.js'
 import { ShipmentValidationError } from '../errors.js'
 import { formatIsoWithOffset } from '../time.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS, decimalProblem, type DimensionUnit, type WeightUnit } from './units.js'
@@ -54,7 +54,9 @@ export interface ParcelInput {
   items?: Array<{ lineItemId: number; quantity: number }> | undefined
 }
 
-export function toParcel(row: ParcelRow, timeZone: string): Parcel {
+/** A parcel row, or the shipment row's copy of it (times as ISO strings). */
+export function toParcel(row: ParcelRow | StoredParcel, timeZone: string): Parcel {
+  const millis = (value: Date | string) => (typeof value === 'string' ? Date.parse(value) : value.getTime())
   return {
     id: row.id,
     shipmentId: row.shipmentId,
@@ -79,8 +81,8 @@ export function toParcel(row: ParcelRow, timeZone: string): Parcel {
             operationId: row.labelOperationId,
           }
         : null,
-    dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
-    dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
+    dateCreated: formatIsoWithOffset(millis(row.createdAt), timeZone),
+    dateUpdated: formatIsoWithOffset(millis(row.updatedAt), timeZone),
   }
 }
 

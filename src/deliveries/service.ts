@@ -643,8 +643,6 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     /** For the returns service only (the plugin leaves it off `app.shipments.deliveries`). */
     labelPort: { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal },
     trackParcel,
-    /** The shipment's parcels, without checking the shipment exists (the shipment read adds them). */
-    parcelsOf: async (shipmentId: number): Promise<Parcel[]> => (await data.parcels.list(shipmentId)).map(present),
     listParcels,
     addParcel,
     updateParcel,

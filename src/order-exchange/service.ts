@@ -5,6 +5,7 @@ import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../orders/order-store.js'
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
+import type { ParcelTracking } from '../gateway/providers.js'
 import type { Shipment } from '../shipments/shipment.js'
 import { AllocationExceededError, LockTimeoutError } from '../db/data-layer.js'
 import { parsePlatformDate } from '../time.js'
@@ -38,6 +39,8 @@ export interface OrderExchangeDependencies {
    * notification sent twice at once ships once.
    */
   lockOrder: <T>(orderId: number, task: () => Promise<T>) => Promise<T>
+  /** Moves the parcel that holds a notice's tracking number (deliveries), as tracking events do. */
+  parcels?: ParcelTracking | undefined
 }
 
 export type OrderExchangeService = ReturnType<typeof createOrderExchangeService>
@@ -186,7 +189,7 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
         : null,
     }
     const shipmentTracking = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== ''))
-    if (noticeItems.length > 0 && (await shipNotifiedItems(order, noticeItems, change, values, shipmentTracking))) return
+    if (noticeItems.length > 0 && (await shipNotifiedItems(order, noticeItems, change, values, shipmentTracking))) return shipParcel(values)
 
     // The order first: a Status Handle that names no status fails before anything has changed.
     const result = await recordOnOrder(order, change)
@@ -195,6 +198,16 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
     // Status Handle is the one that stays (spec 3.6). A no-op when the advance did not happen.
     if (shipmentIds.length > 0) await recordOnOrder(order, change)
     await announce(order, result, values, shipmentIds, null)
+    await shipParcel(values)
+  }
+
+  /**
+   * The parcel whose label carries the notice's tracking number is shipped too (its history says by
+   * ShipStation), after the shipments: a notice sent again finds it shipped and writes nothing.
+   */
+  async function shipParcel(values: TrackingValues): Promise<void> {
+    if (!deps.parcels || values.trackingNumber === '') return
+    await deps.parcels.track({ trackingNumber: values.trackingNumber, status: 'shipped', code: 'shipnotify', integration: settings.integrationHandle })
   }
 
   /**

@@ -180,6 +180,11 @@ export interface ShipNotificationResult {
 export interface OrderStore {
   /** The order with this id, or null. */
   findOrder(orderId: number): Promise<OrderSummary | null>
+  /**
+   * The orders with these ids that exist, in any order. Optional: pages that name many orders (the
+   * admin list, the overview) ask once per page with it, and once per order through `findOrder` without.
+   */
+  findOrders?(orderIds: readonly number[]): Promise<OrderSummary[]>
   /** The order with this reference (ShipStation's OrderNumber), or null. */
   findOrderByReference(reference: string): Promise<OrderSummary | null>
   /** Moves the order to the status with this handle; throws when the status does not exist. */

@@ -73,6 +73,10 @@ export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrd
       return shippingAddress ? { ...order, shippingAddress } : order
     },
 
+    async findOrders(orderIds): Promise<OrderSummary[]> {
+      return data.findOrders(orderIds)
+    },
+
     async findOrderByReference(reference): Promise<OrderSummary | null> {
       return (await data.findOrderByReference(reference)) ?? null
     },

@@ -7,7 +7,6 @@ import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { formatIsoWithOffset } from '../time.js'
 import type { ShipmentService } from './service.js'
-import type { Parcel } from '../deliveries/parcel.js'
 import {
   AllocationResponseSchema,
   AttentionQuerySchema,
@@ -42,8 +41,6 @@ export const ShipmentsPermissions = {
 
 export interface ShipmentRoutesOptions {
   service: ShipmentService
-  /** The parcels of a shipment, added to the single read. */
-  parcelsOf?: ((shipmentId: number) => Promise<Parcel[]>) | undefined
   timeZone: string
   resolveUser: ResolveUser
   hasPermission: HasPermission
@@ -190,7 +187,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
       const id = parseShipmentId(request.params.id)
       const shipment = await service.get(id)
       if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
-      return { success: true as const, shipment: options.parcelsOf ? { ...shipment, parcels: await options.parcelsOf(id) } : shipment }
+      return { success: true as const, shipment }
     },
   )
 

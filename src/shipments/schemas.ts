@@ -44,7 +44,7 @@ export const ShipmentDetailSchema = Type.Composite([
     dateCreated: Type.String(),
     dateUpdated: Type.String(),
     dateDeleted: Timestamp,
-    parcels: Type.Optional(Type.Array(ParcelSchema, { description: 'The parcels (reading one shipment): empty for a shipment without parcels' })),
+    parcels: Type.Array(ParcelSchema, { description: 'The parcels, in the order they were added: empty for a shipment without parcels' }),
   }),
 ])
 

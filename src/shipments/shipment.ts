@@ -2,6 +2,7 @@
 import type { HistoryRow, ShipmentRow } from '../db/data-layer.js'
 import { formatIsoWithOffset } from '../time.js'
 import { presentItems, type ShipmentItem } from './items.js'
+import { toParcel, type Parcel } from '../deliveries/parcel.js'
 
 export const SHIPMENT_STATUSES = ['new', 'in_progress', 'on_hold', 'fulfilled', 'shipped', 'cancelled'] as const
 export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number]
@@ -38,6 +39,8 @@ export interface Shipment {
   fields: Record<string, unknown>
   /** The order lines the shipment holds; empty for an order-level shipment. */
   items: ShipmentItem[]
+  /** The parcels (deliveries), in the order they were added; empty for a shipment without parcels. */
+  parcels: Parcel[]
   /** Beyond spec 2.1, for admin panels; the update endpoint's response leaves these out. */
   dateCreated: string
   dateUpdated: string
@@ -74,6 +77,7 @@ export function toShipment(row: ShipmentRow, timeZone: string): Shipment {
     enabled: row.enabled,
     fields: row.fields,
     items: presentItems(row.items),
+    parcels: row.parcels.map((parcel) => toParcel(parcel, timeZone)),
     dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
     dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
     dateDeleted: format(row.dateDeleted),

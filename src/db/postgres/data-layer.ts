@@ -629,6 +629,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       return order
     },
 
+    async findOrders(orderIds) {
+      const ids = orderIds.filter(isInt4)
+      if (ids.length === 0) return []
+      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(inArray(orders.id, ids))
+    },
+
     async orderLines(orderId) {
       if (!isInt4(orderId) || !(await findOrderSummary(orderId))) return undefined
       return (await linesOf([orderId])).get(orderId) ?? []

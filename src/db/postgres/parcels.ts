@@ -2,7 +2,7 @@
 // inside its transaction, so two instances changing one parcel take turns.
 import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
-import type { LabelOperationRow, ParcelRow } from '../parcels.js'
+import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
 import { writeOutboxMessages } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
@@ -38,13 +38,19 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
         const now = new Date()
         let current: ParcelRow | undefined
         let shipmentId: number
+        // Changes of one shipment's parcels take turns on the shipment row (locked first, then the parcel:
+        // one order for every change), so each rewrites the shipment's copy of its parcels from a list no
+        // other change is still writing to.
+        const lockShipment = async (id: number) =>
+          (await tx.select({ id: shipments.id }).from(shipments).where(eq(shipments.id, id)).for('no key update')).length > 0
         if ('parcelId' in target) {
+          const [owner] = await tx.select({ shipmentId: parcels.shipmentId }).from(parcels).where(eq(parcels.id, target.parcelId))
+          if (!owner || !(await lockShipment(owner.shipmentId))) return undefined
           ;[current] = (await tx.select().from(parcels).where(eq(parcels.id, target.parcelId)).for('update')) as ParcelRow[]
           if (!current) return undefined
           shipmentId = current.shipmentId
         } else {
-          const [shipment] = await tx.select({ id: shipments.id }).from(shipments).where(eq(shipments.id, target.shipmentId)).for('update')
-          if (!shipment) return undefined
+          if (!(await lockShipment(target.shipmentId))) return undefined
           shipmentId = target.shipmentId
         }
         const planned = plan(current)
@@ -63,7 +69,9 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
           await tx.update(labelOperations).set({ ...planned.operation.columns, updatedAt: now }).where(eq(labelOperations.operationId, planned.operation.operationId))
         }
         if (planned.history && !planned.remove) await tx.insert(parcelHistory).values({ ...planned.history, parcelId: row.id, shipmentId, createdAt: now })
-        const messages = planned.messages ? await writeOutboxMessages(tx, planned.messages(row, await listIn(tx, shipmentId)), planned.claimFor ?? null, now) : []
+        const after = await listIn(tx, shipmentId)
+        await tx.update(shipments).set({ parcels: storedParcels(after) }).where(eq(shipments.id, shipmentId))
+        const messages = planned.messages ? await writeOutboxMessages(tx, planned.messages(row, after), planned.claimFor ?? null, now) : []
         return { row, messages }
       })
     },

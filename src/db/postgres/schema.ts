@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm'
 import { trackingNumberKeyOf } from '../tracking-number-key.js'
 import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
+import type { StoredParcel } from '../parcels.js'
 
 /** Millisecond precision, as JavaScript dates have: a value read back compares equal to the one written. */
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' })
@@ -35,6 +36,8 @@ export const shipments = pgTable(
     statusBeforeOrderCancel: text('status_before_order_cancel'),
     /** The order lines the shipment holds (empty: an order-level shipment), with the quantity ordered when allocated. */
     items: json('items').$type<StoredShipmentItem[]>().notNull().default(sql`'[]'::json`),
+    /** A copy of the shipment's parcels, rewritten by every parcel change (see StoredParcel). */
+    parcels: json('parcels').$type<StoredParcel[]>().notNull().default(sql`'[]'::json`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -612,6 +612,11 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(eq(orders.id, orderId)).get()
     },
 
+    async findOrders(orderIds) {
+      if (orderIds.length === 0) return []
+      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(inArray(orders.id, [...orderIds])).all()
+    },
+
     async orderLines(orderId) {
       if (!db.select({ id: orders.id }).from(orders).where(eq(orders.id, orderId)).get()) return undefined
       return linesOf([orderId]).get(orderId) ?? []

@@ -1,7 +1,7 @@
 // Parcels, label operations, rate quotes and boxes on SQLite: a change is one IMMEDIATE transaction.
 import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
-import type { LabelOperationRow, ParcelRow } from '../parcels.js'
+import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
@@ -52,7 +52,10 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
           db.update(labelOperations).set({ ...planned.operation.columns, updatedAt: now }).where(eq(labelOperations.operationId, planned.operation.operationId)).run()
         }
         if (planned.history && !planned.remove) db.insert(parcelHistory).values({ ...planned.history, parcelId: row.id, shipmentId, createdAt: now }).run()
-        const messages = planned.messages ? writeMessages(planned.messages(row, listSync(shipmentId)), planned.claimFor ?? null, now) : []
+        // The IMMEDIATE transaction holds the file: no other parcel change can interleave with the copy.
+        const after = listSync(shipmentId)
+        db.update(shipments).set({ parcels: storedParcels(after) }).where(eq(shipments.id, shipmentId)).run()
+        const messages = planned.messages ? writeMessages(planned.messages(row, after), planned.claimFor ?? null, now) : []
         return { row, messages }
       })
     },

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import { trackingNumberKeyOf } from '../tracking-number-key.js'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
+import type { StoredParcel } from '../parcels.js'
 
 /** Milliseconds since the epoch; stored as an integer so indexes and range scans stay cheap. */
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' })
@@ -33,6 +34,8 @@ export const shipments = sqliteTable(
     statusBeforeOrderCancel: text('status_before_order_cancel'),
     /** The order lines the shipment holds (empty: an order-level shipment), with the quantity ordered when allocated. */
     items: text('items', { mode: 'json' }).$type<StoredShipmentItem[]>().notNull().default(sql`'[]'`),
+    /** A copy of the shipment's parcels, rewritten by every parcel change (see StoredParcel). */
+    parcels: text('parcels', { mode: 'json' }).$type<StoredParcel[]>().notNull().default(sql`'[]'`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -67,15 +67,28 @@ async function loadClient(): Promise<EasyPostConstructor> {
   return clientClass
 }
 
+/**
+ * Clients by key, base URL and timeout: building one attaches every service of the client (about half
+ * a millisecond), so a purchase reuses the one made for the same settings. A changed key or URL makes
+ * a new one; the few kept are those of the integrations' settings over the process's life.
+ */
+const clients = new Map<string, EasyPostClient>()
+const MAX_CACHED_CLIENTS = 32
+
 async function clientFor(settings: EasyPostLabelSettings, defaultBaseUrl: string): Promise<EasyPostClient> {
   if (!settings.apiKey) throw new DeliveryProviderError('EasyPost: no apiKey is set, so no rates or labels can be had.', 'refused')
   const EasyPost = await loadClient()
   const timeout = settings.timeoutMs ?? EASYPOST_DEFAULT_TIMEOUT_MS
-  // The client keeps a `timeout` option it never applies: the deadline is set on each request instead.
-  return new EasyPost(settings.apiKey, {
-    baseUrl: `${(settings.apiBaseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}/`,
-    requestMiddleware: (request) => request.timeout({ response: timeout, deadline: timeout }),
-  })
+  const baseUrl = `${(settings.apiBaseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}/`
+  const key = JSON.stringify([settings.apiKey, baseUrl, timeout])
+  let client = clients.get(key)
+  if (!client) {
+    // The client keeps a `timeout` option it never applies: the deadline is set on each request instead.
+    client = new EasyPost(settings.apiKey, { baseUrl, requestMiddleware: (request) => request.timeout({ response: timeout, deadline: timeout }) })
+    if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!)
+    clients.set(key, client)
+  }
+  return client
 }
 
 /** The client's error as we classify it: by EasyPost's code first, then its status; no status means no answer. */
