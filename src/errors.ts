@@ -32,6 +32,20 @@ export const DeliveryErrors = {
   ),
 } as const
 
+/** Errors of returns, in the framework envelope of the shipment API. */
+export const ReturnErrors = {
+  ReturnNotFound: createError<[id: number | string]>('SHIPMENTS_RETURN_NOT_FOUND', 'Return %s not found.', 404),
+  InvalidTransition: createError<[id: number, from: string, to: string]>('SHIPMENTS_RETURN_TRANSITION', 'Return %s is %s: it cannot move to %s.', 409),
+  LabelExists: createError<[id: number]>('SHIPMENTS_RETURN_LABEL_EXISTS', 'Return %s has a label or a tracking number already.', 409),
+  LabelBusy: createError<[id: number]>('SHIPMENTS_RETURN_LABEL_BUSY', 'A label purchase for return %s is under way elsewhere; try again shortly.', 409),
+  AlreadyReceived: createError<[id: number]>('SHIPMENTS_RETURN_RECEIVED', 'Return %s was received already: what arrived is recorded once.', 409),
+  LabelOutcomeUnknown: createError<[id: number]>(
+    'SHIPMENTS_RETURN_LABEL_OUTCOME_UNKNOWN',
+    'The label purchase for return %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',
+    503,
+  ),
+} as const
+
 /**
  * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
  * full reason goes to the log.

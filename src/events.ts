@@ -2,6 +2,7 @@
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Parcel } from './deliveries/parcel.js'
+import type { Return } from './returns/return.js'
 import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
 
 /** Who or what caused a change: a user, an integration, or both. */
@@ -79,6 +80,21 @@ export interface LabelEvent extends ParcelEvent {
   refundStatus?: string | undefined
 }
 
+/**
+ * A return's change: the return after it (for returnReceived, its lines carry what arrived by condition:
+ * what the host restocks and refunds from), the states before and after, who changed it and through what.
+ */
+export interface ReturnEvent extends EventIdentity {
+  return: Return
+  /** null for returnRequested. */
+  from: string | null
+  to: string
+  message: string | null
+  userId: string | null
+  /** `api`, `admin`, or what the host passed as the source of the change. */
+  source: string
+}
+
 /** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
 export interface ShipmentsEventMap {
   shipmentCreated: [ShipmentCreatedEvent]
@@ -95,6 +111,12 @@ export interface ShipmentsEventMap {
   labelPurchased: [LabelEvent]
   /** A label voided (refund asked of the carrier); the parcel's tracking number is free again. */
   labelVoided: [LabelEvent]
+  /** A return requested (its lines checked against what shipped). */
+  returnRequested: [ReturnEvent]
+  returnAuthorised: [ReturnEvent]
+  /** What arrived of a return, line by line with its condition: the host restocks and refunds from it. */
+  returnReceived: [ReturnEvent]
+  returnClosed: [ReturnEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

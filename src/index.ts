@@ -141,3 +141,18 @@ export type { PostalAddress } from './orders/order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'
 export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult } from './deliveries/packing.js'
 export { MAX_PACKED_UNITS, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'
+// Returns (reverse shipments).
+export { ReturnErrors } from './errors.js'
+export type { ReturnEvent } from './events.js'
+export {
+  returnRefusalMessage,
+  type ReturnService,
+  type ReturnContext,
+  type ReturnLineInput,
+  type RequestReturnInput,
+  type UpdateReturnInput,
+  type ReturnLabelInput,
+  type ReceiveReturnInput,
+  type ReturnableLine,
+} from './returns/service.js'
+export { RETURN_STATES, type Return, type ReturnState, type ReturnLineView, type ReturnLabel, type ReturnHistoryEntry, type ReceivedQuantities } from './returns/return.js'

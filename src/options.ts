@@ -100,6 +100,18 @@ const DataOptionsSchema = Type.Object({
     },
     { additionalProperties: false, default: {} },
   ),
+  returns: Type.Object(
+    {
+      // The reasons a return line may give: short codes the host translates where it shows them.
+      reasons: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }), {
+        minItems: 1,
+        maxItems: 100,
+        uniqueItems: true,
+        default: ['damaged', 'defective', 'wrong_item', 'not_as_described', 'no_longer_needed', 'other'],
+      }),
+    },
+    { additionalProperties: false, default: {} },
+  ),
 })
 
 
@@ -142,6 +154,11 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * `quoteLifetimeMs` (how long a rate quote may be bought, default 15 minutes).
    */
   deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined; packer?: Packer | undefined } | undefined
+  /**
+   * Returns: `reasons`, the codes a return line may give (default damaged, defective, wrong_item,
+   * not_as_described, no_longer_needed, other).
+   */
+  returns?: { reasons?: string[] | undefined } | undefined
   /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
   shippedOrderStatus?: string | null | undefined
   /** IANA timezone of the site. Default 'UTC'. */

@@ -36,6 +36,8 @@ import { createDeliveryService, type DeliveryService } from './deliveries/servic
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
+import { createReturnService, type ReturnService } from './returns/service.js'
+import { returnRoutes } from './returns/routes.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -75,6 +77,8 @@ export interface ShipmentsDecorator {
   deliveries: DeliveryService
   /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
   boxes: BoxService
+  /** Returns (RMAs): request against what shipped, the update path, return labels, receiving (see docs/returns.md). */
+  returns: ReturnService
 }
 
 declare module 'fastify' {
@@ -141,6 +145,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   let integrationsChanged = () => {}
   // Tracking events move parcels through the deliveries service, made below.
   let trackParcel: ParcelTracking['track'] = async () => null
+  let trackReturn: NonNullable<ParcelTracking['trackReturn']> = async () => null
   const integrations = createIntegrationService({
     data,
     registry: providers,
@@ -150,7 +155,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
     clock: options.clock,
     changed: () => integrationsChanged(),
-    parcels: { track: (event) => trackParcel(event) },
+    parcels: { track: (event) => trackParcel(event), trackReturn: (event) => trackReturn(event) },
   })
 
   const exchangeSettings = options.orderExchange
@@ -202,7 +207,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
   const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
-  const deliveries = createDeliveryService({
+  const { labelPort, ...deliveries } = createDeliveryService({
     data,
     registry: providers,
     integrations,
@@ -218,6 +223,17 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   })
 
   trackParcel = deliveries.trackParcel
+  const returns = createReturnService({
+    data,
+    orderStore,
+    dispatcher,
+    labels: labelPort,
+    logger,
+    timeZone: options.timezone,
+    lockTimeoutMs: options.lockTimeoutMs,
+    reasons: options.returns.reasons,
+  })
+  trackReturn = returns.track
   const boxes = createBoxService({
     data,
     shipments,
@@ -243,6 +259,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     orderExchange,
     deliveries,
     boxes,
+    returns,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -266,6 +283,14 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     boxes,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
+  })
+  await app.register(returnRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    logSerializers,
+    service: returns,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+    clock: options.clock,
   })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
@@ -313,6 +338,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       trackingLinks,
       deliveries,
       boxes,
+      returns,
+      clock: options.clock,
     })
   }
   if (orderExchange && exchangeSettings) {

@@ -68,6 +68,33 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ url: '/shipments/api/attention', headers: as('viewer') }), '/shipments/api/attention', 'get')
   check(await app.inject({ url: '/shipments/api/attention?perPage=500', headers: as('viewer') }), '/shipments/api/attention', 'get')
 
+  // Returns (issue 37): the line's one unit shipped, then returned.
+  const [lineShipment] = (await app.shipments.shipments.list({ orderId: lineOrder })).shipments
+  await app.shipments.shipments.update(lineShipment!.id, { status: 'shipped' })
+  const returns = '/shipments/api/orders/{orderId}/returns'
+  const requestReturn = (orderId: number, quantity: number, user: Parameters<typeof as>[0] = 'admin') =>
+    app.inject({ method: 'POST', url: `/shipments/api/orders/${orderId}/returns`, headers: as(user), payload: { lines: [{ lineItemId: line.id, quantity, reason: 'damaged' }] } })
+  const requested = await requestReturn(lineOrder, 1)
+  check(requested, returns, 'post')
+  check(await requestReturn(lineOrder, 1), returns, 'post')
+  check(await requestReturn(424242, 1), returns, 'post')
+  check(await requestReturn(lineOrder, 1, 'editor'), returns, 'post')
+  const returnId = requested.json().return.id as number
+  check(await app.inject({ url: `/shipments/api/orders/${lineOrder}/returnable`, headers: as('viewer') }), '/shipments/api/orders/{orderId}/returnable', 'get')
+  check(await app.inject({ url: '/shipments/api/orders/424242/returnable', headers: as('viewer') }), '/shipments/api/orders/{orderId}/returnable', 'get')
+  check(await app.inject({ url: '/shipments/api/returns?state=requested', headers: as('viewer') }), '/shipments/api/returns', 'get')
+  check(await app.inject({ url: '/shipments/api/returns?state=bogus', headers: as('viewer') }), '/shipments/api/returns', 'get')
+  check(await app.inject({ url: `/shipments/api/returns/${returnId}`, headers: as('viewer') }), '/shipments/api/returns/{returnId}', 'get')
+  check(await app.inject({ url: '/shipments/api/returns/424242', headers: as('viewer') }), '/shipments/api/returns/{returnId}', 'get')
+  check(await app.inject({ url: `/shipments/api/returns/${returnId}/history`, headers: as('viewer') }), '/shipments/api/returns/{returnId}/history', 'get')
+  const updateReturn = (payload: Record<string, unknown>) => app.inject({ method: 'POST', url: `/shipments/api/returns/${returnId}`, headers: as('admin'), payload })
+  check(await updateReturn({ state: 'authorised' }), '/shipments/api/returns/{returnId}', 'post')
+  check(await updateReturn({ state: 'closed' }), '/shipments/api/returns/{returnId}', 'post')
+  const label = { integration: 'none', carrier: 'USPS', service: 'Priority', weight: { value: '1', unit: 'kg' } }
+  check(await app.inject({ method: 'POST', url: `/shipments/api/returns/${returnId}/label`, headers: as('admin'), payload: label }), '/shipments/api/returns/{returnId}/label', 'post')
+  const receipt = { lines: [{ lineItemId: line.id, resellable: 1 }] }
+  check(await app.inject({ method: 'POST', url: `/shipments/api/returns/${returnId}/receive`, headers: as('admin'), payload: receipt }), '/shipments/api/returns/{returnId}/receive', 'post')
+
   const trackingPage = '/shipments/track/{token}'
   check(await app.inject({ url: new URL(await app.shipments.trackingLinks!.url(id)).pathname }), trackingPage, 'get')
   check(await app.inject({ url: '/shipments/track/forged-token' }), trackingPage, 'get')
@@ -92,7 +119,7 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json }, payload: 'x'.repeat(65) }), exchange, 'post')
   check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'get')
 
-  t.equal(checked.size, 33, 'route and status pairs checked')
+  t.equal(checked.size, 48, 'route and status pairs checked')
 })
 
 t.test('the document follows the prefixes and leaves out an order exchange that is not mounted', async (t) => {
@@ -116,6 +143,14 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/void',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/operations',
     '/api/v2/shipments/ship-from',
+    // Returns (issue 37).
+    '/api/v2/shipments/orders/{orderId}/returnable',
+    '/api/v2/shipments/orders/{orderId}/returns',
+    '/api/v2/shipments/returns',
+    '/api/v2/shipments/returns/{returnId}',
+    '/api/v2/shipments/returns/{returnId}/history',
+    '/api/v2/shipments/returns/{returnId}/label',
+    '/api/v2/shipments/returns/{returnId}/receive',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -208,7 +243,11 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /actions/shippingplatformconnect/orders/process',
     'POST /shipments/api/boxes',
     'POST /shipments/api/boxes/{boxId}',
+    'POST /shipments/api/orders/{orderId}/returns',
     'POST /shipments/api/orders/{orderId}/shipments',
+    'POST /shipments/api/returns/{returnId}',
+    'POST /shipments/api/returns/{returnId}/label',
+    'POST /shipments/api/returns/{returnId}/receive',
     'POST /shipments/api/shipments/{id}',
     'POST /shipments/api/shipments/{id}/parcels',
     'POST /shipments/api/shipments/{id}/parcels/suggest',

@@ -140,6 +140,15 @@ export function formErrors(errors: FieldErrors, fieldNames: ReadonlySet<string>)
 export interface PageContext {
   prefix: string
   csrf: string
-  can: { view: boolean; edit: boolean; transition: boolean; manage: boolean; /** Buying and voiding labels (absent: not allowed). */ buyLabels?: boolean | undefined }
+  can: {
+    view: boolean
+    edit: boolean
+    transition: boolean
+    manage: boolean
+    /** Buying and voiding labels (absent: not allowed). */
+    buyLabels?: boolean | undefined
+    /** Authorising, rejecting, receiving and closing returns (absent: not allowed). */
+    manageReturns?: boolean | undefined
+  }
   timeZone: string
 }

@@ -11,6 +11,7 @@ import fastifyCsrfProtection from '@fastify/csrf-protection'
 import { Type } from '@sinclair/typebox'
 import {
   DeliveryErrors,
+  ReturnErrors,
   IntegrationConfigError,
   IntegrationError,
   NotificationConfigError,
@@ -26,6 +27,9 @@ import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { AnyProviderDefinition, ConnectionCheck, ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore } from '../orders/order-store.js'
+import type { ReturnService } from '../returns/service.js'
+import { RETURN_STATES, type ReturnState } from '../returns/return.js'
+import { orderReturnsSection, returnListPage, returnPage } from './return-pages.js'
 import type { OrderExchangeService } from '../order-exchange/service.js'
 import type { NotificationService } from '../notifications/service.js'
 import type { TrackingLinks } from '../notifications/tracking-links.js'
@@ -105,6 +109,10 @@ export interface AdminRoutesOptions {
   /** Parcels, rates and labels; the box catalogue and suggestions. */
   deliveries: DeliveryService
   boxes: BoxService
+  /** Returns: the list, a return's page, the order page's returns section. */
+  returns: ReturnService
+  /** The plugin's clock (the returns list's age filter). */
+  clock: () => number
 }
 
 declare module 'fastify' {
@@ -231,20 +239,22 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       return reply.redirect(`${admin.loginUrl}${separator}returnTo=${encodeURIComponent(returnTo)}`, 303)
     }
     const may = (name: string) => Promise.resolve(hasPermission(user, name, request)).then(Boolean)
-    const [view, edit, transition, manage, buyLabels] = await Promise.all([
+    const [view, edit, transition, manage, buyLabels, manageReturns] = await Promise.all([
       may(ShipmentsPermissions.viewShipments),
       may(ShipmentsPermissions.editShipments),
       may(ShipmentsPermissions.transitionShipments),
       may(ShipmentsPermissions.manageIntegrations),
       may(ShipmentsPermissions.buyLabels),
+      may(ShipmentsPermissions.manageReturns),
     ])
-    request.shipmentsAdmin = { user, can: { view, edit, transition, manage, buyLabels } }
+    request.shipmentsAdmin = { user, can: { view, edit, transition, manage, buyLabels, manageReturns } }
     const granted: Record<string, boolean> = {
       [ShipmentsPermissions.viewShipments]: view,
       [ShipmentsPermissions.editShipments]: edit,
       [ShipmentsPermissions.transitionShipments]: transition,
       [ShipmentsPermissions.manageIntegrations]: manage,
       [ShipmentsPermissions.buyLabels]: buyLabels,
+      [ShipmentsPermissions.manageReturns]: manageReturns,
     }
     if (!(granted[permission] ?? (await may(permission)))) throw new ShipmentsErrors.Forbidden(permission)
   })
@@ -265,6 +275,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const links: Array<{ label: string; href: string; count?: number }> = can?.view ? [{ label: 'Overview', href: `${prefix}/overview` }] : []
     links.push({ label: 'Shipments', href: `${prefix}/shipments` })
     if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
+    if (can?.view) links.push({ label: 'Returns', href: `${prefix}/returns`, count: await returnsWaiting(request) })
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
     if (can?.manage) {
       links.push(
@@ -276,6 +287,19 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     }
     const path = request.url.split('?')[0]
     return links.map((link) => ({ ...link, current: path.startsWith(link.href) }))
+  }
+
+  /**
+   * Returns waiting for action (requested) for the navigation: read by the state index, at most 100
+   * (the badge shows 100 then), so a store with many returns costs no more; a failure costs the badge.
+   */
+  async function returnsWaiting(request: FastifyRequest): Promise<number | undefined> {
+    try {
+      return (await options.returns.list({ state: 'requested', limit: 100 })).length
+    } catch (error) {
+      request.log.error({ err: error }, 'The returns count for the admin navigation failed')
+      return undefined
+    }
   }
 
   /** The attention list's size for the navigation (the service caches it); a failure costs the badge, never the page. */
@@ -626,6 +650,93 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     })
   }
 
+  // Returns: the list by state and age (paged by key), a return's page and its actions, all through the returns service.
+  const returnsManager = { shipmentsAdminPermission: ShipmentsPermissions.manageReturns }
+  const returnId = (raw: string) => positiveId(raw, () => new ReturnErrors.ReturnNotFound(raw))
+  scope.get('/returns', { schema: hide, config: view }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>
+    const state = text(query.state)
+    if (state !== '' && !(RETURN_STATES as readonly string[]).includes(state)) throw AdminBadRequest(`No return state "${state}".`)
+    const olderThanDays = text(query.olderThanDays).trim()
+    if (olderThanDays !== '' && !/^\d{1,4}$/.test(olderThanDays)) throw AdminBadRequest('Days must be a whole number.')
+    const beforeRaw = text(query.beforeId)
+    const beforeId = /^[1-9]\d{0,9}$/.test(beforeRaw) ? Number(beforeRaw) : undefined
+    const limit = 50
+    const returns = await options.returns.list({
+      state: (state || undefined) as ReturnState | undefined,
+      createdBefore: olderThanDays === '' ? undefined : new Date(options.clock() - Number(olderThanDays) * 86_400_000),
+      beforeId,
+      limit,
+    })
+    const content = returnListPage(context(request, reply), { returns, state, olderThanDays, nextBeforeId: returns.length === limit ? returns[returns.length - 1]!.id : null, flash: noticeOf(request) })
+    return sendPage(request, reply, 'Returns', content)
+  })
+
+  async function renderReturn(request: FastifyRequest, reply: FastifyReply, id: number, errors: FieldErrors = {}, status = 200) {
+    const entry = await options.returns.get(id)
+    if (!entry) throw new ReturnErrors.ReturnNotFound(id)
+    const labelIntegrations = (await integrations.list())
+      .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
+      .map((integration) => integration.handle)
+    const content = returnPage(context(request, reply), { entry, history: await options.returns.history(id), labelIntegrations, errors, flash: noticeOf(request) })
+    return sendPage(request, reply, `Return ${entry.reference}`, content, status)
+  }
+  scope.get<{ Params: { id: string } }>('/returns/:id', { schema: hide, config: view }, async (request, reply) => renderReturn(request, reply, returnId(request.params.id)))
+
+  /** Runs a return action; a refusal (422, 409) shows on the return's page, beside its form. */
+  async function returnAction(request: FastifyRequest, reply: FastifyReply, id: number, errorKey: string, action: () => Promise<unknown>) {
+    try {
+      await action()
+    } catch (error) {
+      if (error instanceof ShipmentValidationError) {
+        const errors: FieldErrors = {}
+        for (const [name, messages] of Object.entries(error.errors)) (errors[name === 'message' ? errorKey : name.startsWith('line') ? name : errorKey] ??= []).push(...messages)
+        return renderReturn(request, reply, id, errors, 422)
+      }
+      const refusal = refusalOf(error)
+      if (refusal) return renderReturn(request, reply, id, { [errorKey]: [refusal] }, 422)
+      throw error
+    }
+    return reply.redirect(`${prefix}/returns/${id}?notice=saved`, 303)
+  }
+  const returnContext = (request: FastifyRequest) => ({ userId: adminUserId(request), source: 'admin' })
+  scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/state', { schema: formSchema, config: returnsManager }, async (request, reply) => {
+    const id = returnId(request.params.id)
+    const state = text(request.body.state)
+    return returnAction(request, reply, id, state === 'rejected' ? 'message.rejected' : 'form', () =>
+      options.returns.update(id, { state: state as ReturnState, message: text(request.body.message).trim() || null }, returnContext(request)),
+    )
+  })
+  scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/tracking', { schema: formSchema, config: returnsManager }, async (request, reply) => {
+    const id = returnId(request.params.id)
+    return returnAction(request, reply, id, 'trackingNumber', () =>
+      options.returns.update(id, { trackingNumber: text(request.body.trackingNumber).trim(), carrier: text(request.body.carrier).trim() || null }, returnContext(request)),
+    )
+  })
+  scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/receive', { schema: formSchema, config: returnsManager }, async (request, reply) => {
+    const id = returnId(request.params.id)
+    const entry = await options.returns.get(id)
+    if (!entry) throw new ReturnErrors.ReturnNotFound(id)
+    const count = (name: string) => {
+      const raw = text(request.body[name]).trim()
+      return /^\d{1,9}$/.test(raw) ? Number(raw) : -1
+    }
+    const lines = entry.lines.map((line) => ({ lineItemId: line.lineItemId, resellable: count(`resellable.${line.lineItemId}`), damaged: count(`damaged.${line.lineItemId}`), missing: count(`missing.${line.lineItemId}`) }))
+    return returnAction(request, reply, id, 'lines', () => options.returns.receive(id, { lines }, returnContext(request)))
+  })
+  scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/label', { schema: formSchema, config: buyLabels }, async (request, reply) => {
+    const id = returnId(request.params.id)
+    if (!request.shipmentsAdmin!.can.manageReturns) throw new ShipmentsErrors.Forbidden(ShipmentsPermissions.manageReturns)
+    const body = request.body
+    return returnAction(request, reply, id, 'label', () =>
+      options.returns.buyLabel(
+        id,
+        { integration: text(body.integration), carrier: text(body.labelCarrier).trim(), service: text(body.service).trim(), weight: { value: text(body.weight).trim(), unit: text(body.weightUnit) } },
+        returnContext(request),
+      ),
+    )
+  })
+
   // The box catalogue: the weights and sizes as typed (exact decimals), every problem beside its field.
   async function renderBoxes(request: FastifyRequest, reply: FastifyReply, state: { values?: Record<string, string>; errors?: FieldErrors; status?: number } = {}) {
     const [boxes, shipFrom] = await Promise.all([options.boxes.listBoxes(), options.deliveries.shipFrom()])
@@ -783,7 +894,10 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
 
   const sendOrderPage = async (request: FastifyRequest, reply: FastifyReply, state: OrderPanelState = {}, status = 200) => {
     const { order, panel } = await orderPanelFor(request, reply, (request.params as { orderId: string }).orderId, state)
-    return sendPage(request, reply, `Order ${order.reference}`, html`<h1>Order ${order.reference}</h1>${orderDetails(order)}${panel}`, status)
+    // No form in the section: no second CSRF token (a second one would replace the first's secret cookie).
+    const sectionContext = { prefix, csrf: '', can: request.shipmentsAdmin!.can, timeZone }
+    const returnsSection = orderReturnsSection(sectionContext, await options.returns.returnable(order.id), await options.returns.ofOrder(order.id))
+    return sendPage(request, reply, `Order ${order.reference}`, html`<h1>Order ${order.reference}</h1>${orderDetails(order)}${panel}${returnsSection}`, status)
   }
 
   /** The rule a page is asked to pre-fill by; one that is not offered is a 400, as an unknown status filter is. */

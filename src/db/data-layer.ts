@@ -1,6 +1,7 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
 import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf, StoredParcel } from './parcels.js'
+import type { ReturnPlan as ReturnPlanOf, ReturnStore as ReturnStoreOf } from './returns.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
 /**
@@ -575,6 +576,8 @@ export interface LineItemValues {
 
 /** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */
 export type ParcelStore = ParcelStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow, AddressValues>
+export type ReturnStore = ReturnStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow>
+export type ReturnPlan = ReturnPlanOf<NewOutboxMessage, OutboxClaim>
 export type ParcelPlan = ParcelPlanOf<NewOutboxMessage, OutboxClaim>
 
 export type Engine = 'sqlite' | 'postgres'
@@ -590,9 +593,10 @@ export class LockTimeoutError extends Error {
 /**
  * Locks held across asynchronous work: `shipmentPush` keeps one shipment's pushes and cancels one at a
  * time; `shipNotice` one order's ShipStation notifications with items (keyed by order id);
- * `labelPurchase` one parcel's label purchases and voids (keyed by parcel id).
+ * `labelPurchase` one parcel's label purchases and voids (keyed by parcel id); `returnLabel` one
+ * return's label purchase (keyed by return id).
  */
-export type NamedLock = 'shipmentPush' | 'shipNotice' | 'labelPurchase'
+export type NamedLock = 'shipmentPush' | 'shipNotice' | 'labelPurchase' | 'returnLabel'
 
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
@@ -743,6 +747,8 @@ export interface DataLayer {
   readonly notifications: NotificationStore
   /** Parcels, label operations, rate quotes and the box catalogue (see parcels.ts). */
   readonly parcels: ParcelStore
+  /** Returns (reverse shipments) in the allocation ledger (see returns.ts). */
+  readonly returns: ReturnStore
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

@@ -84,7 +84,17 @@ export interface DeliveryServiceDependencies {
   quoteLifetimeMs: number
 }
 
-export type DeliveryService = ReturnType<typeof createDeliveryService>
+/** An integration that sells labels, its provider and a context to call it with. */
+export interface DeliveryProviderAt {
+  row: IntegrationRow
+  provider: AnyProviderDefinition & { deliveries: NonNullable<AnyProviderDefinition['deliveries']> }
+  context: ProviderContext
+}
+
+/** The deliveries service as hosts see it (`app.shipments.deliveries`): without the returns' port. */
+export type DeliveryService = Omit<ReturnType<typeof createDeliveryService>, 'labelPort'>
+/** What the returns service borrows to buy a return label: the provider, the journal, the addresses, the measures. */
+export type LabelPort = ReturnType<typeof createDeliveryService>['labelPort']
 
 const parcelKey = (shipmentId: number) => `shipment:${shipmentId}`
 /** Keys of what a provider is sent or answers that are never written to the attempt log. */
@@ -237,11 +247,6 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
 
   // ---- providers, addresses, measures ----
 
-  interface DeliveryProviderAt {
-    row: IntegrationRow
-    provider: AnyProviderDefinition & { deliveries: NonNullable<AnyProviderDefinition['deliveries']> }
-    context: ProviderContext
-  }
 
   async function deliveryProvider(handle: unknown, field = 'integration'): Promise<DeliveryProviderAt> {
     if (typeof handle !== 'string' || handle === '') throw new ShipmentValidationError({ [field]: ['is required: the handle of an integration that sells labels'] })
@@ -259,7 +264,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     return { row, provider: provider as DeliveryProviderAt['provider'], context }
   }
 
-  function measures(parcel: ParcelRow): ParcelMeasures {
+  function measures(parcel: Pick<ParcelRow, 'weight' | 'weightUnit' | 'length' | 'width' | 'height' | 'dimensionUnit'>): ParcelMeasures {
     const unit = parcel.dimensionUnit as DimensionUnit | null
     const side = (value: string | null) => (value !== null && unit !== null ? toInches(value, unit) : null)
     return { weightOunces: toOunces(parcel.weight, parcel.weightUnit as WeightUnit), lengthInches: side(parcel.length), widthInches: side(parcel.width), heightInches: side(parcel.height) }
@@ -636,6 +641,8 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   }
 
   return {
+    /** For the returns service only (the plugin leaves it off `app.shipments.deliveries`). */
+    labelPort: { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal },
     trackParcel,
     /** Where parcels ship from: the stored setting, else the `deliveries.shipFrom` option. */
     shipFrom: () => deps.shipFrom.get(),

@@ -21,6 +21,11 @@ export interface RateRequest {
   parcel: ParcelMeasures
   from: PostalAddress
   to: PostalAddress
+  /**
+   * A return label: the parcel travels from `to` (the customer) back to `from` (the shop). `from` and
+   * `to` stay as for the outbound label; the provider swaps them (EasyPost's `is_return`).
+   */
+  isReturn?: boolean | undefined
 }
 
 /** One offer: the amount is an exact decimal string with its currency, never a float. */

@@ -46,6 +46,11 @@ export interface DeliveryLedger {
  */
 export interface ParcelTracking {
   track(event: { trackingNumber: string; status: ShipmentStatus; code: string; integration: string }): Promise<{ shipmentId: number; parcelId: number; parcelStatus: string; everyParcelShipped: boolean } | null>
+  /**
+   * A return holding the number (its label's, or one entered by hand) moves to in transit, or to received
+   * when the carrier delivered it, forward only; null when no open return holds it. Tried before shipments.
+   */
+  trackReturn?(event: { trackingNumber: string; status: ShipmentStatus; code: string; integration: string }): Promise<{ returnId: number; state: string } | null>
 }
 
 export interface ProviderContext<Settings = Record<string, unknown>> {

@@ -35,6 +35,8 @@ export const ShipmentsPermissions = {
   manageIntegrations: 'shipments-manageIntegrations',
   /** Buying and voiding labels: they spend money. */
   buyLabels: 'shipments-buyLabels',
+  /** Requesting, authorising, rejecting, receiving and closing returns (a return label also needs buyLabels). */
+  manageReturns: 'shipments-manageReturns',
 } as const
 
 export interface ShipmentRoutesOptions {

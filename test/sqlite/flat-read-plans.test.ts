@@ -50,3 +50,23 @@ t.test('the overview, the shipments list and the attention list read kept totals
   t.match(page.body, /P100/, 'the completed order with a line held by no shipment is listed')
   t.notOk(statements.some((text) => /from "?shipments_orders"?/i.test(text) && /is_completed/i.test(text)), 'read from the kept rows, not by paging through completed orders')
 })
+
+t.test('the returns list and the navigation count of returns waiting read their own index ranges', async (t) => {
+  const statements: string[] = []
+  const client = new Database(join(t.testdir(), 'returns-plans.sqlite'), { verbose: (text) => void statements.push(String(text)) })
+  client.pragma('journal_mode = WAL')
+  t.teardown(() => client.close())
+  const app = await buildAdminApp(t, { database: drizzle({ client }) as unknown as SqliteDatabase })
+  const admin = adminClient(app, 'admin')
+  const plansOf = (pattern: RegExp) =>
+    statements
+      .filter((text) => pattern.test(text) && /^\s*select/i.test(text))
+      .map((text) => (client.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((step) => step.detail))
+
+  statements.length = 0
+  t.equal((await admin.get('/returns?state=requested')).statusCode, 200)
+  const plans = plansOf(/from "shipments_returns"/)
+  t.ok(plans.length >= 2, 'the navigation count and the list both read returns')
+  for (const plan of plans) t.ok(plan.some((detail) => /USING INDEX shipments_returns_state_idx/.test(detail)), `by the state index: ${plan.join('; ')}`)
+  t.notOk(statements.some((text) => /count\(\*\)[^]*from "?shipments_returns"?/i.test(text)), 'no return is counted')
+})

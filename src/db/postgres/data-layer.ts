@@ -25,6 +25,7 @@ import {
 import { createMutex } from '../mutex.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
+import { createPostgresReturnStore } from './returns.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
@@ -732,6 +733,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     notifications: createPostgresNotificationStore(db),
 
     parcels: createPostgresParcelStore(db),
+
+    returns: createPostgresReturnStore(db),
 
     outbox: createPostgresOutboxStore(db),
 

@@ -20,4 +20,6 @@ export const ADVISORY_LOCK_CLASS = {
   shipNotice: 0x53484955,
   /** Label purchases and voids of one parcel, one at a time; the second key is the parcel id. */
   labelPurchase: 0x53484956,
+  /** The label purchase of one return; the second key is the return id. */
+  returnLabel: 0x53484957,
 } as const

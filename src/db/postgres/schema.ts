@@ -353,6 +353,8 @@ export const orderAddresses = pgTable(
 
 // The deliveries tables (parcels, label operations, rate quotes, boxes) live in a file of their own.
 export * from './deliveries-schema.js'
+// The returns tables (reverse shipments) too.
+export * from './returns-schema.js'
 
 // Rows read the same as on SQLite: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

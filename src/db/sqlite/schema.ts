@@ -359,6 +359,8 @@ export const orderAddresses = sqliteTable(
 
 // The deliveries tables (parcels, label operations, rate quotes, boxes) live in a file of their own.
 export * from './deliveries-schema.js'
+// The returns tables (reverse shipments) too.
+export * from './returns-schema.js'
 
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

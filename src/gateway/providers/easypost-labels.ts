@@ -207,10 +207,12 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
           : {}),
       },
       reference,
+      // EasyPost swaps the addresses of a return shipment itself: the label goes from the customer to the shop.
+      ...(request.isReturn ? { is_return: true } : {}),
       // PNG, the one format EasyPost converts from later: the others are had by conversion.
       options: { label_format: 'PNG' },
     }
-    const shipment = await logged(journal, 'create', { reference, parcel: params.parcel, to: { country: request.to.country, zip: request.to.postalCode } }, () => client.Shipment.create(params))
+    const shipment = await logged(journal, 'create', { reference, parcel: params.parcel, to: { country: request.to.country, zip: request.to.postalCode }, isReturn: request.isReturn === true }, () => client.Shipment.create(params))
     checkMode(shipment, settings)
     return shipment
   }

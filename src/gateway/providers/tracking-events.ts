@@ -136,6 +136,13 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
   const { integration } = context
   const status = integration.statusMap[event.code]
   if (!status) return unapplied(context, event, 'unmapped-status', `Unmapped status ${event.code}`, { externalCode: event.code })
+  // A return's tracking number names the return (its own label, or one entered by hand), not a shipment.
+  const returned = context.parcels?.trackReturn ? await context.parcels.trackReturn({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null
+  if (returned) {
+    const recorded = await context.deliveries.record(event.deliveryId, { outcome: 'return', reason: `Return ${returned.returnId} is ${returned.state}` })
+    if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
+    return { body: { success: true, applied: true, deliveryId: event.deliveryId, return: { id: returned.returnId, state: returned.state } } }
+  }
   let match = await findShipment(event, context)
   // A parcel holding the number moves first (forward only, so a repeat or a late event changes nothing).
   const parcel = context.parcels ? await context.parcels.track({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null

@@ -1,0 +1,133 @@
+// The returns screens: the list (by state and age), a return's page (authorise, reject, label or a
+// tracking number, receive line by line, close) and the order page's returns section.
+import type { Return, ReturnHistoryEntry, ReturnState } from '../returns/return.js'
+import { RETURN_STATES } from '../returns/return.js'
+import type { ReturnableLine } from '../returns/service.js'
+import { WEIGHT_UNITS } from '../deliveries/units.js'
+import { csrfField, dateTime, field, formErrors, notice, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
+import { html, safeHref, type SafeHtml } from '../html.js'
+
+export const RETURN_STATE_LABELS: Record<ReturnState, string> = {
+  requested: 'Requested',
+  authorised: 'Authorised',
+  rejected: 'Rejected',
+  label_sent: 'Label sent',
+  in_transit: 'In transit',
+  received: 'Received',
+  closed: 'Closed',
+}
+
+const stateBadge = (state: ReturnState) => html`<span class="badge badge-return-${state}" data-return-state="${state}">${RETURN_STATE_LABELS[state]}</span>`
+const linesText = (entry: Return) => entry.lines.map((line) => `${line.quantity} × line ${line.lineItemId}`).join(', ')
+
+export interface ReturnListData {
+  returns: Return[]
+  state: string
+  olderThanDays: string
+  nextBeforeId: number | null
+  flash: string | null
+}
+
+export function returnListPage(context: PageContext, data: ReturnListData): SafeHtml {
+  const url = `${context.prefix}/returns`
+  const query = (beforeId: number) => `${url}?${new URLSearchParams({ ...(data.state && { state: data.state }), ...(data.olderThanDays && { olderThanDays: data.olderThanDays }), beforeId: String(beforeId) })}`
+  const rows = data.returns.map(
+    (entry) => html`<tr data-return="${entry.id}"><td><a href="${`${url}/${entry.id}`}">${entry.reference}</a></td><td>${stateBadge(entry.state)}</td>
+<td><a href="${`${context.prefix}/orders/${entry.orderId}`}">${entry.orderId}</a></td><td>${linesText(entry)}</td><td>${dateTime(entry.dateCreated, context.timeZone)}</td></tr>`,
+  )
+  return html`<h1>Returns</h1>${data.flash ? notice('ok', data.flash) : ''}
+<form method="get" action="${url}" aria-label="Filter returns" class="filters">
+${select('state', data.state, [['', 'Every state'], ...RETURN_STATES.map((state) => [state, RETURN_STATE_LABELS[state]] as const)], html` aria-label="State"`)}
+<label for="input-olderThanDays">At least this many days old</label> ${textInput('olderThanDays', data.olderThanDays, html` inputmode="numeric" size="4"`)}
+<button type="submit">Filter</button></form>
+${data.returns.length === 0 ? html`<p class="meta">No returns.</p>` : scrollingTable('Returns', html`<table><thead><tr><th>Return</th><th>State</th><th>Order</th><th>Lines</th><th>Requested</th></tr></thead><tbody>${rows}</tbody></table>`)}
+${data.nextBeforeId !== null ? html`<p><a href="${query(data.nextBeforeId)}" rel="next">Older returns</a></p>` : ''}`
+}
+
+export interface ReturnPageData {
+  entry: Return
+  history: ReturnHistoryEntry[]
+  labelIntegrations: string[]
+  errors: FieldErrors
+  flash: string | null
+}
+
+export function returnPage(context: PageContext, data: ReturnPageData): SafeHtml {
+  const { entry, errors } = data
+  const base = `${context.prefix}/returns/${entry.id}`
+  const manage = context.can.manageReturns === true
+  const labelHref = entry.label ? safeHref(entry.label.url) : null
+  const lineRows = entry.lines.map(
+    (line) => html`<tr data-line="${line.lineItemId}"><td>${line.lineItemId}</td><td>${line.quantity}</td><td>${line.reason}</td><td>${line.note ?? ''}</td>
+<td>${line.received ? `${line.received.resellable} resellable, ${line.received.damaged} damaged, ${line.received.missing} missing` : '—'}</td></tr>`,
+  )
+  const stateForm = (state: ReturnState, label: string, options: { message?: boolean; danger?: boolean } = {}) =>
+    html`<form method="post" action="${`${base}/state`}" aria-label="${label}">${csrfField(context.csrf)}<input type="hidden" name="state" value="${state}">
+${options.message ? field({ name: `message.${state}`, label: 'Message', errors }, (aria) => textInput('message', '', aria)) : ''}
+<button type="submit"${options.danger ? html` class="danger"` : html` class="primary"`}>${label}</button></form>`
+  const actions: SafeHtml[] = []
+  if (manage) {
+    if (entry.state === 'requested') actions.push(stateForm('authorised', 'Authorise'), stateForm('rejected', 'Reject', { message: true, danger: true }))
+    if (entry.state === 'authorised') {
+      if (context.can.buyLabels && data.labelIntegrations.length > 0) actions.push(labelForm(context, base, data))
+      actions.push(html`<form method="post" action="${`${base}/tracking`}" aria-label="Tracking number by hand">${csrfField(context.csrf)}
+${field({ name: 'trackingNumber', label: 'Tracking number (the customer ships it)', errors }, (aria) => textInput('trackingNumber', '', aria))}
+${field({ name: 'carrier', label: 'Carrier', errors }, (aria) => textInput('carrier', '', aria))}
+<button type="submit">Save tracking number</button></form>`)
+      actions.push(stateForm('rejected', 'Reject', { message: true, danger: true }))
+    }
+    if (['authorised', 'label_sent', 'in_transit', 'received'].includes(entry.state) && entry.dateReceived === null) actions.push(receiveForm(context, base, entry, errors))
+    if (entry.state === 'received' && entry.dateReceived !== null) actions.push(stateForm('closed', 'Close'))
+  }
+  return html`<h1>Return ${entry.reference}</h1>${data.flash ? notice('ok', data.flash) : ''}
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name === 'form')), new Set())}
+<dl class="details"><dt>State</dt><dd>${stateBadge(entry.state)}${entry.stateMessage ? html` <span class="meta">${entry.stateMessage}</span>` : ''}</dd>
+<dt>Order</dt><dd><a href="${`${context.prefix}/orders/${entry.orderId}`}">${entry.orderId}</a></dd>
+<dt>Tracking</dt><dd>${entry.trackingNumber ? `${entry.carrier ?? ''} ${entry.service ?? ''} ${entry.trackingNumber}`.trim() : '—'}</dd>
+<dt>Label</dt><dd>${entry.label ? html`${labelHref ? html`<a href="${labelHref}" rel="noopener noreferrer" target="_blank">${entry.label.format ?? 'Label'}</a>` : entry.label.format ?? ''}${entry.label.cost ? ` · ${entry.label.cost.amount} ${entry.label.cost.currency}` : ''}` : entry.labelPending ? 'Purchase outcome not known yet: buy again to finish it.' : '—'}</dd>
+<dt>Requested</dt><dd>${dateTime(entry.dateCreated, context.timeZone)}</dd>
+<dt>Received</dt><dd>${dateTime(entry.dateReceived, context.timeZone)}</dd></dl>
+<h2>Lines</h2>
+${scrollingTable('Return lines', html`<table><thead><tr><th>Line</th><th>Quantity</th><th>Reason</th><th>Note</th><th>Arrived</th></tr></thead><tbody>${lineRows}</tbody></table>`)}
+${actions.length > 0 ? html`<h2>Actions</h2>${actions}` : ''}
+<h2>History</h2>
+${scrollingTable('Return history', html`<table><thead><tr><th>When</th><th>From</th><th>To</th><th>Message</th><th>User</th><th>Source</th></tr></thead><tbody>${data.history.map(
+    (row) => html`<tr><td>${dateTime(row.dateCreated, context.timeZone)}</td><td>${row.fromState ?? '—'}</td><td>${row.toState}</td><td>${row.message ?? ''}</td><td>${row.userId ?? '—'}</td><td>${row.source}</td></tr>`,
+  )}</tbody></table>`)}`
+}
+
+function labelForm(context: PageContext, base: string, data: ReturnPageData): SafeHtml {
+  const { errors } = data
+  return html`<form method="post" action="${`${base}/label`}" aria-label="Buy the return label" novalidate>${csrfField(context.csrf)}
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name === 'label')), new Set())}
+<div class="field-row">
+${field({ name: 'integration', label: 'Integration', errors }, (aria) => select('integration', data.labelIntegrations[0] ?? '', data.labelIntegrations.map((handle) => [handle, handle] as const), aria))}
+${field({ name: 'labelCarrier', label: 'Carrier', errors }, (aria) => textInput('labelCarrier', '', aria))}
+${field({ name: 'service', label: 'Service', errors }, (aria) => textInput('service', '', aria))}
+${field({ name: 'weight', label: 'Weight', errors }, (aria) => textInput('weight', '', html`${aria} inputmode="decimal"`))}
+${field({ name: 'weightUnit', label: 'Unit', errors }, (aria) => select('weightUnit', 'kg', WEIGHT_UNITS.map((unit) => [unit, unit] as const), aria))}
+</div><button type="submit" class="primary">Buy return label</button></form>`
+}
+
+function receiveForm(context: PageContext, base: string, entry: Return, errors: FieldErrors): SafeHtml {
+  const rows = entry.lines.map(
+    (line) => html`<tr><td>${line.lineItemId} (${line.quantity})</td>${(['resellable', 'damaged', 'missing'] as const).map(
+      (condition) =>
+        html`<td><input type="number" min="0" max="${line.quantity}" name="${`${condition}.${line.lineItemId}`}" value="${condition === 'resellable' ? String(line.quantity) : '0'}" aria-label="${`Line ${line.lineItemId}: ${condition}`}"></td>`,
+    )}</tr>`,
+  )
+  return html`<form method="post" action="${`${base}/receive`}" aria-label="Record what arrived">${csrfField(context.csrf)}
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('line') || name === 'lines')), new Set())}
+${scrollingTable('What arrived', html`<table><thead><tr><th>Line (quantity)</th><th>Resellable</th><th>Damaged</th><th>Missing</th></tr></thead><tbody>${rows}</tbody></table>`)}
+<button type="submit" class="primary">Record what arrived</button></form>`
+}
+
+/** The order page's returns: per line what shipped, what returns hold and what is left; the order's returns. */
+export function orderReturnsSection(context: PageContext, lines: ReturnableLine[], returns: Return[]): SafeHtml {
+  if (lines.every((line) => line.shipped === 0) && returns.length === 0) return html``
+  return html`<h2 id="returns">Returns</h2>
+${scrollingTable('Returnable quantities', html`<table><thead><tr><th>Line</th><th>Shipped</th><th>Returned</th><th>Returnable</th></tr></thead><tbody>${lines.map(
+    (line) => html`<tr data-returnable="${line.lineItemId}"><td>${line.sku ?? line.name ?? line.lineItemId}</td><td>${line.shipped}</td><td>${line.returned}</td><td>${line.returnable}</td></tr>`,
+  )}</tbody></table>`)}
+${returns.length > 0 ? html`<ul>${returns.map((entry) => html`<li><a href="${`${context.prefix}/returns/${entry.id}`}">${entry.reference}</a> ${stateBadge(entry.state)} ${linesText(entry)}</li>`)}</ul>` : ''}`
+}

@@ -1,0 +1,166 @@
+// The returns routes under the shipment API: request, read, update, label, receive.
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { HTTP_ERROR_NAMES, ReturnErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { boundJsonDepth } from '../http/json-body.js'
+import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
+import { FrameworkErrorSchema, OrderIdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
+import { ShipmentsPermissions } from '../shipments/routes.js'
+import type { ReturnState } from '../db/returns.js'
+import type { ReturnLabelInput, ReturnService, UpdateReturnInput } from './service.js'
+import {
+  ReceiveReturnBodySchema,
+  RequestReturnBodySchema,
+  ReturnHistoryResponseSchema,
+  ReturnLabelBodySchema,
+  ReturnListQuerySchema,
+  ReturnListResponseSchema,
+  ReturnParamsSchema,
+  ReturnResponseSchema,
+  ReturnableResponseSchema,
+  UpdateReturnBodySchema,
+} from './schemas.js'
+
+export interface ReturnRoutesOptions {
+  service: ReturnService
+  resolveUser: ResolveUser
+  hasPermission: HasPermission
+  clock: () => number
+}
+
+const errors = {
+  400: FrameworkErrorSchema,
+  401: FrameworkErrorSchema,
+  403: FrameworkErrorSchema,
+  404: FrameworkErrorSchema,
+  409: FrameworkErrorSchema,
+  413: FrameworkErrorSchema,
+  415: FrameworkErrorSchema,
+  422: Type.Union([ValidationErrorSchema, ServiceErrorSchema]),
+  503: FrameworkErrorSchema,
+}
+
+/** Path ids that are not positive 32-bit integers name nothing: a 404, like an unknown id. */
+function pathId(raw: string, notFound: (raw: string) => Error): number {
+  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(id <= 2_147_483_647)) throw notFound(raw)
+  return id
+}
+const returnIdOf = (raw: string) => pathId(raw, (value) => new ReturnErrors.ReturnNotFound(value))
+const orderIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.OrderNotFound(value))
+
+function fieldErrors(error: FastifyError): Record<string, string[]> {
+  const found: Record<string, string[]> = {}
+  for (const problem of error.validation ?? []) {
+    const missing = (problem.params as { missingProperty?: string } | undefined)?.missingProperty
+    const extra = (problem.params as { additionalProperty?: string } | undefined)?.additionalProperty
+    const path = [problem.instancePath.replace(/^\//, '').replaceAll('/', '.'), missing ?? extra].filter(Boolean).join('.') || 'body'
+    ;(found[path] ??= []).push(extra ? 'is not a field of this request' : (problem.message ?? 'is invalid'))
+  }
+  return found
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scope, options) => {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+  const { service, resolveUser, hasPermission } = options
+
+  app.removeContentTypeParser('text/plain')
+  boundJsonDepth(scope)
+
+  const requirePermissions =
+    (...permissions: string[]) =>
+    async (request: FastifyRequest) => {
+      const user = (await resolveUser(request)) ?? null
+      if (!user) throw new ShipmentsErrors.Unauthorized()
+      for (const permission of permissions) if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
+      ;(request as FastifyRequest & { returnsUser?: ShipmentsUser }).returnsUser = user
+    }
+  const contextOf = (request: FastifyRequest) => {
+    const user = (request as FastifyRequest & { returnsUser?: ShipmentsUser }).returnsUser
+    return { userId: user ? String(user.id) : null, source: 'api' }
+  }
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error.validation && (error.validationContext === 'body' || error.validationContext === 'querystring')) return reply.code(422).send({ success: false, errors: fieldErrors(error) })
+    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error instanceof ShipmentUpdateRejectedError) {
+      request.log.warn({ reason: error.message }, 'Returns request refused')
+      return reply.code(422).send({ success: false, error: error.message })
+    }
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'Returns request failed')
+    return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message: status === 500 ? 'An internal error occurred.' : error.message, code: 0, status })
+  })
+
+  const view = requirePermissions(ShipmentsPermissions.viewShipments)
+  const manage = requirePermissions(ShipmentsPermissions.manageReturns)
+  const buy = requirePermissions(ShipmentsPermissions.manageReturns, ShipmentsPermissions.buyLabels)
+
+  app.get(
+    '/returns',
+    { onRequest: view, schema: { summary: 'Returns, newest first: by state, order and age, paged by key', querystring: ReturnListQuerySchema, response: { 200: ReturnListResponseSchema, ...errors } } },
+    async (request) => {
+      const { state, orderId, olderThanDays, beforeId, limit } = request.query
+      const pageSize = Math.min(Math.max(1, Number(limit ?? 50)), 200)
+      const returns = await service.list({
+        state: state as ReturnState | undefined,
+        orderId: orderId === undefined ? undefined : Number(orderId),
+        createdBefore: olderThanDays === undefined ? undefined : new Date(options.clock() - Number(olderThanDays) * DAY_MS),
+        beforeId: beforeId === undefined ? undefined : Number(beforeId),
+        limit: pageSize,
+      })
+      return { success: true as const, returns, nextBeforeId: returns.length === pageSize ? returns[returns.length - 1]!.id : null }
+    },
+  )
+
+  app.post(
+    '/orders/:orderId/returns',
+    {
+      onRequest: manage,
+      schema: { summary: "Request a return of an order's shipped lines (422 naming each line over what is left to return)", params: OrderIdParamsSchema, body: RequestReturnBodySchema, response: { 201: ReturnResponseSchema, ...errors } },
+    },
+    async (request, reply) => reply.code(201).send({ success: true as const, return: await service.request(orderIdOf(request.params.orderId), request.body, contextOf(request)) }),
+  )
+
+  app.get(
+    '/orders/:orderId/returnable',
+    { onRequest: view, schema: { summary: 'Per order line: shipped, returned and returnable units; the return reasons', params: OrderIdParamsSchema, response: { 200: ReturnableResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, reasons: [...service.reasons], lines: await service.returnable(orderIdOf(request.params.orderId)) }),
+  )
+
+  app.get('/returns/:returnId', { onRequest: view, schema: { summary: 'A return', params: ReturnParamsSchema, response: { 200: ReturnResponseSchema, ...errors } } }, async (request) => {
+    const found = await service.get(returnIdOf(request.params.returnId))
+    if (!found) throw new ReturnErrors.ReturnNotFound(request.params.returnId)
+    return { success: true as const, return: found }
+  })
+
+  app.get(
+    '/returns/:returnId/history',
+    { onRequest: view, schema: { summary: "A return's history, newest first", params: ReturnParamsSchema, response: { 200: ReturnHistoryResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, history: await service.history(returnIdOf(request.params.returnId)) }),
+  )
+
+  app.post(
+    '/returns/:returnId',
+    {
+      onRequest: manage,
+      schema: { summary: 'Change a return: authorise, reject (with a message), in transit, close; or a tracking number entered by hand', params: ReturnParamsSchema, body: UpdateReturnBodySchema, response: { 200: ReturnResponseSchema, ...errors } },
+    },
+    async (request) => ({ success: true as const, return: await service.update(returnIdOf(request.params.returnId), request.body as UpdateReturnInput, contextOf(request)) }),
+  )
+
+  app.post(
+    '/returns/:returnId/label',
+    { onRequest: buy, schema: { summary: 'Buy the return label, exactly once (EasyPost: a return shipment)', params: ReturnParamsSchema, body: ReturnLabelBodySchema, response: { 200: ReturnResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, return: await service.buyLabel(returnIdOf(request.params.returnId), request.body as ReturnLabelInput, contextOf(request)) }),
+  )
+
+  app.post(
+    '/returns/:returnId/receive',
+    { onRequest: manage, schema: { summary: 'Record what arrived, line by line with its condition (fires returnReceived)', params: ReturnParamsSchema, body: ReceiveReturnBodySchema, response: { 200: ReturnResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, return: await service.receive(returnIdOf(request.params.returnId), request.body, contextOf(request)) }),
+  )
+}
