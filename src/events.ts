@@ -79,6 +79,18 @@ export interface LabelEvent extends ParcelEvent {
   refundStatus?: string | undefined
 }
 
+/** The carrier's delivery estimate of a shipment changed (a tracking service's event said so). */
+export interface EstimateChangedEvent extends EventIdentity {
+  shipment: Shipment
+  /** The estimate before, or null when there was none. */
+  from: string | null
+  to: string | null
+  /** The integration (handle) that sent it. */
+  source: string | null
+  /** True when the new estimate is later than the one before (a delay). */
+  movedLater: boolean
+}
+
 /** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
 export interface ShipmentsEventMap {
   shipmentCreated: [ShipmentCreatedEvent]
@@ -95,6 +107,8 @@ export interface ShipmentsEventMap {
   labelPurchased: [LabelEvent]
   /** A label voided (refund asked of the carrier); the parcel's tracking number is free again. */
   labelVoided: [LabelEvent]
+  /** A tracking service moved a shipment's delivery estimate. */
+  estimateChanged: [EstimateChangedEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

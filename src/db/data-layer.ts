@@ -1,5 +1,6 @@
 // The one asynchronous contract between the services and a database engine. Each engine implements it
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
+import type { CheckpointData } from './checkpoints.js'
 import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
@@ -36,6 +37,10 @@ export interface ShipmentRow {
   /** Set while the shipment is cancelled with its order: the status to restore with the order. */
   statusBeforeOrderCancel: string | null
   items: StoredShipmentItem[]
+  /** The delivery date the carrier expects, as the tracking service sent it; null when none was given. */
+  estimatedDelivery: string | null
+  /** The integration (handle) the estimate came from. */
+  estimatedDeliverySource: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -739,6 +744,8 @@ export interface DataLayer {
   readonly notifications: NotificationStore
   /** Parcels, label operations, rate quotes and the box catalogue (see parcels.ts). */
   readonly parcels: ParcelStore
+  /** Carrier checkpoints of shipments (see checkpoints.ts). */
+  readonly checkpoints: CheckpointData
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

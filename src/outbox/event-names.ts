@@ -15,6 +15,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'parcelRemoved',
   'labelPurchased',
   'labelVoided',
+  'estimateChanged',
 ] as const satisfies readonly WebhookEventName[]
 
 // Every event is listed: an event added to the map and not here fails the type check.

@@ -38,6 +38,10 @@ export interface Shipment {
   fields: Record<string, unknown>
   /** The order lines the shipment holds; empty for an order-level shipment. */
   items: ShipmentItem[]
+  /** The delivery date the carrier expects (a date, or a date-time with its offset, as the tracking service sent it); null when none. */
+  estimatedDelivery: string | null
+  /** The integration (handle) the estimate came from. */
+  estimatedDeliverySource: string | null
   /** Beyond spec 2.1, for admin panels; the update endpoint's response leaves these out. */
   dateCreated: string
   dateUpdated: string
@@ -74,6 +78,8 @@ export function toShipment(row: ShipmentRow, timeZone: string): Shipment {
     enabled: row.enabled,
     fields: row.fields,
     items: presentItems(row.items),
+    estimatedDelivery: row.estimatedDelivery,
+    estimatedDeliverySource: row.estimatedDeliverySource,
     dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
     dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
     dateDeleted: format(row.dateDeleted),

@@ -25,6 +25,7 @@ import {
 import { createMutex } from '../mutex.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
+import { createPostgresCheckpointData } from './checkpoints.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
@@ -726,6 +727,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     notifications: createPostgresNotificationStore(db),
 
     parcels: createPostgresParcelStore(db),
+    checkpoints: createPostgresCheckpointData(db),
 
     outbox: createPostgresOutboxStore(db),
 

@@ -33,6 +33,7 @@ import {
 import { createMutex } from '../mutex.js'
 import { createSqliteNotificationStore } from './notifications.js'
 import { createSqliteParcelStore } from './parcels.js'
+import { createSqliteCheckpointData } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
 import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
@@ -696,6 +697,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     notifications: createSqliteNotificationStore(db),
 
     parcels: createSqliteParcelStore(db, writeMessages),
+    checkpoints: createSqliteCheckpointData(db),
 
     outbox: createSqliteOutboxStore(db, writeMessages, group),
 

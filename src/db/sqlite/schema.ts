@@ -33,6 +33,10 @@ export const shipments = sqliteTable(
     statusBeforeOrderCancel: text('status_before_order_cancel'),
     /** The order lines the shipment holds (empty: an order-level shipment), with the quantity ordered when allocated. */
     items: text('items', { mode: 'json' }).$type<StoredShipmentItem[]>().notNull().default(sql`'[]'`),
+    /** The delivery date the carrier expects, as the tracking service sent it (a date, or a date-time with its offset). */
+    estimatedDelivery: text('estimated_delivery'),
+    /** Where the estimate came from: the integration's handle. */
+    estimatedDeliverySource: text('estimated_delivery_source'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -356,6 +360,7 @@ export const orderAddresses = sqliteTable(
 
 // The deliveries tables (parcels, label operations, rate quotes, boxes) live in a file of their own.
 export * from './deliveries-schema.js'
+export * from './checkpoints-schema.js'
 
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
