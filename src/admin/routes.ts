@@ -475,8 +475,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   ) {
     const shipment = await shipments.get(id)
     if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
-    const [history, references, lines, orderReferences] = await Promise.all([
+    const [history, checkpoints, references, lines, orderReferences] = await Promise.all([
       shipments.history(id),
+      shipments.checkpoints(id),
       integrations.externalReferences(id),
       orderLinesOf(shipment.orderId),
       orderReferencesOf(request, [shipment.orderId]),
@@ -488,6 +489,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const content = shipmentPage(pageContext, {
       shipment,
       history,
+      checkpoints,
       references,
       fields: shipmentFields,
       values: state.values ?? shipmentFormValues(shipment, shipmentFields, timeZone),
