@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Parcel } from './deliveries/parcel.js'
 import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
+import type { CarrierMilestone, Checkpoint } from './shipments/checkpoints.js'
 
 /** Who or what caused a change: a user, an integration, or both. */
 export interface ChangeSource {
@@ -91,6 +92,14 @@ export interface EstimateChangedEvent extends EventIdentity {
   movedLater: boolean
 }
 
+/** A new carrier scan reached a milestone (out for delivery, attempted, exception, delivered, returned to sender). */
+export interface CarrierMilestoneEvent extends EventIdentity {
+  shipment: Shipment
+  milestone: CarrierMilestone
+  /** The scan that reached it. */
+  checkpoint: Checkpoint
+}
+
 /** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
 export interface ShipmentsEventMap {
   shipmentCreated: [ShipmentCreatedEvent]
@@ -109,6 +118,8 @@ export interface ShipmentsEventMap {
   labelVoided: [LabelEvent]
   /** A tracking service moved a shipment's delivery estimate. */
   estimateChanged: [EstimateChangedEvent]
+  /** A new carrier scan is a milestone; notifications can be sent on it. */
+  carrierMilestone: [CarrierMilestoneEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

@@ -15,6 +15,7 @@ CREATE TABLE "shipments_checkpoints" (
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "shipments_notifications" ADD COLUMN "triggers" json DEFAULT '[]'::json NOT NULL;--> statement-breakpoint
 ALTER TABLE "shipments_shipments" ADD COLUMN "estimated_delivery" text;--> statement-breakpoint
 ALTER TABLE "shipments_shipments" ADD COLUMN "estimated_delivery_source" text;--> statement-breakpoint
 CREATE UNIQUE INDEX "shipments_checkpoints_dedupe_unique" ON "shipments_checkpoints" USING btree ("shipment_id","dedupe_key");--> statement-breakpoint

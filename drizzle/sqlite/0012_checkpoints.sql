@@ -17,5 +17,6 @@ CREATE TABLE `shipments_checkpoints` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `shipments_checkpoints_dedupe_unique` ON `shipments_checkpoints` (`shipment_id`,`dedupe_key`);--> statement-breakpoint
 CREATE INDEX `shipments_checkpoints_shipment_idx` ON `shipments_checkpoints` (`shipment_id`,`occurred_at`,`id`);--> statement-breakpoint
+ALTER TABLE `shipments_notifications` ADD `triggers` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
 ALTER TABLE `shipments_shipments` ADD `estimated_delivery` text;--> statement-breakpoint
 ALTER TABLE `shipments_shipments` ADD `estimated_delivery_source` text;

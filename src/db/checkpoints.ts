@@ -33,9 +33,18 @@ export type NewCheckpoint = Omit<CheckpointRow, 'id' | 'createdAt'>
 /** At most this many checkpoints are read for one shipment (a parcel on the road for months sends fewer). */
 export const CHECKPOINTS_READ_LIMIT = 500
 
-export interface CheckpointData {
-  /** Adds the checkpoints not stored yet (same shipment and dedupe key); answers how many were new. */
-  addCheckpoints(rows: readonly NewCheckpoint[], now: Date): Promise<number>
+/** The outbox messages the checkpoints added cause, written in the same transaction. */
+export interface CheckpointMessages<Message, Claim> {
+  of: (added: CheckpointRow[]) => Message[]
+  claimFor: Claim | null
+}
+
+export interface CheckpointData<Message = unknown, Claim = unknown, Written = unknown> {
+  /**
+   * Adds the checkpoints not stored yet (same shipment and dedupe key), with the messages `messages`
+   * makes of those added, in one transaction: answers the rows added and the messages written.
+   */
+  addCheckpoints(rows: readonly NewCheckpoint[], now: Date, messages?: CheckpointMessages<Message, Claim>): Promise<{ added: CheckpointRow[]; messages: Written[] }>
   /** The shipment's checkpoints in carrier-time order (oldest first), at most `CHECKPOINTS_READ_LIMIT`, newest kept. */
   shipmentCheckpoints(shipmentId: number): Promise<CheckpointRow[]>
 }

@@ -219,6 +219,8 @@ export interface NotificationRow {
   name: string
   enabled: boolean
   statuses: string[]
+  /** Carrier milestones whose scan sends it. */
+  triggers: string[]
   recipient: string
   addresses: string[]
   subject: string
@@ -745,7 +747,7 @@ export interface DataLayer {
   /** Parcels, label operations, rate quotes and the box catalogue (see parcels.ts). */
   readonly parcels: ParcelStore
   /** Carrier checkpoints of shipments (see checkpoints.ts). */
-  readonly checkpoints: CheckpointData
+  readonly checkpoints: CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow>
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

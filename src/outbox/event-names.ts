@@ -16,6 +16,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'labelPurchased',
   'labelVoided',
   'estimateChanged',
+  'carrierMilestone',
 ] as const satisfies readonly WebhookEventName[]
 
 // Every event is listed: an event added to the map and not here fails the type check.

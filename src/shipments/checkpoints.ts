@@ -84,3 +84,34 @@ export function toCheckpoint(row: CheckpointRow, timeZone: string): Checkpoint {
     dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
   }
 }
+
+/** What a carrier's scan can mean for a customer: the moments notifications can be sent on. */
+export const CARRIER_MILESTONES = ['outForDelivery', 'attempted', 'exception', 'delivered', 'returnedToSender'] as const
+export type CarrierMilestone = (typeof CARRIER_MILESTONES)[number]
+
+/** The services' codes (EasyPost status and status_detail, AfterShip tag and subtag, a sender's own), lower case, letters only. */
+const MILESTONE_CODES: Readonly<Record<string, CarrierMilestone>> = {
+  outfordelivery: 'outForDelivery',
+  attemptfail: 'attempted',
+  attemptfailed: 'attempted',
+  attempted: 'attempted',
+  deliveryattempted: 'attempted',
+  failedattempt: 'attempted',
+  exception: 'exception',
+  failure: 'exception',
+  delivered: 'delivered',
+  returntosender: 'returnedToSender',
+  returnedtosender: 'returnedToSender',
+}
+
+/**
+ * The milestone a scan reaches, or null: its sub-status first (AfterShip's `Exception_011`, say, is an
+ * exception), then its status. `AttemptFail_001`, `out_for_delivery` and `OutForDelivery` read alike.
+ */
+export function milestoneOf(checkpoint: { status: string | null; subStatus: string | null }): CarrierMilestone | null {
+  for (const code of [checkpoint.subStatus, checkpoint.status]) {
+    const key = code?.toLowerCase().replace(/[^a-z]/g, '')
+    if (key && Object.hasOwn(MILESTONE_CODES, key)) return MILESTONE_CODES[key]
+  }
+  return null
+}

@@ -21,7 +21,7 @@ import type { DetectedCarrier } from './carriers.js'
 import { inChunks } from '../in-chunks.js'
 import { BUILT_IN_SPLIT_RULES, exceedsOrdered, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
-import { newCheckpointRow, toCheckpoint, type Checkpoint, type CheckpointInput } from './checkpoints.js'
+import { milestoneOf, newCheckpointRow, toCheckpoint, type Checkpoint, type CheckpointInput } from './checkpoints.js'
 import { parseIsoDateTime } from '../time.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
@@ -787,8 +787,24 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
    * update: a crash between the two loses nothing, and the retry adds nothing twice.
    */
   async function recordCheckpoints(shipmentId: number, scans: { trackingNumber: string; source: string; parcelId?: number | null | undefined; checkpoints: readonly CheckpointInput[] }): Promise<number> {
+    if (scans.checkpoints.length === 0) return 0
+    const shipment = present(await requireRow(shipmentId))
     const rows = scans.checkpoints.map((checkpoint) => newCheckpointRow(shipmentId, scans.parcelId ?? null, scans.trackingNumber, scans.source, checkpoint))
-    return data.checkpoints.addCheckpoints(rows, new Date(deps.clock()))
+    const written = await data.checkpoints.addCheckpoints(rows, new Date(deps.clock()), {
+      // The newest new scan that is a milestone is an event (notifications follow it), written with the
+      // scans: a full history arriving at once (a tracker first seen when delivered) sends one notice.
+      of: (added) => {
+        const newest = added
+          .filter((row) => milestoneOf(row) !== null)
+          .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || a.id - b.id)
+          .at(-1)
+        if (!newest) return []
+        return [{ kind: 'event', name: 'carrierMilestone', orderingKey: shipmentKey(shipmentId), payload: { shipment, milestone: milestoneOf(newest)!, checkpoint: toCheckpoint(newest, timeZone) } }]
+      },
+      claimFor: dispatcher.claim,
+    })
+    await dispatcher.deliver(written.messages)
+    return written.added.length
   }
 
   async function history(id: number): Promise<ShipmentHistoryEntry[]> {

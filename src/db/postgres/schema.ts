@@ -198,6 +198,8 @@ export const notifications = pgTable('shipments_notifications', {
   name: text('name').notNull(),
   enabled: boolean('enabled').notNull().default(true),
   statuses: json('statuses').$type<string[]>().notNull().default(sql`'[]'::json`),
+  /** Carrier milestones whose scan sends the notification (outForDelivery, attempted, exception, delivered, returnedToSender, estimateLater). */
+  triggers: json('triggers').$type<string[]>().notNull().default(sql`'[]'::json`),
   recipient: text('recipient').notNull().default('customer'),
   addresses: json('addresses').$type<string[]>().notNull().default(sql`'[]'::json`),
   subject: text('subject').notNull(),

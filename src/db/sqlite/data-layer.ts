@@ -697,7 +697,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     notifications: createSqliteNotificationStore(db),
 
     parcels: createSqliteParcelStore(db, writeMessages),
-    checkpoints: createSqliteCheckpointData(db),
+    checkpoints: createSqliteCheckpointData(db, writeMessages),
 
     outbox: createSqliteOutboxStore(db, writeMessages, group),
 

@@ -198,6 +198,8 @@ export const notifications = sqliteTable('shipments_notifications', {
   /** Shipment statuses whose reaching sends the notification. */
   statuses: text('statuses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
   /** "customer": the order's email; "addresses": the fixed `addresses`. */
+  /** Carrier milestones whose scan sends the notification (outForDelivery, attempted, exception, delivered, returnedToSender, estimateLater). */
+  triggers: text('triggers', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
   recipient: text('recipient').notNull().default('customer'),
   addresses: text('addresses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
   subject: text('subject').notNull(),
