@@ -464,7 +464,7 @@ t.test('the demo mails: shipping a seeded shipment through the API captures the 
 
   const page = await app.inject({ url: new URL(link).pathname })
   t.equal(page.statusCode, 200)
-  t.match(page.body, /<header class="demo-shop"><strong>Demo shop<\/strong>: where is my parcel\?<\/header><h1>Shipment 1001-s001<\/h1>/, 'in the demo layout')
+  t.match(page.body, /<header class="demo-shop"><strong>Demo shop<\/strong>: where is my parcel\?<\/header><h1>Order 1001<\/h1>/, 'in the demo layout')
   t.match(page.body, /<p class="status" data-status="shipped">Shipped<\/p>/)
 
   // A shipment holding items: the mail lists them.
