@@ -38,14 +38,14 @@ export interface Shipment {
   fields: Record<string, unknown>
   /** The order lines the shipment holds; empty for an order-level shipment. */
   items: ShipmentItem[]
-  /** The delivery date the carrier expects (a date, or a date-time with its offset, as the tracking service sent it); null when none. */
-  estimatedDelivery: string | null
-  /** The integration (handle) the estimate came from. */
-  estimatedDeliverySource: string | null
   /** Beyond spec 2.1, for admin panels; the update endpoint's response leaves these out. */
   dateCreated: string
   dateUpdated: string
   dateDeleted: string | null
+  /** The delivery date the carrier expects (a date, or a date-time with its offset, as the tracking service sent it); null when none. */
+  estimatedDelivery: string | null
+  /** The integration (handle) the estimate came from. */
+  estimatedDeliverySource: string | null
 }
 
 export interface ShipmentHistoryEntry {

@@ -215,7 +215,7 @@ t.test('tracking page v2 in chromium at phone and desktop widths: the order, eac
     t.equal(await other.locator('a.button').count(), 0, 'no carrier page yet')
     t.same(await other.locator('.timeline li strong').allTextContents(), ['Order received', 'Packed'], 'the status timeline before any scan')
     t.equal(await other.locator('td').first().textContent(), 'Cups (set of 4)')
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
     t.equal(overflow, 0, `${name}: nothing wider than the screen`)
     await shot(`10-tracking-page-v2-${name}`)
   }
