@@ -9,7 +9,7 @@ import t, { type Test } from 'tap'
 import { signWebhook, type EstimateChangedEvent } from '../src/index.js'
 import { as, buildTestApp, historyRows, insertOrder, orderWithShipments, shipmentRow } from './fixtures/app.js'
 import { adminClient, buildAdminApp } from './fixtures/admin.js'
-import { testDatabase } from './fixtures/database.js'
+import { rawQuery, testDatabase } from './fixtures/database.js'
 import { ledger } from './fixtures/tracking.js'
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
@@ -296,6 +296,7 @@ t.test("the admin shipment page shows the estimate and the carrier's checkpoints
       { occurredAt: new Date('2026-11-22T06:40:00Z'), occurredAtText: '2026-11-22T07:40:00+01:00', message: 'Out for delivery', location: 'Bonn, Germany', status: 'OutForDelivery' },
     ],
   })
+  await rawQuery(app, "UPDATE shipments_shipments SET estimated_delivery = '2026-11-24', estimated_delivery_source = 'aftership' WHERE id = ?", [id])
   const page = await adminClient(app, "admin").get(`/shipments/${id}`)
   t.equal(page.statusCode, 200)
   t.match(page.body, '<a href="#checkpoints">Carrier checkpoints</a>')
@@ -303,5 +304,6 @@ t.test("the admin shipment page shows the estimate and the carrier's checkpoints
   t.ok(section.indexOf('Out for delivery') < section.indexOf('Departed &lt;facility&gt;'), 'newest first, the message escaped')
   t.match(section, '<time datetime="2026-11-22T06:40:00.000Z">2026-11-22T07:40:00+01:00</time> · Bonn, Germany · OutForDelivery')
   t.match(section, 'InTransit (InTransit_002)')
+  t.match(page.body, /<tr><th>Estimated delivery<\/th><td data-estimate>2026-11-24 <span class="meta">\(aftership\)<\/span><\/td><\/tr>/, 'the estimate with its source')
   t.equal((await app.shipments.shipments.checkpoints(id)).length, 2)
 })
