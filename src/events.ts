@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Parcel } from './deliveries/parcel.js'
 import type { Return } from './returns/return.js'
 import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
+import type { CarrierMilestone, Checkpoint } from './shipments/checkpoints.js'
 
 /** Who or what caused a change: a user, an integration, or both. */
 export interface ChangeSource {
@@ -95,6 +96,26 @@ export interface ReturnEvent extends EventIdentity {
   source: string
 }
 
+/** The carrier's delivery estimate of a shipment changed (a tracking service's event said so). */
+export interface EstimateChangedEvent extends EventIdentity {
+  shipment: Shipment
+  /** The estimate before, or null when there was none. */
+  from: string | null
+  to: string | null
+  /** The integration (handle) that sent it. */
+  source: string | null
+  /** True when the new estimate is later than the one before (a delay). */
+  movedLater: boolean
+}
+
+/** A new carrier scan reached a milestone (out for delivery, attempted, exception, delivered, returned to sender). */
+export interface CarrierMilestoneEvent extends EventIdentity {
+  shipment: Shipment
+  milestone: CarrierMilestone
+  /** The scan that reached it. */
+  checkpoint: Checkpoint
+}
+
 /** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
 export interface ShipmentsEventMap {
   shipmentCreated: [ShipmentCreatedEvent]
@@ -117,6 +138,10 @@ export interface ShipmentsEventMap {
   /** What arrived of a return, line by line with its condition: the host restocks and refunds from it. */
   returnReceived: [ReturnEvent]
   returnClosed: [ReturnEvent]
+  /** A tracking service moved a shipment's delivery estimate. */
+  estimateChanged: [EstimateChangedEvent]
+  /** A new carrier scan is a milestone; notifications can be sent on it. */
+  carrierMilestone: [CarrierMilestoneEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

@@ -304,6 +304,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       prefix: options.trackingPage.prefix,
       links: trackingLinks,
       shipments,
+      orders: orderStore,
       timeZone: options.timezone,
       layout: options.trackingPage.layout,
       frameAncestors: options.trackingPage.frameAncestors,

@@ -382,7 +382,14 @@ t.test('tracking events move parcels forward; a shipment with parcels is shipped
       description: 'tracker.updated',
       mode: 'test',
       created_at: new Date(s.clock.now - ageMs).toISOString(),
-      result: { id: `trk_${trackingCode}`, object: 'Tracker', tracking_code: trackingCode, carrier: 'USPS', status },
+      result: {
+        id: `trk_${trackingCode}`,
+        object: 'Tracker',
+        tracking_code: trackingCode,
+        carrier: 'USPS',
+        status,
+        tracking_details: [{ object: 'TrackingDetail', message: `Scan ${status}`, status, datetime: new Date(s.clock.now - ageMs - 60_000).toISOString(), tracking_location: { city: 'MEMPHIS', state: 'TN', country: 'US', zip: null } }],
+      },
     })
     const response = await s.app.inject({
       method: 'POST',
@@ -397,7 +404,9 @@ t.test('tracking events move parcels forward; a shipment with parcels is shipped
 
   t.match(await send(other.trackingNumber, 'in_transit'), { applied: true, parcel: { id: second.id, status: 'shipped' } })
   t.equal((await s.app.shipments.shipments.get(s.shipmentId))!.status, 'new', 'one parcel out of two: the shipment waits')
+  t.match(await s.app.shipments.shipments.checkpoints(s.shipmentId), [{ parcelId: second.id, trackingNumber: other.trackingNumber, message: 'Scan in_transit', location: 'MEMPHIS, TN, US', source: 'easypost' }], "the parcel's scan is kept on its shipment, with the parcel, before the shipment moves")
   t.match(await send(first.trackingNumber, 'in_transit'), { applied: true, shipment: { id: s.shipmentId, status: 'shipped' } })
+  t.same((await s.app.shipments.shipments.checkpoints(s.shipmentId)).map((checkpoint) => checkpoint.parcelId).sort(), [s.parcelId, second.id].sort(), 'each parcel its scan')
   t.equal(await parcelStatus(s.parcelId), 'shipped')
   t.match(await send(other.trackingNumber, 'delivered'), { applied: true })
   t.equal(await parcelStatus(second.id), 'delivered')

@@ -53,6 +53,9 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ url: '/shipments/api/shipments?perPage=500', headers: as('viewer') }), '/shipments/api/shipments', 'get')
   check(await app.inject({ url: `/shipments/api/shipments/${id}/history`, headers: as('viewer') }), '/shipments/api/shipments/{id}/history', 'get')
   check(await app.inject({ url: `/shipments/api/shipments/${id}/history` }), '/shipments/api/shipments/{id}/history', 'get')
+  await app.shipments.shipments.recordCheckpoints(id, { trackingNumber: '1Z999AA10123456784', source: 'aftership', checkpoints: [{ occurredAt: new Date('2026-11-21T21:05:00Z'), occurredAtText: '2026-11-21T22:05:00+01:00', message: 'Departed', location: 'Köln, Germany', status: 'InTransit' }] })
+  check(await app.inject({ url: `/shipments/api/shipments/${id}/checkpoints`, headers: as('viewer') }), '/shipments/api/shipments/{id}/checkpoints', 'get')
+  check(await app.inject({ url: '/shipments/api/shipments/424242/checkpoints', headers: as('viewer') }), '/shipments/api/shipments/{id}/checkpoints', 'get')
 
   const lineOrder = await app.shipments.referenceOrders!.createOrder({ reference: 'OA1', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 1 }] })
   const [line] = (await app.shipments.orders.orderLines!(lineOrder))!
@@ -119,7 +122,7 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json }, payload: 'x'.repeat(65) }), exchange, 'post')
   check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'get')
 
-  t.equal(checked.size, 48, 'route and status pairs checked')
+  t.equal(checked.size, 50, 'route and status pairs checked')
 })
 
 t.test('the document follows the prefixes and leaves out an order exchange that is not mounted', async (t) => {
@@ -131,6 +134,7 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/orders/{orderId}/shipments',
     '/api/v2/shipments/shipments',
     '/api/v2/shipments/shipments/{id}',
+    '/api/v2/shipments/shipments/{id}/checkpoints',
     '/api/v2/shipments/shipments/{id}/history',
     // Deliveries (issue 34): parcels, rates, labels and the box catalogue.
     '/api/v2/shipments/boxes',

@@ -37,6 +37,8 @@ async function expectedShipment(app: FastifyInstance, id: number) {
     dateCreated: iso(row.createdAt),
     dateUpdated: iso(row.updatedAt),
     dateDeleted: row.dateDeleted && iso(row.dateDeleted),
+    estimatedDelivery: row.estimatedDelivery,
+    estimatedDeliverySource: row.estimatedDeliverySource,
   }
 }
 
@@ -80,6 +82,8 @@ t.test('GET one shipment: every field of a new and of a filled-in shipment; 401,
       dateCreated: iso(created),
       dateUpdated: iso(created),
       dateDeleted: null,
+      estimatedDelivery: null,
+      estimatedDeliverySource: null,
       // The single read carries the shipment's parcels (issue 34): none here.
       parcels: [],
     },
@@ -121,10 +125,12 @@ t.test('GET one shipment: every field of a new and of a filled-in shipment; 401,
     dateCreated: iso(created),
     dateUpdated: iso((await shipmentRow(app, id)).updatedAt),
     dateDeleted: iso(deleted),
+    estimatedDelivery: null,
+    estimatedDeliverySource: null,
     parcels: [],
   }
   t.same(response.json(), { success: true, shipment })
-  const { dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, parcels: _parcels, ...specFields } = shipment
+  const { dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, parcels: _parcels, estimatedDelivery: _estimate, estimatedDeliverySource: _source, ...specFields } = shipment
   t.same(update.json(), { success: true, shipment: specFields }, 'the update answered the same shipment, without the admin dates')
 
   await refusesStrangers(t, app, `/${id}`)

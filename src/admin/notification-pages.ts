@@ -1,6 +1,7 @@
 // The customer notification screens: the definitions, the create and edit form, a definition's recent
 // deliveries with their attempt logs, and the test send that renders against a real shipment.
-import type { Notification, NotificationInput, NotificationService, RenderedNotification } from '../notifications/service.js'
+import { NOTIFICATION_TEMPLATES } from '../notifications/templates.js'
+import { NOTIFICATION_TRIGGERS, type Notification, type NotificationInput, type NotificationService, type NotificationTrigger, type RenderedNotification } from '../notifications/service.js'
 import { SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
 import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
@@ -12,6 +13,8 @@ export interface NotificationFormValues {
   name: string
   enabled: boolean
   statuses: string[]
+  /** Carrier milestones and `estimateLater`. */
+  triggers: string[]
   recipient: string
   /** One address per line. */
   addresses: string
@@ -26,6 +29,7 @@ export const emptyNotificationForm = (): NotificationFormValues => ({
   name: '',
   enabled: true,
   statuses: ['shipped'],
+  triggers: [],
   recipient: 'customer',
   addresses: '',
   subject: 'Your order {{ order.reference }} has shipped',
@@ -38,6 +42,7 @@ export const notificationFormValues = (notification: Notification): Notification
   name: notification.name,
   enabled: notification.enabled,
   statuses: [...notification.statuses],
+  triggers: [...notification.triggers],
   recipient: notification.recipient,
   addresses: notification.addresses.join('\n'),
   subject: notification.subject,
@@ -58,6 +63,7 @@ export function readNotificationForm(body: Record<string, unknown>): { values: N
     // A checkbox left unchecked is not sent at all.
     enabled: first(body.enabled) === 'true',
     statuses: [...new Set(all(body.statuses))],
+    triggers: [...new Set(all(body.triggers))],
     recipient: first(body.recipient),
     addresses: lines(body.addresses),
     subject: lines(body.subject),
@@ -73,6 +79,7 @@ export function readNotificationForm(body: Record<string, unknown>): { values: N
       name: values.name,
       enabled: values.enabled,
       statuses: values.statuses as ShipmentStatus[],
+      triggers: values.triggers as NotificationTrigger[],
       recipient: values.recipient as NotificationInput['recipient'],
       addresses: values.addresses.split(/[\n,;]+/).map((address) => address.trim()).filter((address) => address !== ''),
       subject: values.subject,
@@ -102,7 +109,21 @@ function enabledBadge(enabled: boolean): SafeHtml {
 }
 
 const recipientText = (notification: Notification) =>
-  notification.recipient === 'customer' ? "The order's customer" : notification.addresses.join(', ')
+  notification.recipient === 'customer'
+    ? "The order's customer"
+    : notification.recipient === 'addresses'
+      ? notification.addresses.join(', ')
+      : `The order's customer, ${notification.addresses.join(', ')}`
+
+/** The triggers as people read them. */
+export const TRIGGER_LABELS: Readonly<Record<NotificationTrigger, string>> = {
+  outForDelivery: 'Out for delivery',
+  attempted: 'Delivery attempted',
+  exception: 'Exception or failure',
+  delivered: 'Delivered',
+  returnedToSender: 'Returned to sender',
+  estimateLater: 'Estimate moved later',
+}
 
 export function notificationListPage(context: PageContext, data: { notifications: Notification[]; canSend: boolean; flash: string | null }): SafeHtml {
   return html`<h1>Notifications</h1>
@@ -110,9 +131,14 @@ ${data.flash ? notice('ok', data.flash) : ''}
 ${data.canSend ? '' : transportMissing()}
 <p class="hint">Mails to customers (or fixed addresses) when a shipment reaches a status, sent through the outbox and retried when the transport fails.</p>
 <p><a class="button" href="${context.prefix}/notifications/new">New notification</a></p>
+<h2>Ready-made notifications</h2>
+<p class="hint">Each is added disabled, to read and enable.</p>
+<div class="toolbar">${Object.entries(NOTIFICATION_TEMPLATES).map(
+    ([key, template]) => html`<form method="post" action="${context.prefix}/notifications/templates/${key}" class="inline">${csrfField(context.csrf)}<button type="submit" data-template="${key}">Add "${template.name}"</button></form> `,
+  )}</div>
 ${data.notifications.length === 0 ? html`<p>No notifications yet.</p>` : scrollingTable('Notifications', html`<table class="notifications"><thead><tr><th>Name</th><th>Statuses</th><th>Recipient</th><th>Enabled</th></tr></thead><tbody>${data.notifications.map(
     (notification) => html`<tr data-notification="${notification.id}"><td><a href="${context.prefix}/notifications/${notification.id}">${notification.name}</a></td>
-<td>${notification.statuses.map((status) => html`${statusBadge(status)} `)}</td><td>${recipientText(notification)}</td><td>${enabledBadge(notification.enabled)}</td></tr>`,
+<td>${notification.statuses.map((status) => html`${statusBadge(status)} `)}${notification.triggers.map((trigger) => html`<span class="badge" data-trigger="${trigger}">${TRIGGER_LABELS[trigger] ?? trigger}</span> `)}</td><td>${recipientText(notification)}</td><td>${enabledBadge(notification.enabled)}</td></tr>`,
   )}</tbody></table>`)}`
 }
 
@@ -128,7 +154,7 @@ export interface NotificationPageData {
   test: { values: NotificationTestValues; errors: FieldErrors; result: NotificationTestResult | null }
 }
 
-const FORM_FIELDS = new Set(['name', 'enabled', 'statuses', 'recipient', 'addresses', 'subject', 'html', 'text', 'language'])
+const FORM_FIELDS = new Set(['name', 'enabled', 'statuses', 'triggers', 'recipient', 'addresses', 'subject', 'html', 'text', 'language'])
 
 const VARIABLES =
   'shipment (reference, status, statusLabel, carrier, trackingNumber, trackingUrl, items...), order (reference, statusHandle, email), items (name, sku, quantity), trackingLink, trackingPage, carrierTrackingUrl, fromStatus, toStatus, fromStatusLabel, toStatusLabel, message'
@@ -138,7 +164,7 @@ export function notificationPage(context: PageContext, data: NotificationPageDat
   const action = notification ? `${context.prefix}/notifications/${notification.id}` : `${context.prefix}/notifications`
   const template = (name: 'subject' | 'html' | 'text', label: string, hint: string) =>
     field({ name, label, errors, hint }, (aria) => html`<textarea id="${`input-${name}`}" name="${name}" class="template${name === 'subject' ? ' template-line' : ''}" spellcheck="false"${aria}>${values[name]}</textarea>`)
-  const problems = [...summaryEntries(errors, FORM_FIELDS, { statuses: 'field-statuses', enabled: 'field-enabled' }), ...summaryEntries(data.test.errors, new Set(['shipment', 'to']))]
+  const problems = [...summaryEntries(errors, FORM_FIELDS, { statuses: 'field-statuses', triggers: 'field-triggers', enabled: 'field-enabled' }), ...summaryEntries(data.test.errors, new Set(['shipment', 'to']))]
   return html`${errorSummary(problems)}<h1>${notification ? html`Notification ${notification.name}` : 'New notification'}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
 ${data.canSend ? '' : transportMissing()}
@@ -152,8 +178,13 @@ ${SHIPMENT_STATUSES.map(
     (status) => html`<label class="checkbox"><input type="checkbox" name="statuses" value="${status}"${values.statuses.includes(status) ? html` checked` : ''}> ${STATUS_LABELS[status]}</label> `,
   )}
 ${fieldErrors(errors, 'statuses')}</fieldset>
-${field({ name: 'recipient', label: 'Recipient', errors }, (aria) => select('recipient', values.recipient, [['customer', "The order's customer (its email)"], ['addresses', 'These addresses']], aria))}
-${field({ name: 'addresses', label: 'Addresses', errors, hint: 'One per line; used when the recipient is "These addresses".' }, (aria) => html`<textarea id="input-addresses" name="addresses"${aria}>${values.addresses}</textarea>`)}
+<fieldset class="field${(errors.triggers ?? []).length > 0 ? ' has-error' : ''}" data-field="triggers" id="field-triggers"><legend>Or sent on the carrier's news</legend>
+${NOTIFICATION_TRIGGERS.map(
+    (trigger) => html`<label class="checkbox"><input type="checkbox" name="triggers" value="${trigger}"${values.triggers.includes(trigger) ? html` checked` : ''}> ${TRIGGER_LABELS[trigger]}</label> `,
+  )}
+${fieldErrors(errors, 'triggers')}</fieldset>
+${field({ name: 'recipient', label: 'Recipient', errors }, (aria) => select('recipient', values.recipient, [['customer', "The order's customer (its email)"], ['addresses', 'These addresses'], ['customerAndAddresses', "The order's customer and these addresses"]], aria))}
+${field({ name: 'addresses', label: 'Addresses', errors, hint: 'One per line; used when the recipient names these addresses (staff notices).' }, (aria) => html`<textarea id="input-addresses" name="addresses"${aria}>${values.addresses}</textarea>`)}
 ${template('subject', 'Subject', 'Liquid, plain text, one line.')}
 ${template('html', 'HTML body', 'Liquid; every {{ output }} is escaped.')}
 ${template('text', 'Text body', 'Liquid, plain text.')}

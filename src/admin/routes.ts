@@ -1,5 +1,6 @@
 // The store admins' pages: an encapsulated scope with its own cookies, form bodies, CSRF tokens,
 // security headers and error pages. Every change goes through the package's services.
+import { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from '../notifications/templates.js'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -172,6 +173,7 @@ const NOTICES: Record<string, string> = {
   nothingLeft: 'Nothing is left to allocate: no shipment was created.',
   notRedelivered: 'Not redelivered: the delivery is still pending.',
   notificationDeleted: 'Notification deleted.',
+  templateAdded: 'Added, disabled: read it, then enable it.',
   linkRevoked: 'Tracking link revoked: every earlier link answers 404. The link below is the new one.',
 }
 
@@ -502,8 +504,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   ) {
     const shipment = await shipments.get(id)
     if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
-    const [history, references, lines, orderReferences] = await Promise.all([
+    const [history, checkpoints, references, lines, orderReferences] = await Promise.all([
       shipments.history(id),
+      shipments.checkpoints(id),
       integrations.externalReferences(id),
       orderLinesOf(shipment.orderId),
       orderReferencesOf(request, [shipment.orderId]),
@@ -515,6 +518,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const content = shipmentPage(pageContext, {
       shipment,
       history,
+      checkpoints,
       references,
       fields: shipmentFields,
       values: state.values ?? shipmentFormValues(shipment, shipmentFields, timeZone),
@@ -1195,6 +1199,14 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       if (!(error instanceof NotificationConfigError)) throw error
       return renderNotification(request, reply, null, { values, errors: notificationErrors(error), status: 422 })
     }
+  })
+
+  // A ready-made notification, added disabled: the store admin reads it on its page and enables it there.
+  scope.post<{ Params: { template: string } }>('/notifications/templates/:template', { schema: formSchema, config: manage }, async (request, reply) => {
+    const name = request.params.template
+    if (!Object.hasOwn(NOTIFICATION_TEMPLATES, name)) throw AdminNotFound('Template')
+    const created = await notifications.createFromTemplate(name as NotificationTemplateName)
+    return reply.redirect(`${prefix}/notifications/${created.id}?notice=templateAdded`, 303)
   })
 
   scope.get<{ Params: { id: string } }>('/notifications/:id', { schema: hide, config: manage }, async (request, reply) =>

@@ -1,5 +1,6 @@
 // The shipment screens: the list with its bulk status change, a shipment's page, an order's panel.
 import type { Shipment, ShipmentHistoryEntry, ShipmentStatus } from '../shipments/shipment.js'
+import type { Checkpoint } from '../shipments/checkpoints.js'
 import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
 import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
 import type { AllocatedLine, ShipmentPage } from '../shipments/service.js'
@@ -228,6 +229,8 @@ export function formFieldErrors(errors: Record<string, string[]>): FieldErrors {
 export interface ShipmentPageData {
   shipment: Shipment
   history: ShipmentHistoryEntry[]
+  /** The carrier's checkpoints, oldest first (shown newest first). */
+  checkpoints?: Checkpoint[] | undefined
   references: ExternalReference[]
   fields: readonly ShipmentFieldDefinition[]
   /** The edit form's values: the stored ones, or what was submitted when it failed. */
@@ -268,6 +271,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     context.can.transition ? html`<a href="#change-status">Change status</a>` : '',
     data.items ? html`<a href="#items">Items</a>` : '',
     data.parcels ? html`<a href="#parcels">Parcels</a>` : '',
+    data.checkpoints?.length ? html`<a href="#checkpoints">Carrier checkpoints</a>` : '',
     html`<a href="#history">History</a>`,
   ]
   return html`${errorSummary(problems)}<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
@@ -300,6 +304,7 @@ ${context.can.transition ? transitionForm(context, shipment, data.transitionErro
 <tr><th>Order</th><td>${orderLink(context, shipment.orderId, data.orderReference === null ? undefined : new Map([[shipment.orderId, data.orderReference]]))}</td></tr>
 <tr><th>Status</th><td>${statusBadge(shipment.status)}</td></tr>
 <tr><th>Shipped</th><td>${dateTime(shipment.dateShipped, context.timeZone)}</td></tr>
+${shipment.estimatedDelivery ? html`<tr><th>Estimated delivery</th><td data-estimate>${shipment.estimatedDelivery}${shipment.estimatedDeliverySource ? html` <span class="meta">(${shipment.estimatedDeliverySource})</span>` : ''}</td></tr>` : ''}
 <tr><th>Created</th><td>${dateTime(shipment.dateCreated, context.timeZone)}</td></tr>
 <tr><th>Updated</th><td>${dateTime(shipment.dateUpdated, context.timeZone)}</td></tr>
 <tr><th>Timezone</th><td>${context.timeZone}</td></tr>
@@ -314,6 +319,7 @@ ${data.references.length === 0 ? html`<p class="meta">None.</p>` : html`<ul clas
         : ''
     }</li>`
   })}</ul>`}
+${data.checkpoints?.length ? checkpointsSection(data.checkpoints) : ''}
 <h2 id="history" tabindex="-1">History</h2>
 <ol class="timeline" aria-label="History">${data.history.map(
     (entry) => html`<li data-history="${entry.id}"><div>${entry.fromStatus ? html`${statusBadge(entry.fromStatus)} → ` : html`Created `}${statusBadge(entry.toStatus)}</div>
@@ -322,6 +328,15 @@ ${entry.message ? html`<div class="history-message">${entry.message}</div>` : ''
   )}</ol>
 ${context.can.edit ? deleteForm(context, shipment) : ''}
 </aside></div>`
+}
+
+/** The carrier's scans, newest first, each at the carrier's local time as sent. */
+function checkpointsSection(checkpoints: readonly Checkpoint[]): SafeHtml {
+  return html`<h2 id="checkpoints" tabindex="-1">Carrier checkpoints</h2>
+<ol class="timeline" aria-label="Carrier checkpoints">${[...checkpoints].reverse().map(
+    (checkpoint) => html`<li data-checkpoint="${checkpoint.id}"><div>${checkpoint.message ?? checkpoint.status ?? '—'}</div>
+<div class="meta"><time datetime="${checkpoint.occurredAtUtc}">${checkpoint.occurredAt}</time>${checkpoint.location ? html` · ${checkpoint.location}` : ''}${checkpoint.status ? html` · ${checkpoint.status}` : ''}${checkpoint.subStatus ? html` (${checkpoint.subStatus})` : ''}${checkpoint.signedBy ? html` · signed by ${checkpoint.signedBy}` : ''} · via ${checkpoint.source}${checkpoint.parcelId !== null ? html` · parcel ${checkpoint.trackingNumber}` : ''}</div></li>`,
+  )}</ol>`
 }
 
 function customField(definition: ShipmentFieldDefinition, values: Record<string, string>, errors: FieldErrors, readOnly: SafeHtml): SafeHtml {

@@ -2,6 +2,7 @@
 // in its own folder (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
 import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf, StoredParcel } from './parcels.js'
 import type { ReturnPlan as ReturnPlanOf, ReturnStore as ReturnStoreOf } from './returns.js'
+import type { CheckpointData } from './checkpoints.js'
 import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
 
 /**
@@ -39,6 +40,10 @@ export interface ShipmentRow {
   items: StoredShipmentItem[]
   /** A copy of the shipment's parcels, kept by the parcel changes (never written by a shipment change). */
   parcels: StoredParcel[]
+  /** The delivery date the carrier expects, as the tracking service sent it; null when none was given. */
+  estimatedDelivery: string | null
+  /** The integration (handle) the estimate came from. */
+  estimatedDeliverySource: string | null
   createdAt: Date
   updatedAt: Date
 }
@@ -217,6 +222,8 @@ export interface NotificationRow {
   name: string
   enabled: boolean
   statuses: string[]
+  /** Carrier milestones whose scan sends it. */
+  triggers: string[]
   recipient: string
   addresses: string[]
   subject: string
@@ -749,6 +756,8 @@ export interface DataLayer {
   readonly parcels: ParcelStore
   /** Returns (reverse shipments) in the allocation ledger (see returns.ts). */
   readonly returns: ReturnStore
+  /** Carrier checkpoints of shipments (see checkpoints.ts). */
+  readonly checkpoints: CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow>
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

@@ -11,8 +11,10 @@ import { shortError, type JobHandler } from '../outbox/dispatcher.js'
 import type { OrderStore } from '../orders/order-store.js'
 import { isShipmentStatus, SHIPMENT_STATUSES, STATUS_LABELS, toShipment, type Shipment, type ShipmentStatus } from '../shipments/shipment.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
+import { CARRIER_MILESTONES, type Checkpoint } from '../shipments/checkpoints.js'
 import { formatIsoWithOffset } from '../time.js'
 import type { TrackingLinks } from './tracking-links.js'
+import { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './templates.js'
 
 /** A message for the host's transport. */
 export interface MailMessage {
@@ -33,13 +35,25 @@ export interface NotificationsOptions {
   sendMail: (message: MailMessage) => Promise<void>
 }
 
+/** What besides a status sends a notification: a carrier's scan reaching a milestone, or an estimate moved later. */
+export const NOTIFICATION_TRIGGERS = [...CARRIER_MILESTONES, 'estimateLater'] as const
+export type NotificationTrigger = (typeof NOTIFICATION_TRIGGERS)[number]
+
+export const NOTIFICATION_RECIPIENTS = ['customer', 'addresses', 'customerAndAddresses'] as const
+export type NotificationRecipient = (typeof NOTIFICATION_RECIPIENTS)[number]
+
 export interface NotificationInput {
   name: string
   enabled?: boolean | undefined
-  /** Shipment statuses whose reaching sends it. */
+  /** Shipment statuses whose reaching sends it (may be empty when `triggers` is not). */
   statuses: ShipmentStatus[]
-  /** `customer`: the order's email (OrderSummary.email); `addresses`: the fixed list. */
-  recipient: 'customer' | 'addresses'
+  /** Carrier milestones (a new scan out for delivery, attempted, ...) and `estimateLater` that send it. */
+  triggers?: NotificationTrigger[] | undefined
+  /**
+   * `customer`: the order's email (OrderSummary.email); `addresses`: the fixed list (staff notices);
+   * `customerAndAddresses`: both, the addresses as further recipients.
+   */
+  recipient: NotificationRecipient
   addresses?: string[] | undefined
   /** Liquid templates: the subject and the text body are plain text, the HTML body escapes every output. */
   subject: string
@@ -48,9 +62,10 @@ export interface NotificationInput {
   language?: string | null | undefined
 }
 
-export interface Notification extends Omit<NotificationInput, 'enabled' | 'addresses' | 'language'> {
+export interface Notification extends Omit<NotificationInput, 'enabled' | 'addresses' | 'language' | 'triggers'> {
   id: number
   enabled: boolean
+  triggers: NotificationTrigger[]
   addresses: string[]
   language: string | null
   dateCreated: string
@@ -65,6 +80,16 @@ export interface RenderedNotification {
 }
 
 export const NOTIFICATION_JOB = 'customerNotification'
+
+/** What a notification is sent for: a status change, or the carrier's news (a trigger). */
+interface NotifiedChange {
+  from: string | null
+  to: string
+  message: string | null
+  trigger?: NotificationTrigger | undefined
+  checkpoint?: Checkpoint | undefined
+  estimate?: { from: string | null; to: string | null } | undefined
+}
 
 // A deliberately plain address rule: one @, no spaces or angle brackets; the transport has the last word.
 const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
@@ -134,7 +159,8 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     name: row.name,
     enabled: row.enabled,
     statuses: row.statuses as ShipmentStatus[],
-    recipient: row.recipient as 'customer' | 'addresses',
+    triggers: row.triggers as NotificationTrigger[],
+    recipient: row.recipient as NotificationRecipient,
     addresses: row.addresses,
     subject: row.subject,
     html: row.html,
@@ -153,13 +179,16 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     const nameProblem = textProblem(input.name.trim(), { maxLength: TEXT_LIMITS.short })
     if (nameProblem) fail('name', nameProblem)
     if (input.enabled !== undefined && typeof input.enabled !== 'boolean') fail('enabled', 'must be true or false')
-    if (!Array.isArray(input.statuses) || input.statuses.length === 0) fail('statuses', `must list at least one of ${SHIPMENT_STATUSES.join(', ')}`)
+    const triggers = input.triggers ?? []
+    if (!Array.isArray(triggers)) fail('triggers', `must be a list of ${NOTIFICATION_TRIGGERS.join(', ')}`)
+    for (const trigger of triggers) if (!(NOTIFICATION_TRIGGERS as readonly unknown[]).includes(trigger)) fail('triggers', `"${String(trigger)}" is not one of ${NOTIFICATION_TRIGGERS.join(', ')}`)
+    if (!Array.isArray(input.statuses) || (input.statuses.length === 0 && triggers.length === 0)) fail('statuses', `must list at least one of ${SHIPMENT_STATUSES.join(', ')} (or give triggers)`)
     for (const status of input.statuses) if (!isShipmentStatus(status)) fail('statuses', `"${String(status)}" is not a shipment status`)
-    if (input.recipient !== 'customer' && input.recipient !== 'addresses') fail('recipient', 'must be "customer" or "addresses"')
+    if (!(NOTIFICATION_RECIPIENTS as readonly unknown[]).includes(input.recipient)) fail('recipient', 'must be "customer", "addresses" or "customerAndAddresses"')
     const addresses = input.addresses ?? []
     if (!Array.isArray(addresses) || addresses.length > 20) fail('addresses', 'must be a list of at most 20 addresses')
     for (const address of addresses) if (typeof address !== 'string' || address.length > 254 || !EMAIL.test(address)) fail('addresses', `"${String(address)}" is not an email address`)
-    if (input.recipient === 'addresses' && addresses.length === 0) fail('addresses', 'needs at least one address when the recipient is "addresses"')
+    if (input.recipient !== 'customer' && addresses.length === 0) fail('addresses', `needs at least one address when the recipient is "${input.recipient}"`)
     if (input.language != null && (typeof input.language !== 'string' || !LANGUAGE.test(input.language))) fail('language', 'must be a language tag such as "en" or "de-CH"')
     for (const [field, engine] of [['subject', textEngine], ['html', htmlEngine], ['text', textEngine]] as const) {
       const template = input[field]
@@ -177,6 +206,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     name: input.name.trim(),
     enabled: input.enabled ?? true,
     statuses: [...new Set(input.statuses)],
+    triggers: [...new Set(input.triggers ?? [])],
     recipient: input.recipient,
     addresses: input.addresses ?? [],
     subject: input.subject,
@@ -192,8 +222,8 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     return row
   }
 
-  /** What a template sees: the shipment, its order and items, the tracking link, the status change. */
-  async function variables(shipment: Shipment, change: { from: string | null; to: string; message: string | null }) {
+  /** What a template sees: the shipment, its order and items, the tracking link, the status change or the carrier's news. */
+  async function variables(shipment: Shipment, change: NotifiedChange) {
     const order = await deps.orderStore.findOrder(shipment.orderId)
     const trackingPage = deps.trackingLinks ? await deps.trackingLinks.url(shipment.id) : null
     return {
@@ -208,13 +238,19 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       fromStatusLabel: change.from && isShipmentStatus(change.from) ? STATUS_LABELS[change.from] : null,
       toStatusLabel: isShipmentStatus(change.to) ? STATUS_LABELS[change.to] : change.to,
       message: change.message,
+      // The carrier's news, for notifications sent on a trigger: null for a status change.
+      trigger: change.trigger ?? null,
+      checkpoint: change.checkpoint ?? null,
+      estimate: change.estimate ?? null,
+      estimatedDelivery: shipment.estimatedDelivery,
     }
   }
 
-  async function render(row: NotificationRow, shipment: Shipment, change: { from: string | null; to: string; message: string | null }): Promise<RenderedNotification> {
+  async function render(row: NotificationRow, shipment: Shipment, change: NotifiedChange): Promise<RenderedNotification> {
     const scope = await variables(shipment, change)
     const email = scope.order?.email
-    const to = row.recipient === 'customer' ? (email && EMAIL.test(email) ? [email] : []) : row.addresses
+    const customer = email && EMAIL.test(email) ? [email] : []
+    const to = row.recipient === 'customer' ? customer : row.recipient === 'addresses' ? row.addresses : [...new Set([...customer, ...row.addresses])]
     // One template at a time, each in a turn of the event loop of its own: Liquid renders synchronously,
     // so three together would hold every other request of the host for three render limits.
     const subject = await renderInTurn(textEngine, row.subject, scope)
@@ -224,13 +260,45 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     return { to, subject: subject.replace(/[\r\n]+/g, ' ').trim().slice(0, 998), html, text }
   }
 
-  /** The jobs a batch of delivered events causes: one per enabled definition of the status reached. */
+  /** The trigger an event of the carrier's news is, or null. */
+  function triggerOf(event: OutboxRow): { trigger: NotificationTrigger; shipment: Shipment; change: NotifiedChange } | null {
+    if (event.name === 'carrierMilestone') {
+      const { shipment, milestone, checkpoint } = event.payload as { shipment: Shipment; milestone: NotificationTrigger; checkpoint: Checkpoint }
+      return { trigger: milestone, shipment, change: { from: null, to: shipment.status, message: checkpoint.message, trigger: milestone, checkpoint } }
+    }
+    if (event.name === 'estimateChanged' && (event.payload as { movedLater?: unknown }).movedLater === true) {
+      const { shipment, from, to } = event.payload as { shipment: Shipment; from: string | null; to: string | null }
+      return { trigger: 'estimateLater', shipment, change: { from: null, to: shipment.status, message: null, trigger: 'estimateLater', estimate: { from, to } } }
+    }
+    return null
+  }
+
+  /**
+   * The jobs a batch of delivered events causes: one per enabled definition of the status reached, and
+   * one per enabled definition of a carrier milestone or a later estimate.
+   */
   async function notificationsFor(events: OutboxRow[]): Promise<NewOutboxMessage[]> {
     if (!deps.options) return []
     const changes = events.filter((event) => event.name === 'shipmentStatusChanged')
-    if (changes.length === 0) return []
+    const news = events.flatMap((event) => {
+      const found = triggerOf(event)
+      return found ? [{ event, ...found }] : []
+    })
+    if (changes.length === 0 && news.length === 0) return []
     const definitions = await enabledDefinitions.get()
     const jobs: NewOutboxMessage[] = []
+    for (const { event, trigger, shipment, change } of news) {
+      for (const definition of definitions) {
+        if (!definition.triggers.includes(trigger)) continue
+        jobs.push({
+          kind: 'job',
+          name: NOTIFICATION_JOB,
+          messageId: `${event.messageId}:notification:${definition.id}`,
+          orderingKey: `notification:${definition.id}:shipment:${shipment.id}`,
+          payload: { notificationId: definition.id, shipmentId: shipment.id, ...change, eventId: event.messageId },
+        })
+      }
+    }
     for (const event of changes) {
       const { shipment, from, to, message } = event.payload as { shipment: Shipment; from: string; to: string; message: string | null }
       for (const definition of definitions) {
@@ -251,7 +319,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
   const notificationJob: JobHandler = {
     retryDelayMs: (attempt) => (attempt > 11 ? null : Math.min(60_000 * 2 ** (attempt - 1), 6 * 60 * 60 * 1000)),
     async run(job) {
-      const { notificationId, shipmentId, from, to, message } = job.payload as { notificationId: number; shipmentId: number; from: string; to: string; message: string | null }
+      const { notificationId, shipmentId, from, to, message, trigger, checkpoint, estimate } = job.payload as unknown as { notificationId: number; shipmentId: number } & NotifiedChange
       const [definition, row] = await Promise.all([data.notifications.find(notificationId), data.findShipment(shipmentId)])
       // A definition deleted or disabled since, or a shipment gone: nothing to send, and nothing to retry.
       if (!definition) return { state: 'skipped', reason: 'the notification was deleted before it was sent.' }
@@ -260,7 +328,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       if (!deps.options) return { state: 'skipped', reason: 'no mail transport is configured (notifications.sendMail).' }
       let rendered: RenderedNotification
       try {
-        rendered = await render(definition, toShipment(row, timeZone), { from, to, message })
+        rendered = await render(definition, toShipment(row, timeZone), { from, to, message, trigger, checkpoint, estimate })
       } catch (error) {
         // Out of time may be the machine's load, not the template: tried again later (a hostile
         // template costs its limit once per attempt). Every other render error is the template's own.
@@ -310,6 +378,17 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       const saved = await data.notifications.update(row.id, stored(merged))
       enabledDefinitions.invalidate()
       return present(saved!)
+    },
+
+    /** Adds one of the ready-made notifications (NOTIFICATION_TEMPLATES), disabled, to read and enable. */
+    async createFromTemplate(name: NotificationTemplateName): Promise<Notification> {
+      if (!Object.hasOwn(NOTIFICATION_TEMPLATES, name)) throw new NotificationConfigError('template', `no template "${String(name)}" (${Object.keys(NOTIFICATION_TEMPLATES).join(', ')})`)
+      const template = NOTIFICATION_TEMPLATES[name]
+      const input: NotificationInput = { ...template, statuses: [...template.statuses], triggers: [...template.triggers] }
+      checkInput(input)
+      const row = await data.notifications.insert(stored(input))
+      enabledDefinitions.invalidate()
+      return present(row)
     },
 
     async remove(id: number): Promise<void> {

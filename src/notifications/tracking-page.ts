@@ -1,13 +1,16 @@
-// The public tracking page: what a customer sees behind a shipment's signed link, without a login. It shows
-// the status, the timeline (statuses and dates only: no notes, user names or internal ids), the carrier
-// with its tracking link, and the items, in the host's layout.
+// The public tracking page: what a customer sees behind a shipment's signed link, without a login. It is
+// the order's page: each of its shipments with a progress bar, the carrier's estimate, the carrier's
+// checkpoints newest first (or, before any, the status timeline: statuses and dates only, no notes, user
+// names or internal ids), a button to the carrier's own page, and the items, in the host's layout.
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { escapeHtml, html, safeHref, type SafeHtml } from '../html.js'
+import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
-import type { ShipmentStatus } from '../shipments/shipment.js'
+import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
+import { milestoneOf, type Checkpoint } from '../shipments/checkpoints.js'
 import type { TrackingLinks } from './tracking-links.js'
 
 /** What the layout hook gets: the page's title, its body (safe markup) and the language. */
@@ -25,6 +28,8 @@ export type TrackingPageLayout = (page: TrackingPage) => string | Promise<string
 export interface TrackingPageRoutesOptions {
   links: TrackingLinks
   shipments: ShipmentService
+  /** The order store: the page is headed by the shop's order reference. */
+  orders?: OrderStore | undefined
   timeZone: string
   layout: TrackingPageLayout
   /** CSP frame-ancestors sources allowed to frame the page; default none. */
@@ -51,10 +56,43 @@ export function standaloneTrackingLayout(page: TrackingPage): string {
   return `<!doctype html><html lang="${escapeHtml(page.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(page.title)}</title><style>${STYLE}</style></head><body><main class="tracking">${page.body}</main></body></html>`
 }
 
+/** The progress bar's steps, as a customer reads them. */
+const STEPS = ['Ordered', 'Shipped', 'Out for delivery', 'Delivered'] as const
+
+/** How far along the shipment is (an index of STEPS): the newest carrier milestone, else the status. */
+function progressOf(shipment: Shipment, checkpoints: readonly Checkpoint[]): number {
+  const milestones = checkpoints.map(milestoneOf).filter((milestone) => milestone !== null)
+  if (milestones.includes('delivered')) return 3
+  // A failed attempt is still out for delivery, as far as the customer is concerned.
+  if (milestones.at(-1) === 'outForDelivery' || milestones.at(-1) === 'attempted') return 2
+  return shipment.status === 'shipped' || checkpoints.length > 0 ? 1 : 0
+}
+
+/** "Tuesday 24 November": the date a carrier gave, as it gave it (no time zone moves it a day). */
+function estimateText(estimate: string): { iso: string; text: string } | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(estimate)
+  if (!match) return null
+  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])))
+  return { iso: `${match[1]}-${match[2]}-${match[3]}`, text: new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(date) }
+}
+
+/** "21 Nov 2026, 22:05": the scan's local time, the wall time the carrier sent with its offset. */
+function localScanTime(checkpoint: Checkpoint): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?/.exec(checkpoint.occurredAt)
+  if (!match) return checkpoint.occurredAt
+  const wall = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4] ?? 0), Number(match[5] ?? 0)))
+  return new Intl.DateTimeFormat('en-GB', match[4] ? { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' } : { dateStyle: 'medium', timeZone: 'UTC' }).format(wall)
+}
+
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1f2933}.tracking{max-width:40rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}' +
   'h1{font-size:1.5rem;margin:0 0 .25rem}.status{font-size:1.25rem;font-weight:600}.timeline{list-style:none;padding:0;border-left:3px solid #d0d5dd;margin:1rem 0}' +
-  '.timeline li{padding:.25rem 0 .75rem 1rem}.timeline time{color:#52606d;font-size:.9rem;display:block}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e4e7eb}'
+  '.timeline li{padding:.25rem 0 .75rem 1rem}.timeline time{color:#52606d;font-size:.9rem;display:block}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e4e7eb}' +
+  '.shipment{border-top:1px solid #e4e7eb;margin-top:1.5rem;padding-top:.5rem}.progress{display:flex;list-style:none;padding:0;margin:1rem 0;gap:.25rem}' +
+  '.progress li{flex:1;padding-top:.4rem;border-top:6px solid #d0d5dd;font-size:.85rem;color:#52606d}.progress li.done{border-color:#2f855a;color:#1f2933;font-weight:600}' +
+  '.estimate{font-size:1.1rem}.button{display:inline-block;padding:.6rem 1.1rem;background:#1f6feb;color:#fff;border-radius:6px;text-decoration:none;font-weight:600}' +
+  '.checkpoints{list-style:none;padding:0;margin:1rem 0}.checkpoints li{padding:.5rem 0;border-bottom:1px solid #e4e7eb}.checkpoints li:first-child strong{color:#2f855a}' +
+  '.checkpoints .place,.checkpoints time{display:block;color:#52606d;font-size:.9rem}@media (max-width:30rem){.tracking{margin:0;border-radius:0}.progress li{font-size:.75rem}}'
 
 /** The standalone layout's stylesheet, allowed by its hash: the page needs no 'unsafe-inline'. */
 const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`
@@ -75,6 +113,9 @@ export function trackingPagePolicy(frameAncestors: readonly string[]): string {
     `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ')}`,
   ].join('; ')
 }
+
+/** At most this many shipments of an order on one page (a page for a person, not a report). */
+const MAX_SHIPMENTS_SHOWN = 20
 
 export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
@@ -105,6 +146,45 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
   // further segment) lands here instead of the server's JSON 414 or the host's 404.
   app.get('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
 
+  /** One shipment of the order: progress, estimate, the carrier's button, checkpoints (or the status timeline), items. */
+  async function shipmentSection(shipment: Shipment, caption: string | null): Promise<SafeHtml> {
+    const checkpoints = await shipments.checkpoints(shipment.id)
+    const step = progressOf(shipment, checkpoints)
+    const progress =
+      shipment.status === 'cancelled'
+        ? html``
+        : html`<ol class="progress" aria-label="Progress">${STEPS.map((label, index) => html`<li${index <= step ? html` class="done"` : ''}${index === step ? html` aria-current="step"` : ''}>${label}</li>`)}</ol>`
+    const estimate = shipment.estimatedDelivery && step < 3 ? estimateText(shipment.estimatedDelivery) : null
+    const trackingHref = safeHref(shipment.trackingUrl)
+    const carrier: SafeHtml = shipment.trackingNumber
+      ? html`<p>${shipment.carrier ?? 'Carrier'}: ${trackingHref ? html`<a href="${trackingHref}" rel="noopener noreferrer">${shipment.trackingNumber}</a>` : shipment.trackingNumber}${shipment.service ? html` (${shipment.service})` : ''}</p>
+${trackingHref ? html`<p><a class="button" href="${trackingHref}" rel="noopener noreferrer">Track on ${shipment.carrier ?? 'the carrier’s site'}</a></p>` : ''}`
+      : html`<p>The tracking number will appear here once the parcel is on its way.</p>`
+    let journey: SafeHtml
+    if (checkpoints.length > 0) {
+      journey = html`<h3>Where it is</h3><ol class="checkpoints">${[...checkpoints].reverse().map(
+        (checkpoint) => html`<li><strong>${checkpoint.message ?? checkpoint.status ?? 'Scanned'}</strong>${checkpoint.location ? html`<span class="place">${checkpoint.location}</span>` : ''}<time datetime="${checkpoint.occurredAtUtc}">${localScanTime(checkpoint)} (local time)</time></li>`,
+      )}</ol>`
+    } else {
+      // Oldest first, as a parcel's journey reads (the history is newest first).
+      const history = await shipments.history(shipment.id)
+      journey = html`<h3>Timeline</h3><ol class="timeline">${[...history].reverse().map(
+        (entry) => html`<li><strong>${LABELS[entry.toStatus]}</strong><time datetime="${entry.dateCreated}">${humanDate(entry.dateCreated, timeZone)}</time></li>`,
+      )}</ol>`
+    }
+    const items =
+      shipment.items.length > 0
+        ? html`<h3>In this parcel</h3><table><thead><tr><th>Item</th><th>Quantity</th></tr></thead><tbody>${shipment.items.map((item) => html`<tr><td>${item.name}</td><td>${item.quantity}</td></tr>`)}</tbody></table>`
+        : html``
+    return html`<section class="shipment">${caption ? html`<h2>${caption}</h2>` : ''}
+<p class="status" data-status="${shipment.status}">${LABELS[shipment.status]}</p>
+${progress}
+${estimate ? html`<p class="estimate">Expected delivery: <time datetime="${estimate.iso}">${estimate.text}</time></p>` : ''}
+${carrier}
+${journey}
+${items}</section>`
+  }
+
   app.get(
     '/:token',
     {
@@ -120,25 +200,16 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
       const shipmentId = await links.verify(request.params.token)
       const shipment = shipmentId === null ? null : await shipments.get(shipmentId)
       if (!shipment || shipment.dateDeleted !== null) return reply.code(404).send(await notFound())
-      const history = await shipments.history(shipment.id)
-      // Oldest first, as a parcel's journey reads (the history is newest first).
-      const timeline = [...history].reverse().map(
-        (entry) => html`<li><strong>${LABELS[entry.toStatus]}</strong><time datetime="${entry.dateCreated}">${humanDate(entry.dateCreated, timeZone)}</time></li>`,
-      )
-      const trackingHref = safeHref(shipment.trackingUrl)
-      const carrier: SafeHtml = shipment.trackingNumber
-        ? html`<p>${shipment.carrier ?? 'Carrier'}: ${trackingHref ? html`<a href="${trackingHref}" rel="noopener noreferrer">${shipment.trackingNumber}</a>` : shipment.trackingNumber}${shipment.service ? html` (${shipment.service})` : ''}</p>`
-        : html`<p>The tracking number will appear here once the parcel is on its way.</p>`
-      const items =
-        shipment.items.length > 0
-          ? html`<h2>In this parcel</h2><table><thead><tr><th>Item</th><th>Quantity</th></tr></thead><tbody>${shipment.items.map((item) => html`<tr><td>${item.name}</td><td>${item.quantity}</td></tr>`)}</tbody></table>`
-          : html``
-      const body = html`<h1>Shipment ${shipment.reference}</h1>
-<p class="status" data-status="${shipment.status}">${LABELS[shipment.status]}</p>
-${carrier}
-<h2>Timeline</h2><ol class="timeline">${timeline}</ol>
-${items}`
-      return reply.send(await options.layout({ title: `Shipment ${shipment.reference}`, body: body.value, language: 'en' }))
+      // The order's page: each of its live shipments (cancelled ones left out, unless the link is for one).
+      const order = options.orders ? await options.orders.findOrder(shipment.orderId) : null
+      const siblings = (await shipments.list({ orderId: shipment.orderId, perPage: MAX_SHIPMENTS_SHOWN })).shipments
+      const shown = siblings.filter((other) => other.id === shipment.id || (other.enabled && other.status !== 'cancelled'))
+      if (!shown.some((other) => other.id === shipment.id)) shown.unshift(shipment)
+      const sections = await Promise.all(shown.map((each, index) => shipmentSection(each, shown.length > 1 ? `Parcel ${index + 1} of ${shown.length}` : null)))
+      const heading = order ? `Order ${order.reference}` : `Shipment ${shipment.reference}`
+      const body = html`<h1>${heading}</h1>
+${sections}`
+      return reply.send(await options.layout({ title: heading, body: body.value, language: 'en' }))
     },
   )
 }

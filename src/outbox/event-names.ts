@@ -19,6 +19,8 @@ export const WEBHOOK_EVENT_NAMES = [
   'returnAuthorised',
   'returnReceived',
   'returnClosed',
+  'estimateChanged',
+  'carrierMilestone',
 ] as const satisfies readonly WebhookEventName[]
 
 // Every event is listed: an event added to the map and not here fails the type check.

@@ -8,6 +8,7 @@ import { boundJsonDepth } from '../http/json-body.js'
 import { formatIsoWithOffset } from '../time.js'
 import type { ShipmentService } from './service.js'
 import {
+  CheckpointsResponseSchema,
   AllocationResponseSchema,
   AttentionQuerySchema,
   AttentionResponseSchema,
@@ -291,5 +292,19 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
       },
     },
     async (request) => ({ success: true as const, history: await service.history(parseShipmentId(request.params.id)) }),
+  )
+
+  app.get(
+    '/shipments/:id/checkpoints',
+    {
+      onRequest: viewShipments,
+      schema: {
+        summary: "The carrier's checkpoints of a shipment and its parcels, in the carrier's time order (oldest first)",
+        description: 'Every scan a tracking service reported, kept once each; at most the newest 500.',
+        params: IdParamsSchema,
+        response: { 200: CheckpointsResponseSchema, ...frameworkErrors },
+      },
+    },
+    async (request) => ({ success: true as const, checkpoints: await service.checkpoints(parseShipmentId(request.params.id)) }),
   )
 }

@@ -45,8 +45,28 @@ export const ShipmentDetailSchema = Type.Composite([
     dateUpdated: Type.String(),
     dateDeleted: Timestamp,
     parcels: Type.Array(ParcelSchema, { description: 'The parcels, in the order they were added: empty for a shipment without parcels' }),
+    estimatedDelivery: Type.Union([Type.String(), Type.Null()], { description: "The delivery date the carrier expects, as the tracking service sent it (a date, or a date-time with its offset); null when none" }),
+    estimatedDeliverySource: Type.Union([Type.String(), Type.Null()], { description: 'The integration (handle) the estimate came from' }),
   }),
 ])
+
+export const CheckpointSchema = Type.Object({
+  id: Type.Integer(),
+  shipmentId: Type.Integer(),
+  parcelId: Type.Union([Type.Integer(), Type.Null()], { description: "The parcel whose tracking number the scan was for; null for the shipment's own" }),
+  trackingNumber: Type.String(),
+  source: Type.String({ description: 'The integration (handle) that reported it' }),
+  occurredAt: Type.String({ description: "The carrier's time as sent: the scan's local time, with its offset when the service gave one" }),
+  occurredAtUtc: Type.String({ description: 'The same instant in UTC (a time sent without an offset is read as UTC)' }),
+  message: NullableString,
+  location: NullableString,
+  status: Type.Union([Type.String(), Type.Null()], { description: "The service's status of the scan (EasyPost status, AfterShip tag)" }),
+  subStatus: Type.Union([Type.String(), Type.Null()], { description: 'The finer status (EasyPost status_detail, AfterShip subtag)' }),
+  signedBy: NullableString,
+  dateCreated: Type.String({ description: 'When the package received it' }),
+})
+
+export const CheckpointsResponseSchema = Type.Object({ success: Type.Literal(true), checkpoints: Type.Array(CheckpointSchema) })
 
 export const HistoryEntrySchema = Type.Object({
   id: Type.Integer(),

@@ -21,6 +21,8 @@ import type { DetectedCarrier } from './carriers.js'
 import { inChunks } from '../in-chunks.js'
 import { BUILT_IN_SPLIT_RULES, exceedsOrdered, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
+import { milestoneOf, newCheckpointRow, toCheckpoint, type Checkpoint, type CheckpointInput } from './checkpoints.js'
+import { parseIsoDateTime } from '../time.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
 
@@ -64,7 +66,15 @@ export interface ExternalEvent {
   occurredAt: Date
   /** The shipment's id and page at the integration, kept as its external reference. */
   externalId?: string | null | undefined
+  /** The shipment's page at the integration; it also fills the shipment's `trackingUrl` when that is empty. */
   externalUrl?: string | null | undefined
+  /**
+   * The carrier's time of the event's first scan that means shipped: the shipment's `dateShipped` when
+   * this event ships it (the time the event arrived otherwise).
+   */
+  shippedAt?: Date | undefined
+  /** The delivery date the carrier now expects, as sent; undefined leaves the shipment's estimate as it is. */
+  estimatedDelivery?: string | undefined
 }
 
 export interface UpdateResult {
@@ -229,9 +239,17 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   }
 
   /** What the patch writes to the shipment as it is now (read inside the write transaction). */
-  function planChange(before: ShipmentRow, patch: ShipmentPatch, userId: string | null, statusBeforeOrderCancel: string | null = null): ShipmentChangePlan {
+  function planChange(before: ShipmentRow, patch: ShipmentPatch, userId: string | null, statusBeforeOrderCancel: string | null = null, external?: ExternalEvent): ShipmentChangePlan {
     const now = new Date(deps.clock())
     const columns: ShipmentColumns = { ...patch.columns, updatedAt: now }
+    if (external) {
+      if (external.estimatedDelivery !== undefined && external.estimatedDelivery !== before.estimatedDelivery) {
+        columns.estimatedDelivery = external.estimatedDelivery
+        columns.estimatedDeliverySource = patch.integrationHandle
+      }
+      // The service's public tracking page is better than none: a link the shop set itself stays.
+      if (external.externalUrl && before.trackingUrl === null && patch.columns.trackingUrl === undefined) columns.trackingUrl = external.externalUrl
+    }
     if (Object.keys(patch.fields).length > 0) {
       const fields = { ...before.fields }
       for (const [handle, value] of Object.entries(patch.fields)) {
@@ -245,7 +263,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     columns.status = target
     // Only a cancellation with the order remembers what to restore; any other move forgets it.
     columns.statusBeforeOrderCancel = statusBeforeOrderCancel
-    if (target === 'shipped' && !before.dateShipped) columns.dateShipped = now
+    if (target === 'shipped' && !before.dateShipped) columns.dateShipped = external?.shippedAt ?? now
     return {
       columns,
       history: {
@@ -258,6 +276,18 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
         createdAt: now,
       },
       claimOrderAdvance: target === 'shipped' ? deps.shippedOrderStatus : null,
+    }
+  }
+
+  /** The `estimateChanged` event of a change that moved the shipment's delivery estimate. */
+  function estimateMessage(row: ShipmentRow, change: { from: string | null; to: string | null }, presented: (row: ShipmentRow) => Shipment): NewOutboxMessage {
+    const from = change.from === null ? null : parseIsoDateTime(change.from, timeZone)
+    const to = change.to === null ? null : parseIsoDateTime(change.to, timeZone)
+    return {
+      kind: 'event',
+      name: 'estimateChanged',
+      orderingKey: shipmentKey(row.id),
+      payload: { shipment: presented(row), from: change.from, to: change.to, source: row.estimatedDeliverySource, movedLater: from !== null && to !== null && to > from },
     }
   }
 
@@ -540,6 +570,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       if (presentedRow?.row !== row) presentedRow = { row, shipment: present(row) }
       return presentedRow.shipment
     }
+    // The estimate the plan changed (set inside the transaction, read by the messages of the same one).
+    let estimateChange: { from: string | null; to: string | null } | null = null
     // A refusal (or any failure) of the caller's authorization reaches the caller as it was thrown.
     let refusal: unknown
     // Under the full-coverage rule, the shippable lines a move to shipped must find held in full.
@@ -581,11 +613,16 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
                 if (before.status !== 'cancelled' || before.statusBeforeOrderCancel === null) return unchanged(before)
                 return planChange(before, { ...patch, status: before.statusBeforeOrderCancel as ShipmentStatus }, userId)
               }
-              const plan = planChange(before, patch, userId)
+              const plan = planChange(before, patch, userId, null, context.externalEvent)
+              estimateChange = plan.columns.estimatedDelivery !== undefined ? { from: before.estimatedDelivery, to: plan.columns.estimatedDelivery } : null
               applyDetection(before, plan.columns, patch, fillEmpty)
               return plan.claimOrderAdvance === null ? plan : { ...plan, requireCoverage: coverage }
             },
-            messages: (outcome) => changeMessages(outcome, patch, userId, presented),
+            messages: (outcome) => {
+              const messages = changeMessages(outcome, patch, userId, presented)
+              if (estimateChange) messages.push(estimateMessage(outcome.row, estimateChange, presented))
+              return messages
+            },
             claimFor: dispatcher.claim,
           }),
         (error) => error === refusal,
@@ -738,6 +775,38 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return { shipments: rows.map(present), total, page, perPage }
   }
 
+  /** The shipment's carrier checkpoints in carrier-time order, oldest first. */
+  async function checkpoints(id: number): Promise<Checkpoint[]> {
+    await requireRow(id)
+    return (await data.checkpoints.shipmentCheckpoints(id)).map((row) => toCheckpoint(row, timeZone))
+  }
+
+  /**
+   * Keeps the scans a tracking service reported for a shipment (or one of its parcels, by id) that are
+   * not kept yet; answers how many were new. Idempotent, so a provider calls it before the event's
+   * update: a crash between the two loses nothing, and the retry adds nothing twice.
+   */
+  async function recordCheckpoints(shipmentId: number, scans: { trackingNumber: string; source: string; parcelId?: number | null | undefined; checkpoints: readonly CheckpointInput[] }): Promise<number> {
+    if (scans.checkpoints.length === 0) return 0
+    const shipment = present(await requireRow(shipmentId))
+    const rows = scans.checkpoints.map((checkpoint) => newCheckpointRow(shipmentId, scans.parcelId ?? null, scans.trackingNumber, scans.source, checkpoint))
+    const written = await data.checkpoints.addCheckpoints(rows, new Date(deps.clock()), {
+      // The newest new scan that is a milestone is an event (notifications follow it), written with the
+      // scans: a full history arriving at once (a tracker first seen when delivered) sends one notice.
+      of: (added) => {
+        const newest = added
+          .filter((row) => milestoneOf(row) !== null)
+          .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || a.id - b.id)
+          .at(-1)
+        if (!newest) return []
+        return [{ kind: 'event', name: 'carrierMilestone', orderingKey: shipmentKey(shipmentId), payload: { shipment, milestone: milestoneOf(newest)!, checkpoint: toCheckpoint(newest, timeZone) } }]
+      },
+      claimFor: dispatcher.claim,
+    })
+    await dispatcher.deliver(written.messages)
+    return written.added.length
+  }
+
   async function history(id: number): Promise<ShipmentHistoryEntry[]> {
     await requireRow(id)
     return (await data.shipmentHistory(id)).map((row) => toHistoryEntry(row, timeZone))
@@ -848,6 +917,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     list,
     update,
     history,
+    checkpoints,
+    recordCheckpoints,
     /** Soft-deletes: the shipment stays readable and updatable (spec 4.1), but leaves default lists. */
     softDelete: (id: number) => setDeleted(id, true),
     restore: (id: number) => setDeleted(id, false),

@@ -45,6 +45,10 @@ export interface Shipment {
   dateCreated: string
   dateUpdated: string
   dateDeleted: string | null
+  /** The delivery date the carrier expects (a date, or a date-time with its offset, as the tracking service sent it); null when none. */
+  estimatedDelivery: string | null
+  /** The integration (handle) the estimate came from. */
+  estimatedDeliverySource: string | null
 }
 
 export interface ShipmentHistoryEntry {
@@ -78,6 +82,8 @@ export function toShipment(row: ShipmentRow, timeZone: string): Shipment {
     fields: row.fields,
     items: presentItems(row.items),
     parcels: row.parcels.map((parcel) => toParcel(parcel, timeZone)),
+    estimatedDelivery: row.estimatedDelivery,
+    estimatedDeliverySource: row.estimatedDeliverySource,
     dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
     dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
     dateDeleted: format(row.dateDeleted),

@@ -49,6 +49,16 @@ t.test('the overview, the shipments list and the attention list read kept totals
   t.equal(page.statusCode, 200, 'the attention list')
   t.match(page.body, /P100/, 'the completed order with a line held by no shipment is listed')
   t.notOk(statements.some((text) => /from "?shipments_orders"?/i.test(text) && /is_completed/i.test(text)), 'read from the kept rows, not by paging through completed orders')
+
+  // A shipment's carrier checkpoints: its own rows, by the index, in the carrier's order (no sort step).
+  await app.shipments.shipments.recordCheckpoints(shipment.id, { trackingNumber: '1Z999AA10123456784', source: 'aftership', checkpoints: [{ occurredAt: new Date('2026-11-21T21:05:00Z'), occurredAtText: '2026-11-21T22:05:00+01:00', message: 'Departed' }] })
+  statements.length = 0
+  const shipmentPage = await admin.get(`/shipments/${shipment.id}`)
+  t.equal(shipmentPage.statusCode, 200)
+  t.match(shipmentPage.body, 'Departed')
+  const [checkpointRead] = plansOf(/from "?shipments_checkpoints"?/i)
+  t.ok(checkpointRead?.plan.some((detail) => /USING INDEX shipments_checkpoints_shipment_idx/.test(detail)), `checkpoints: ${checkpointRead?.plan.join('; ')}`)
+  t.notOk(checkpointRead?.plan.some((detail) => /TEMP B-TREE/.test(detail)), 'read in the index order, never sorted')
 })
 
 t.test('the returns list and the navigation count of returns waiting read their own index ranges', async (t) => {

@@ -11,7 +11,7 @@ import { createMailCapture } from '../../examples/demo-mail.js'
 import { standaloneTrackingLayout } from '../../src/index.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { launchChromium, listenOnLoopback } from '../fixtures/browser.js'
-import { testDatabase } from '../fixtures/database.js'
+import { rawQuery, testDatabase } from '../fixtures/database.js'
 import { eventually } from '../fixtures/outbox.js'
 
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'screenshots', 'tracking-page-browser')
@@ -57,12 +57,13 @@ t.test('the public tracking page in a host layout, in chromium: the host header 
   const response = await page.goto(`${base}${link.pathname}`)
   t.equal(response!.status(), 200)
   t.equal(await page.locator('header[data-host]').textContent(), 'Acme Shop · Order tracking', 'the host header wraps the page')
-  t.equal(await page.locator('main.tracking > header[data-host] + h1').textContent(), 'Shipment B300-s001')
-  t.equal(await page.title(), 'Shipment B300-s001')
+  t.equal(await page.locator('main.tracking > header[data-host] + h1').textContent(), 'Order B300')
+  t.equal(await page.title(), 'Order B300')
   t.equal(await page.locator('.status').textContent(), 'Shipped')
   t.match(await page.locator('main.tracking p').nth(1).textContent(), `${XSS}: 1Z5R89390357567127`, 'the carrier shows as text')
   t.equal(await page.locator('main img').count(), 0, 'no image element was made of it')
-  t.equal(await page.locator('a[href*="1Z5R89390357567127"]').getAttribute('rel'), 'noopener noreferrer')
+  t.same(await page.locator('a[href*="1Z5R89390357567127"]').evaluateAll((links) => links.map((link) => link.getAttribute('rel'))), ['noopener noreferrer', 'noopener noreferrer'], 'the number and the button')
+  t.equal(await page.locator('a.button').textContent(), `Track on ${XSS}`, "the carrier's button, its name as text")
   t.equal(await page.locator('td').first().textContent(), 'Kettle <Steel> & "lid"')
   t.same(await page.locator('.timeline li strong').allTextContents(), ['Order received', 'Shipped'], 'oldest first')
   t.notMatch(await page.content(), /aisle 7/, 'no internal notes')
@@ -152,5 +153,72 @@ t.test('the notification admin pages over the demo, in chromium: list, test send
   await shot('09-demo-sent-mail')
 
   t.equal(dialogs.length, 1, 'no dialog but the confirmation')
+  t.same(violations, [], 'no Content-Security-Policy violation')
+})
+
+t.test('tracking page v2 in chromium at phone and desktop widths: the order, each shipment, progress, estimate, checkpoints newest first, the carrier button', async (t) => {
+  const app = await buildTestApp(t, { trackingPage: { secret: 'a-browser-tracking-page-secret-of-32-chars', baseUrl: 'https://shop.example' } })
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({
+    reference: 'C400',
+    isCompleted: true,
+    email: 'kim@example.com',
+    items: [
+      { name: 'Teapot', sku: 'TEA', quantity: 1 },
+      { name: 'Cups (set of 4)', sku: 'CUP', quantity: 2 },
+    ],
+  })
+  const lines = (await app.shipments.orders.orderLines!(orderId))!
+  const [first] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: lines[0].id, quantity: 1 }] })
+  const [second] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: lines[1].id, quantity: 2 }] })
+  await app.shipments.shipments.update(first.id, { status: 'shipped', carrier: 'UPS', trackingNumber: '1Z999AA10123456784' })
+  await app.shipments.shipments.update(second.id, { status: 'fulfilled' })
+  await app.shipments.shipments.recordCheckpoints(first.id, {
+    trackingNumber: '1Z999AA10123456784',
+    source: 'aftership',
+    checkpoints: [
+      { occurredAt: new Date('2026-11-20T16:10:00Z'), occurredAtText: '2026-11-20T17:10:00+01:00', message: 'Picked up', location: 'Berlin, Germany', status: 'InTransit', subStatus: 'InTransit_001' },
+      { occurredAt: new Date('2026-11-21T21:05:00Z'), occurredAtText: '2026-11-21T22:05:00+01:00', message: 'Departed from facility', location: 'Köln, Germany', status: 'InTransit', subStatus: 'InTransit_002' },
+      { occurredAt: new Date('2026-11-22T06:40:00Z'), occurredAtText: '2026-11-22T07:40:00+01:00', message: 'Out for delivery', location: 'Bonn, Germany', status: 'OutForDelivery', subStatus: 'OutForDelivery_001' },
+    ],
+  })
+  await rawQuery(app, "UPDATE shipments_shipments SET estimated_delivery = '2026-11-22', estimated_delivery_source = 'aftership' WHERE id = ?", [first.id])
+  const base = await listenOnLoopback(app)
+  const { page, dialogs, violations, shot } = await openBrowser(t)
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  const link = new URL(await app.shipments.trackingLinks!.url(second.id))
+  for (const [width, height, name] of [[1200, 800, 'desktop'], [390, 844, 'phone']] as const) {
+    await page.setViewportSize({ width, height })
+    const response = await page.goto(`${base}${link.pathname}`)
+    t.equal(response!.status(), 200)
+    t.match(response!.headers()['content-security-policy'], /default-src 'none'/, 'the security headers stay')
+    t.equal(response!.headers()['x-frame-options'], 'DENY')
+    t.equal(await page.locator('h1').textContent(), 'Order C400', `${name}: headed by the order`)
+    t.same(await page.locator('section.shipment h2').allTextContents(), ['Parcel 1 of 2', 'Parcel 2 of 2'], 'each shipment of the order, the link being for the second')
+    const parcel = page.locator('section.shipment').first()
+    t.same(await parcel.locator('.progress li').allTextContents(), ['Ordered', 'Shipped', 'Out for delivery', 'Delivered'])
+    t.equal(await parcel.locator('.progress li[aria-current="step"]').textContent(), 'Out for delivery', 'the newest scan is out for delivery')
+    t.equal(await parcel.locator('.progress li.done').count(), 3)
+    t.equal(await parcel.locator('.estimate').textContent(), 'Expected delivery: Sunday 22 November')
+    t.equal(await parcel.locator('a.button').textContent(), 'Track on UPS')
+    t.match(await parcel.locator('a.button').getAttribute('href'), /^https:\/\/wwwapps\.ups\.com\/.*1Z999AA10123456784/)
+    t.same(await parcel.locator('.checkpoints li strong').allTextContents(), ['Out for delivery', 'Departed from facility', 'Picked up'], 'newest first')
+    t.same(await parcel.locator('.checkpoints .place').allTextContents(), ['Bonn, Germany', 'Köln, Germany', 'Berlin, Germany'])
+    t.equal(await parcel.locator('.checkpoints time').first().textContent(), '22 Nov 2026, 07:40 (local time)', "the carrier's local time")
+    t.equal(await parcel.locator('td').first().textContent(), 'Teapot')
+    const other = page.locator('section.shipment').nth(1)
+    t.equal(await other.locator('.progress li[aria-current="step"]').textContent(), 'Ordered')
+    t.equal(await other.locator('a.button').count(), 0, 'no carrier page yet')
+    t.same(await other.locator('.timeline li strong').allTextContents(), ['Order received', 'Packed'], 'the status timeline before any scan')
+    t.equal(await other.locator('td').first().textContent(), 'Cups (set of 4)')
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+    t.equal(overflow, 0, `${name}: nothing wider than the screen`)
+    await shot(`10-tracking-page-v2-${name}`)
+  }
+  t.same(dialogs, [], 'no script ran')
   t.same(violations, [], 'no Content-Security-Policy violation')
 })

@@ -26,6 +26,7 @@ import { createMutex } from '../mutex.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresReturnStore } from './returns.js'
+import { createPostgresCheckpointData } from './checkpoints.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
@@ -733,6 +734,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     notifications: createPostgresNotificationStore(db),
 
     parcels: createPostgresParcelStore(db),
+    checkpoints: createPostgresCheckpointData(db),
 
     returns: createPostgresReturnStore(db),
 

@@ -38,6 +38,10 @@ export const shipments = pgTable(
     items: json('items').$type<StoredShipmentItem[]>().notNull().default(sql`'[]'::json`),
     /** A copy of the shipment's parcels, rewritten by every parcel change (see StoredParcel). */
     parcels: json('parcels').$type<StoredParcel[]>().notNull().default(sql`'[]'::json`),
+    /** The delivery date the carrier expects, as the tracking service sent it (a date, or a date-time with its offset). */
+    estimatedDelivery: text('estimated_delivery'),
+    /** Where the estimate came from: the integration's handle. */
+    estimatedDeliverySource: text('estimated_delivery_source'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -197,6 +201,8 @@ export const notifications = pgTable('shipments_notifications', {
   name: text('name').notNull(),
   enabled: boolean('enabled').notNull().default(true),
   statuses: json('statuses').$type<string[]>().notNull().default(sql`'[]'::json`),
+  /** Carrier milestones whose scan sends the notification (outForDelivery, attempted, exception, delivered, returnedToSender, estimateLater). */
+  triggers: json('triggers').$type<string[]>().notNull().default(sql`'[]'::json`),
   recipient: text('recipient').notNull().default('customer'),
   addresses: json('addresses').$type<string[]>().notNull().default(sql`'[]'::json`),
   subject: text('subject').notNull(),
@@ -355,6 +361,7 @@ export const orderAddresses = pgTable(
 export * from './deliveries-schema.js'
 // The returns tables (reverse shipments) too.
 export * from './returns-schema.js'
+export * from './checkpoints-schema.js'
 
 // Rows read the same as on SQLite: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

@@ -34,6 +34,7 @@ import { createMutex } from '../mutex.js'
 import { createSqliteNotificationStore } from './notifications.js'
 import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
+import { createSqliteCheckpointData } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
 import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
@@ -702,6 +703,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     notifications: createSqliteNotificationStore(db),
 
     parcels: createSqliteParcelStore(db, writeMessages),
+    checkpoints: createSqliteCheckpointData(db, writeMessages),
 
     returns: createSqliteReturnStore(db, writeMessages),
 

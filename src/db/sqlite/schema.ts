@@ -36,6 +36,10 @@ export const shipments = sqliteTable(
     items: text('items', { mode: 'json' }).$type<StoredShipmentItem[]>().notNull().default(sql`'[]'`),
     /** A copy of the shipment's parcels, rewritten by every parcel change (see StoredParcel). */
     parcels: text('parcels', { mode: 'json' }).$type<StoredParcel[]>().notNull().default(sql`'[]'`),
+    /** The delivery date the carrier expects, as the tracking service sent it (a date, or a date-time with its offset). */
+    estimatedDelivery: text('estimated_delivery'),
+    /** Where the estimate came from: the integration's handle. */
+    estimatedDeliverySource: text('estimated_delivery_source'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -197,6 +201,8 @@ export const notifications = sqliteTable('shipments_notifications', {
   /** Shipment statuses whose reaching sends the notification. */
   statuses: text('statuses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
   /** "customer": the order's email; "addresses": the fixed `addresses`. */
+  /** Carrier milestones whose scan sends the notification (outForDelivery, attempted, exception, delivered, returnedToSender, estimateLater). */
+  triggers: text('triggers', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
   recipient: text('recipient').notNull().default('customer'),
   addresses: text('addresses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
   subject: text('subject').notNull(),
@@ -361,6 +367,7 @@ export const orderAddresses = sqliteTable(
 export * from './deliveries-schema.js'
 // The returns tables (reverse shipments) too.
 export * from './returns-schema.js'
+export * from './checkpoints-schema.js'
 
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

@@ -3,10 +3,16 @@ import { createHmac } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { IntegrationError } from '../../errors.js'
 import type { ShipmentStatus } from '../../shipments/shipment.js'
+import { TEXT_LIMITS } from '../../text.js'
 import { defineProvider } from '../providers.js'
 import {
   API_BASE_URL_PATTERN,
   applyTrackingEvent,
+  checkpointOf,
+  checkpointsOf,
+  estimateText,
+  joinedPlace,
+  keptText,
   checkServiceKey,
   headerValue,
   ignoredEvent,
@@ -56,6 +62,15 @@ export function signAfterShipWebhook(secret: string, rawBody: Buffer | string): 
 /** The latest Unix second of year 9999: later is no date the package stores. */
 const LAST_SECOND = 253_402_300_799
 
+/**
+ * The delivery date AfterShip expects: `expected_delivery`, else the newer API's estimate objects
+ * (the courier's, then AfterShip's own prediction), each as sent.
+ */
+function expectedDelivery(tracking: Record<string, unknown>): string | undefined {
+  const estimateIn = (value: unknown) => (typeof value === 'object' && value !== null ? estimateText((value as Record<string, unknown>).estimated_delivery_date) : undefined)
+  return estimateText(tracking.expected_delivery) ?? estimateIn(tracking.courier_estimated_delivery_date) ?? estimateIn(tracking.aftership_estimated_delivery_date)
+}
+
 export const afterShipProvider = defineProvider({
   id: AFTERSHIP_PROVIDER_ID,
   name: 'AfterShip tracking',
@@ -78,6 +93,7 @@ export const afterShipProvider = defineProvider({
       throw new IntegrationError('Invalid webhook payload: ts must be a Unix time in seconds.')
     }
     const tracking = objectAt(payload, 'msg', 'msg')
+    const signedBy = keptText(tracking.signed_by)
     return applyTrackingEvent(
       {
         deliveryId: eventId,
@@ -86,7 +102,19 @@ export const afterShipProvider = defineProvider({
         trackingNumber: requiredTextAt(tracking, 'tracking_number', 'msg.tracking_number'),
         carrier: textAt(tracking, 'slug', 'msg.slug'),
         externalId: textAt(tracking, 'id', 'msg.id'),
-        externalUrl: trackingPageAt(tracking, 'courier_tracking_link'),
+        // The courier's own page first; AfterShip's tracking page when the courier has none.
+        externalUrl: trackingPageAt(tracking, 'courier_tracking_link') ?? trackingPageAt(tracking, 'aftership_tracking_url'),
+        checkpoints: checkpointsOf(tracking.checkpoints, (checkpoint) => {
+          const tag = keptText(checkpoint.tag)
+          return checkpointOf(checkpoint.checkpoint_time, {
+            message: keptText(checkpoint.message, TEXT_LIMITS.statusMessage) ?? keptText(checkpoint.subtag_message, TEXT_LIMITS.statusMessage),
+            location: keptText(checkpoint.location, TEXT_LIMITS.statusMessage) ?? joinedPlace([checkpoint.city, checkpoint.state, checkpoint.zip, checkpoint.country_name ?? checkpoint.country_iso3]),
+            status: tag,
+            subStatus: keptText(checkpoint.subtag),
+            signedBy: tag === 'Delivered' ? signedBy : undefined,
+          })
+        }),
+        estimatedDelivery: expectedDelivery(tracking),
       },
       context,
     )

@@ -12,6 +12,13 @@ import { easyPostDeliveries } from './easypost-labels.js'
 import {
   API_BASE_URL_PATTERN,
   applyTrackingEvent,
+  checkpointOf,
+  checkpointsOf,
+  estimateText,
+  joinedPlace,
+  keptText,
+  unapplied,
+  type TrackingEvent,
   callService,
   checkServiceKey,
   headerValue,
@@ -93,18 +100,34 @@ export const easyPostProvider = defineProvider({
     const occurredAt = parseIsoDateTime(requiredTextAt(event, 'created_at', 'created_at'), 'UTC')
     if (occurredAt === null) throw new IntegrationError('Invalid webhook payload: created_at is not an ISO-8601 date-time.')
     const tracker = objectAt(event, 'result', 'result')
-    return applyTrackingEvent(
-      {
-        deliveryId: eventId,
-        code: requiredTextAt(tracker, 'status', 'result.status'),
-        occurredAt: new Date(occurredAt),
-        trackingNumber: requiredTextAt(tracker, 'tracking_code', 'result.tracking_code'),
-        carrier: textAt(tracker, 'carrier', 'result.carrier'),
-        externalId: textAt(tracker, 'id', 'result.id'),
-        externalUrl: trackingPageAt(tracker, 'public_url'),
-      },
-      context,
-    )
+    const signedBy = keptText(tracker.signed_by)
+    const trackingEvent: TrackingEvent = {
+      deliveryId: eventId,
+      code: requiredTextAt(tracker, 'status', 'result.status'),
+      occurredAt: new Date(occurredAt),
+      trackingNumber: requiredTextAt(tracker, 'tracking_code', 'result.tracking_code'),
+      carrier: textAt(tracker, 'carrier', 'result.carrier'),
+      externalId: textAt(tracker, 'id', 'result.id'),
+      externalUrl: trackingPageAt(tracker, 'public_url'),
+      checkpoints: checkpointsOf(tracker.tracking_details, (detail) => {
+        const place = typeof detail.tracking_location === 'object' && detail.tracking_location !== null ? (detail.tracking_location as Record<string, unknown>) : {}
+        const status = keptText(detail.status)
+        return checkpointOf(detail.datetime, {
+          message: keptText(detail.message, TEXT_LIMITS.statusMessage) ?? keptText(detail.description, TEXT_LIMITS.statusMessage),
+          location: joinedPlace([place.city, place.state, place.zip, place.country]),
+          status,
+          subStatus: keptText(detail.status_detail),
+          // EasyPost gives the signature on the tracker: it belongs to the delivery scan.
+          signedBy: status === 'delivered' ? signedBy : undefined,
+        })
+      }),
+      estimatedDelivery: estimateText(tracker.est_delivery_date),
+    }
+    // A test key's events (EasyPost's test trackers) never move a live shop's shipments.
+    if ((event.mode === 'test' || tracker.mode === 'test') && context.settings.mode === 'production') {
+      return unapplied(context, trackingEvent, 'test-mode', 'A test-mode event reached an integration set to production', { mode: 'test' })
+    }
+    return applyTrackingEvent(trackingEvent, context)
   },
 
   deliveries: easyPostDeliveries(EASYPOST_API_BASE_URL),

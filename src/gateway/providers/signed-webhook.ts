@@ -5,6 +5,7 @@ import { IntegrationError } from '../../errors.js'
 import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider, type ProviderContext } from '../providers.js'
+import type { CheckpointInput } from '../../shipments/checkpoints.js'
 import { signingKey, signWebhook } from '../../signing/standard-webhooks.js'
 
 export { signingKey, signWebhook }
@@ -48,6 +49,54 @@ export interface ShipmentWebhookEvent {
   trackingUrl?: string | undefined
   carrier?: string | undefined
   service?: string | undefined
+  /** The carrier's scans, kept on the shipment once each (at most 200 an event). */
+  checkpoints?: ShipmentWebhookCheckpoint[] | undefined
+  /** The delivery date the carrier expects: an ISO-8601 date or date-time. */
+  estimatedDelivery?: string | undefined
+}
+
+/** One scan in a signed-webhook event. */
+export interface ShipmentWebhookCheckpoint {
+  /** The carrier's time, ISO-8601, with the scan's offset (`2026-11-20T09:12:00-05:00`); without one it is read as UTC. */
+  occurredAt: string
+  message?: string | undefined
+  /** The place as people read it (`Memphis, TN, US`). */
+  location?: string | undefined
+  /** The sender's status code of the scan; a code the status map sends to `shipped` dates the shipment's `dateShipped`. */
+  status?: string | undefined
+  subStatus?: string | undefined
+}
+
+const MAX_WEBHOOK_CHECKPOINTS = 200
+
+/** The payload's checkpoints, each checked; a malformed one refuses the delivery (the sender's own format). */
+function parseCheckpoints(value: unknown): CheckpointInput[] | undefined {
+  if (value === undefined || value === null) return undefined
+  if (!Array.isArray(value) || value.length > MAX_WEBHOOK_CHECKPOINTS) throw new IntegrationError(`Invalid webhook payload: checkpoints must be an array of at most ${MAX_WEBHOOK_CHECKPOINTS} objects.`)
+  return value
+    .map((entry, index) => {
+      const path = `checkpoints[${index}]`
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new IntegrationError(`Invalid webhook payload: ${path} must be an object.`)
+      const record = entry as Record<string, unknown>
+      const text = (key: string, maxLength: number) => {
+        const found = optionalString(record[key], `${path}.${key}`)
+        const problem = found === undefined ? null : textProblem(found, { maxLength })
+        if (problem) throw new IntegrationError(`Invalid webhook payload: ${path}.${key} ${problem}`)
+        return found === '' ? undefined : found
+      }
+      const occurredAtText = text('occurredAt', TEXT_LIMITS.short)
+      const instant = occurredAtText === undefined ? null : parseIsoDateTime(occurredAtText, 'UTC')
+      if (instant === null) throw new IntegrationError(`Invalid webhook payload: ${path}.occurredAt must be an ISO-8601 date-time.`)
+      return {
+        occurredAt: new Date(instant),
+        occurredAtText: occurredAtText!,
+        message: text('message', TEXT_LIMITS.statusMessage),
+        location: text('location', TEXT_LIMITS.statusMessage),
+        status: text('status', TEXT_LIMITS.short),
+        subStatus: text('subStatus', TEXT_LIMITS.short),
+      }
+    })
+    .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())
 }
 
 const header = (headers: Record<string, unknown>, name: string) => {
@@ -87,7 +136,7 @@ const optionalString = (value: unknown, key: string): string | undefined => {
   return value
 }
 
-function parseEvent(rawBody: Buffer): ShipmentWebhookEvent & { occurredAtMs: number } {
+function parseEvent(rawBody: Buffer): Omit<ShipmentWebhookEvent, 'checkpoints'> & { occurredAtMs: number; scans: CheckpointInput[] | undefined } {
   let payload: unknown
   try {
     payload = JSON.parse(rawBody.toString('utf8'))
@@ -120,7 +169,18 @@ function parseEvent(rawBody: Buffer): ShipmentWebhookEvent & { occurredAtMs: num
     trackingUrl: optionalString(body.trackingUrl, 'trackingUrl'),
     carrier: optionalString(body.carrier, 'carrier'),
     service: optionalString(body.service, 'service'),
+    scans: parseCheckpoints(body.checkpoints),
+    estimatedDelivery: parseEstimate(body.estimatedDelivery),
   }
+}
+
+function parseEstimate(value: unknown): string | undefined {
+  const text = optionalString(value, 'estimatedDelivery')
+  if (text === undefined || text === '') return undefined
+  if (textProblem(text, { maxLength: TEXT_LIMITS.short }) || parseIsoDateTime(text, 'UTC') === null) {
+    throw new IntegrationError('Invalid webhook payload: estimatedDelivery must be an ISO-8601 date or date-time.')
+  }
+  return text
 }
 
 /**
@@ -174,6 +234,12 @@ export const signedWebhookProvider = defineProvider({
       if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
       return { body: { success: true, applied: false, reason: 'unmapped-status', externalCode: event.status, deliveryId } }
     }
+    // Scans are kept before the update (idempotent: a retry adds none twice), also from a stale event.
+    if (event.scans?.length) {
+      await context.shipments.recordCheckpoints(shipment.id, { trackingNumber: event.trackingNumber ?? shipment.trackingNumber ?? '', source: context.integration.handle, checkpoints: event.scans })
+    }
+    const statusMap = context.integration.statusMap
+    const shippedScan = event.scans?.find((scan) => scan.status !== undefined && Object.hasOwn(statusMap, scan.status) && statusMap[scan.status] === 'shipped' && scan.occurredAt.getTime() <= event.occurredAtMs)
     // The ledger mark commits with the update (or not at all): of two identical deliveries, even
     // simultaneous ones, one applies, and a crash before the commit leaves the retry its chance.
     const result = await context.shipments.update(
@@ -188,7 +254,12 @@ export const signedWebhookProvider = defineProvider({
         externalCode: event.status,
       },
       {
-        externalEvent: { integrationId: context.integration.id, occurredAt: new Date(event.occurredAtMs) },
+        externalEvent: {
+          integrationId: context.integration.id,
+          occurredAt: new Date(event.occurredAtMs),
+          shippedAt: shippedScan?.occurredAt,
+          estimatedDelivery: event.estimatedDelivery,
+        },
         delivery: { integrationId: context.integration.id, deliveryId },
       },
     )

@@ -4,7 +4,9 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { IntegrationError } from '../../errors.js'
+import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
+import type { CheckpointInput } from '../../shipments/checkpoints.js'
 import type { Shipment } from '../../shipments/shipment.js'
 import type { GatewayResponse, ProviderContext } from '../providers.js'
 
@@ -76,14 +78,66 @@ export function trackingPageAt(record: Record<string, unknown>, key: string): st
   return /^https?:$/.test(new URL(value).protocol) ? value : undefined
 }
 
+/** At most this many checkpoints are taken from one event (the newest): a tracker's whole life fits. */
+export const MAX_CHECKPOINTS_PER_EVENT = 200
+
+/** A text a service sent that the package may keep, or nothing: an odd value is no reason to refuse the event. */
+export function keptText(value: unknown, maxLength: number = TEXT_LIMITS.short): string | undefined {
+  if (typeof value !== 'string') return undefined
+  const trimmed = value.trim()
+  return trimmed === '' || textProblem(trimmed, { maxLength }) ? undefined : trimmed
+}
+
+/** A delivery estimate as sent (a date, or a date-time), or nothing when it reads as neither. */
+export function estimateText(value: unknown): string | undefined {
+  const text = keptText(value)
+  return text !== undefined && parseIsoDateTime(text, 'UTC') !== null ? text : undefined
+}
+
+/** "SAN FRANCISCO, CA, 94107, US" from the parts a service gives (empty ones left out). */
+export function joinedPlace(parts: unknown[]): string | undefined {
+  return keptText(parts.map((part) => keptText(part)).filter((part) => part !== undefined).join(', ') || undefined, TEXT_LIMITS.statusMessage)
+}
+
+/**
+ * One checkpoint of a service's event, or null when its time is missing or not a date-time (skipped,
+ * never a reason to refuse the event). A time without an offset is read as UTC for the order only;
+ * the text is kept as sent.
+ */
+export function checkpointOf(time: unknown, fields: Omit<CheckpointInput, 'occurredAt' | 'occurredAtText'>): CheckpointInput | null {
+  const text = keptText(time)
+  const instant = text === undefined ? null : parseIsoDateTime(text, 'UTC')
+  if (instant === null) return null
+  return { ...fields, occurredAt: new Date(instant), occurredAtText: text! }
+}
+
+/** A service's checkpoints array, the newest MAX_CHECKPOINTS_PER_EVENT that read as checkpoints. */
+export function checkpointsOf(value: unknown, read: (entry: Record<string, unknown>) => CheckpointInput | null): CheckpointInput[] {
+  if (!Array.isArray(value)) return []
+  const kept: CheckpointInput[] = []
+  for (const entry of value) {
+    const checkpoint = typeof entry === 'object' && entry !== null && !Array.isArray(entry) ? read(entry as Record<string, unknown>) : null
+    if (checkpoint) kept.push(checkpoint)
+  }
+  kept.sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())
+  return kept.slice(-MAX_CHECKPOINTS_PER_EVENT)
+}
+
 /** A tracking event as both services describe one, in the gateway's terms. */
 export interface TrackingEvent {
   /** The service's id of the event: the dedupe key. */
   deliveryId: string
   /** The service's status code, translated by the integration's status map. */
   code: string
-  /** When the service says it happened: older than the last event applied, it changes nothing. */
+  /**
+   * When the service sent the event. The event's time for the stale-event guard is the carrier's time of
+   * its newest checkpoint when it has one not later than this, else this.
+   */
   occurredAt: Date
+  /** The carrier's scans the event lists (kept per shipment, once each). */
+  checkpoints?: CheckpointInput[] | undefined
+  /** The delivery date the carrier expects, as sent; undefined when the event gives none. */
+  estimatedDelivery?: string | undefined
   trackingNumber: string
   /** The carrier as the service names it; tells apart shipments that share a tracking number. */
   carrier?: string
@@ -124,18 +178,45 @@ async function findShipment(event: TrackingEvent, context: ProviderContext): Pro
  * A delivery that changes no shipment, remembered with why (the integration's page lists it) and
  * answered 200: the service would only retry it, and an endpoint that keeps failing gets disabled.
  */
-async function unapplied(context: ProviderContext, event: TrackingEvent, outcome: string, reason: string, details: Record<string, unknown>): Promise<GatewayResponse> {
+export async function unapplied(context: ProviderContext, event: TrackingEvent, outcome: string, reason: string, details: Record<string, unknown>): Promise<GatewayResponse> {
   context.logger.warn({ deliveryId: event.deliveryId, externalCode: event.code, trackingNumber: event.trackingNumber, outcome }, 'Tracking event changed nothing')
   const recorded = await context.deliveries.record(event.deliveryId, { outcome, reason })
   if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
   return { body: { success: true, applied: false, reason: outcome, ...details, deliveryId: event.deliveryId } }
 }
 
+/**
+ * The event's time for the stale-event guard: the carrier's time of its newest scan, when it has one
+ * not later than the time the service sent it (a scan time without an offset may read hours ahead),
+ * else the sending time.
+ */
+function eventTime(event: TrackingEvent): Date {
+  const newest = event.checkpoints?.at(-1)?.occurredAt
+  return newest && newest <= event.occurredAt ? newest : event.occurredAt
+}
+
+/** The carrier's time of the event's first scan whose status the integration maps to shipped. */
+function shippedAt(event: TrackingEvent, statusMap: Readonly<Record<string, string>>, until: Date): Date | undefined {
+  const first = event.checkpoints?.find((checkpoint) => checkpoint.status !== undefined && Object.hasOwn(statusMap, checkpoint.status) && statusMap[checkpoint.status] === 'shipped')
+  return first && first.occurredAt <= until ? first.occurredAt : undefined
+}
+
+/** Keeps the event's checkpoints on the shipment (and its parcel); idempotent, so before the update. */
+async function keepCheckpoints(event: TrackingEvent, context: ProviderContext, shipmentId: number, parcelId: number | null) {
+  if (!event.checkpoints?.length) return
+  await context.shipments.recordCheckpoints(shipmentId, { trackingNumber: event.trackingNumber, source: context.integration.handle, parcelId, checkpoints: event.checkpoints })
+}
+
 /** Applies a verified tracking event: at most once per event id, never over a later event. */
 export async function applyTrackingEvent(event: TrackingEvent, context: ProviderContext): Promise<GatewayResponse> {
   const { integration } = context
   const status = integration.statusMap[event.code]
-  if (!status) return unapplied(context, event, 'unmapped-status', `Unmapped status ${event.code}`, { externalCode: event.code })
+  let match = await findShipment(event, context)
+  if (!status) {
+    // Its scans still tell where the parcel is.
+    if ('shipment' in match) await keepCheckpoints(event, context, match.shipment.id, null)
+    return unapplied(context, event, 'unmapped-status', `Unmapped status ${event.code}`, { externalCode: event.code })
+  }
   // A return's tracking number names the return (its own label, or one entered by hand), not a shipment.
   const returned = context.parcels?.trackReturn ? await context.parcels.trackReturn({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null
   if (returned) {
@@ -143,10 +224,10 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
     if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
     return { body: { success: true, applied: true, deliveryId: event.deliveryId, return: { id: returned.returnId, state: returned.state } } }
   }
-  let match = await findShipment(event, context)
   // A parcel holding the number moves first (forward only, so a repeat or a late event changes nothing).
   const parcel = context.parcels ? await context.parcels.track({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null
   if (parcel) {
+    await keepCheckpoints(event, context, parcel.shipmentId, parcel.parcelId)
     // A shipment with parcels is shipped once every parcel is out; until then the event moves the parcel only.
     if (status === 'shipped' && !parcel.everyParcelShipped) {
       const recorded = await context.deliveries.record(event.deliveryId, { outcome: 'parcel', reason: `Parcel ${parcel.parcelId} is ${parcel.parcelStatus}; other parcels of its shipment are not out yet` })
@@ -164,12 +245,21 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
     return unapplied(context, event, match.reason, reason, { trackingNumber: event.trackingNumber })
   }
   const { shipment } = match
+  if (!parcel) await keepCheckpoints(event, context, shipment.id, null)
+  const occurredAt = eventTime(event)
   // The ledger mark commits with the update (or not at all), as for the signed-webhook provider.
   const result = await context.shipments.update(
     shipment.id,
     { status, integrationHandle: integration.handle, externalCode: event.code },
     {
-      externalEvent: { integrationId: integration.id, occurredAt: event.occurredAt, externalId: event.externalId, externalUrl: event.externalUrl },
+      externalEvent: {
+        integrationId: integration.id,
+        occurredAt,
+        externalId: event.externalId,
+        externalUrl: event.externalUrl,
+        shippedAt: shippedAt(event, integration.statusMap, occurredAt),
+        estimatedDelivery: event.estimatedDelivery,
+      },
       delivery: { integrationId: integration.id, deliveryId: event.deliveryId },
     },
   )

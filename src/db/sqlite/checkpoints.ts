@@ -1,0 +1,36 @@
+// Carrier checkpoints on SQLite: an insert that skips the scans already kept, a read by shipment.
+import { desc, eq } from 'drizzle-orm'
+import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow } from '../checkpoints.js'
+import type { NewOutboxMessage, OutboxClaim, OutboxRow } from '../data-layer.js'
+import { writeTransaction, type SqliteDatabase } from './dialect.js'
+import type { createSqliteOutboxWriter } from './outbox.js'
+import { checkpoints } from './checkpoints-schema.js'
+
+export function createSqliteCheckpointData(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
+  return {
+    async addCheckpoints(rows, now, messages) {
+      if (rows.length === 0) return { added: [], messages: [] }
+      return writeTransaction(db, () => {
+        const added: CheckpointRow[] = []
+        // One statement per row keeps far below SQLite's bound-parameter limit, whatever the event holds.
+        for (const row of rows) {
+          const inserted = db.insert(checkpoints).values({ ...row, createdAt: now }).onConflictDoNothing().returning().get() as CheckpointRow | undefined
+          if (inserted) added.push(inserted)
+        }
+        const outbox = messages && added.length > 0 ? messages.of(added) : []
+        return { added, messages: outbox.length > 0 ? writeMessages(outbox, messages!.claimFor, now) : [] }
+      })
+    },
+    async shipmentCheckpoints(shipmentId) {
+      // The newest LIMIT by carrier time (the index's order, read backwards), handed back oldest first.
+      const rows = db
+        .select()
+        .from(checkpoints)
+        .where(eq(checkpoints.shipmentId, shipmentId))
+        .orderBy(desc(checkpoints.occurredAt), desc(checkpoints.id))
+        .limit(CHECKPOINTS_READ_LIMIT)
+        .all() as CheckpointRow[]
+      return rows.reverse()
+    },
+  }
+}
