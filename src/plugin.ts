@@ -35,6 +35,10 @@ import { trackingPageRoutes } from './notifications/tracking-page.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
+import { createDocumentService, type DocumentService } from './documents/service.js'
+import { documentRoutes } from './documents/routes.js'
+import { createFontStack, type FontStack } from './documents/fonts.js'
+import { ShipmentsErrors } from './errors.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -74,6 +78,8 @@ export interface ShipmentsDecorator {
   deliveries: DeliveryService
   /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
   boxes: BoxService
+  /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
+  documents: DocumentService
 }
 
 declare module 'fastify' {
@@ -225,6 +231,24 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
   })
 
+  // The fonts are read at registration: a host font that cannot be read fails ready(), naming it.
+  let fontStack: FontStack
+  try {
+    fontStack = createFontStack(options.documents.fonts, options.documents.missingGlyphs)
+  } catch (error) {
+    throw new ShipmentsErrors.InvalidOption('documents.fonts', (error as Error).message)
+  }
+  const documents = createDocumentService({
+    fonts: fontStack,
+    shipments,
+    deliveries,
+    orderStore,
+    options: options.documents,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+  })
+
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   app.decorate('shipments', {
     shipments,
@@ -240,6 +264,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     orderExchange,
     deliveries,
     boxes,
+    documents,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -262,6 +287,13 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     logSerializers,
     service: deliveries,
     boxes,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+  })
+  await app.register(documentRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    logSerializers,
+    service: documents,
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
   })
