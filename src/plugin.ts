@@ -343,6 +343,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       trackingLinks,
       deliveries,
       boxes,
+      documents,
     })
   }
   if (orderExchange && exchangeSettings) {

@@ -12,6 +12,7 @@ import PDFDocument from 'pdfkit'
 import { PDFDocument as PdfLibDocument } from '@cantoo/pdf-lib'
 import bwipjs from 'bwip-js'
 import { as, buildTestApp } from './fixtures/app.js'
+import { ADMIN, adminClient, buildAdminApp } from './fixtures/admin.js'
 import { tables, TEST_ENGINE } from './fixtures/database.js'
 import type { ShipmentsPluginOptions } from '../src/index.js'
 
@@ -324,4 +325,33 @@ t.test('a bad documents option fails registration, naming it', async (t) => {
   ] as const) {
     await t.rejects(buildTestApp(t, { documents: documents as never }), { message }, JSON.stringify(documents).slice(0, 60))
   }
+})
+
+t.test('admin: "Print packing slip" on the shipment page; print buttons for the selected shipments on the list', async (t) => {
+  const app = await buildAdminApp(t, { documents: { shop: SHOP } })
+  const { shipment } = await orderWithShipment(app)
+  const other = await orderWithShipment(app)
+  const viewer = adminClient(app, 'viewer')
+  const page = await viewer.get(`/shipments/${shipment.id}`)
+  t.equal(page.statusCode, 200)
+  t.ok(page.body.includes(`href="${ADMIN}/shipments/${shipment.id}/packing-slip"`), 'the shipment page links its packing slip')
+  const slip = await viewer.get(`/shipments/${shipment.id}/packing-slip`)
+  t.equal(slip.statusCode, 200)
+  t.equal(slip.headers['content-type'], 'application/pdf')
+  t.ok(textOf(saved(t, slip.rawPayload, 'admin-slip.pdf')).includes(shipment.reference))
+
+  const list = await viewer.get('/shipments')
+  t.equal(list.statusCode, 200)
+  for (const kind of ['pick-list', 'packing-slips', 'labels']) t.ok(list.body.includes(`formaction="${ADMIN}/shipments/documents/${kind}"`), `a ${kind} button`)
+  t.ok(list.body.includes(`name="ids" value="${shipment.id}"`), 'a viewer can select shipments to print')
+  const before = await storedCounts(app)
+  const pick = await viewer.post('/shipments/documents/pick-list', { ids: [String(shipment.id), String(other.shipment.id)] })
+  t.equal(pick.statusCode, 200, pick.body.slice(0, 200))
+  t.ok(textOf(saved(t, pick.rawPayload, 'admin-pick.pdf')).includes('2 shipments · 3 rows · 12 units'))
+  const none = await viewer.post('/shipments/documents/packing-slips', {})
+  t.equal(none.statusCode, 400)
+  t.ok(none.body.includes('Select at least one shipment.'))
+  const forged = await viewer.post('/shipments/documents/pick-list', { ids: String(shipment.id), _csrf: 'forged' })
+  t.equal(forged.statusCode, 403, 'the CSRF token is checked')
+  t.same(await storedCounts(app), before)
 })

@@ -115,6 +115,11 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/void',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/operations',
+    // Documents (issue 35): packing slips, pick lists, labels merged with slips (application/pdf).
+    '/api/v2/shipments/shipments/{id}/packing-slip',
+    '/api/v2/shipments/documents/packing-slips',
+    '/api/v2/shipments/documents/pick-list',
+    '/api/v2/shipments/documents/labels',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
