@@ -250,9 +250,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
         const slip = slipData(loaded)
         for (const line of slip.groups.flatMap((group) => group.lines)) {
           const orderLine = line.lineItemId === null ? undefined : byId.get(line.lineItemId)
-          const attribute = orderLine?.attributes?.location
-          const location = orderLine?.location ?? (typeof attribute === 'string' ? attribute : null)
-          picked.push({ shipmentReference: loaded.shipment.reference, sku: line.sku, name: line.name, location: location || null, quantity: line.quantity })
+          picked.push({ shipmentReference: loaded.shipment.reference, sku: line.sku, name: line.name, location: orderLine?.location || null, quantity: line.quantity })
         }
       }
       const rows = pickListRows(picked)
