@@ -17,13 +17,14 @@ export interface DocumentFont {
 /** One face as pdfkit embeds it, and what it can draw. */
 interface LoadedFace {
   name: string
-  bytes: Buffer
+  /** Parsed once, at registration: pdfkit takes a fontkit font as it is, so no document parses it again. */
+  font: fontkit.Font
   covers(codePoint: number): boolean
 }
 
 export interface FontStack {
   /** The faces by name, for pdfkit's registerFont. */
-  faces: ReadonlyArray<{ name: string; bytes: Buffer }>
+  faces: ReadonlyArray<{ name: string; font: fontkit.Font }>
   /**
    * The face to write `text` in (the first of the stack that draws every character) and the text as it
    * is written: characters no face draws are replaced by U+FFFD, or refused (`missing`), per the option.
@@ -64,7 +65,7 @@ function face(name: string, bytes: Buffer, option: string): LoadedFace {
   // A collection (.ttc) names its fonts; pdfkit embeds single fonts only.
   if (!('hasGlyphForCodePoint' in font)) throw new Error(`${option} is a font collection: pass a single font (.ttf or .otf)`)
   const single = font
-  return { name, bytes, covers: (codePoint) => single.hasGlyphForCodePoint(codePoint) }
+  return { name, font: single, covers: (codePoint) => single.hasGlyphForCodePoint(codePoint) }
 }
 
 /** Characters that need no glyph: line breaks and tabs are layout, not text. */
@@ -83,7 +84,7 @@ export function createFontStack(hostFonts: readonly DocumentFont[], missingGlyph
   })
   const faces = [...regulars, ...bolds].filter((each, index, all) => all.findIndex((other) => other.name === each.name) === index)
   return {
-    faces: faces.map(({ name, bytes }) => ({ name, bytes })),
+    faces: faces.map(({ name, font }) => ({ name, font })),
     pick(text, isBold) {
       const stack = isBold ? bolds : regulars
       const codePoints = [...text].map((character) => character.codePointAt(0)!)

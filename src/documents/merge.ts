@@ -4,7 +4,7 @@ import { PDFDocument } from '@cantoo/pdf-lib'
 import { yieldToEventLoop } from './writer.js'
 
 /** A part of a merged document: a whole PDF, or a label image. */
-export type MergePart = { kind: 'pdf'; bytes: Uint8Array } | { kind: 'png' | 'jpeg'; bytes: Uint8Array; widthInches: number }
+export type MergePart = { kind: 'pdf'; bytes: Uint8Array; pages?: readonly number[] } | { kind: 'png' | 'jpeg'; bytes: Uint8Array; widthInches: number }
 
 /** What is in the bytes, by their signature; null for anything else (ZPL, EPL2, HTML...). */
 export function partKind(bytes: Uint8Array): 'pdf' | 'png' | 'jpeg' | null {
@@ -23,10 +23,16 @@ export async function mergeParts(parts: readonly MergePart[], options: { title: 
   merged.setCreator('fastify-shipments')
   merged.setCreationDate(options.date)
   merged.setModificationDate(options.date)
+  // A PDF that several parts take pages of (a batch's slips between its labels) is read once.
+  const sources = new Map<Uint8Array, PDFDocument>()
   for (const part of parts) {
     if (part.kind === 'pdf') {
-      const source = await PDFDocument.load(part.bytes, { ignoreEncryption: true, updateMetadata: false })
-      const pages = await merged.copyPages(source, source.getPageIndices())
+      let source = sources.get(part.bytes)
+      if (!source) {
+        source = await PDFDocument.load(part.bytes, { ignoreEncryption: true, updateMetadata: false })
+        sources.set(part.bytes, source)
+      }
+      const pages = await merged.copyPages(source, part.pages ? [...part.pages] : source.getPageIndices())
       for (const page of pages) merged.addPage(page)
     } else {
       const image = part.kind === 'png' ? await merged.embedPng(part.bytes) : await merged.embedJpg(part.bytes)

@@ -81,6 +81,8 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
       if (!shipment || shipment.dateDeleted !== null) throw new ShipmentsErrors.ShipmentNotFound(id)
       const { order, lines, several } = await orderOf(shipment.orderId)
       loaded.push({ shipment, order, lines, parcels: await deliveries.parcelsOf(id), partOfSeveral: several })
+      // An embedded SQLite answers synchronously: without a turn of the loop, 200 shipments' reads would run as one task.
+      await yieldToEventLoop()
     }
     return loaded
   }
@@ -137,7 +139,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
   }
 
   /** The package's own slips, one after another in one PDF, each with its page footers. */
-  async function writeSlips(batch: readonly Loaded[], title: string): Promise<Buffer> {
+  async function writeSlips(batch: readonly Loaded[], title: string, pageCounts: number[] = []): Promise<Buffer> {
     const stack = fontStack()
     const writer = new DocumentWriter(stack, { size: options.pageSize, title, date: now() })
     const logo = options.show.logo && options.shop.logo ? (writer.doc as PDFKit.PDFDocument & { openImage(src: Buffer): unknown }).openImage(Buffer.from(options.shop.logo)) : null
@@ -147,7 +149,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
       const barcode = options.show.barcode ? await referenceBarcode(slip.shipment.reference) : null
       writePackingSlip(writer, slip, options.show, { barcode, logo, dateText }, options.title)
       const footerName = [slip.shop.name, `${options.title} ${slip.shipment.reference}`].filter(Boolean).join(' · ')
-      writer.footers((page, pages) => `${footerName} · Page ${page} of ${pages}`)
+      pageCounts.push(writer.footers((page, pages) => `${footerName} · Page ${page} of ${pages}`))
       replaced ||= JSON.stringify(slip).includes('\uFFFD')
       await yieldToEventLoop()
     }
@@ -273,10 +275,18 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
      */
     async labels(ids: readonly number[]): Promise<Buffer> {
       const batch = await load(batchIds(ids, options.maxBatchSize))
+      // The package's slips are written as one document (the fonts read once) and taken page by page.
+      const pageCounts: number[] = []
+      const written = options.renderPackingSlip ? null : await rendering(() => writeSlips(batch, batchTitle(`${options.title}s`, batch), pageCounts))
       const parts: MergePart[] = []
-      for (const loaded of batch) {
+      let firstPage = 0
+      for (const [index, loaded] of batch.entries()) {
         for (const parcel of loaded.parcels) if (parcel.label) parts.push(await labelPart(loaded.shipment.id, parcel))
-        parts.push({ kind: 'pdf', bytes: options.renderPackingSlip ? await hostSlip(loaded) : await rendering(() => writeSlips([loaded], batchTitle(options.title, [loaded]))) })
+        if (written) {
+          const count = pageCounts[index]!
+          parts.push({ kind: 'pdf', bytes: written, pages: Array.from({ length: count }, (_, page) => firstPage + page) })
+          firstPage += count
+        } else parts.push({ kind: 'pdf', bytes: await hostSlip(loaded) })
       }
       return mergeParts(parts, { title: batchTitle('Labels and packing slips', batch), date: now() })
     },

@@ -34,7 +34,8 @@ export class DocumentWriter {
       autoFirstPage: false,
       info: { Title: options.title, Producer: 'fastify-shipments', Creator: 'fastify-shipments', CreationDate: options.date, ModDate: options.date },
     })
-    for (const face of fonts.faces) this.doc.registerFont(face.name, face.bytes)
+    // pdfkit embeds a fontkit font it is given as it is (its types name only bytes and paths).
+    for (const face of fonts.faces) this.doc.registerFont(face.name, face.font as unknown as Buffer)
     this.doc.on('data', (chunk: Buffer) => this.chunks.push(chunk))
     this.done = new Promise((resolve, reject) => {
       this.doc.on('end', () => resolve(Buffer.concat(this.chunks)))
@@ -80,8 +81,8 @@ export class DocumentWriter {
     return y + this.doc.heightOfString(written, { width })
   }
 
-  /** Writes a footer on the pages buffered since the last flush, then lets pdfkit write them out. */
-  footers(footer: (page: number, pages: number) => string) {
+  /** Writes a footer on the pages buffered since the last flush, then lets pdfkit write them out; returns their count. */
+  footers(footer: (page: number, pages: number) => string): number {
     const range = this.doc.bufferedPageRange()
     for (let index = 0; index < range.count; index++) {
       this.doc.switchToPage(range.start + index)
@@ -92,6 +93,7 @@ export class DocumentWriter {
       this.doc.page.margins.bottom = margin
     }
     this.doc.flushPages()
+    return range.count
   }
 
   bytes(): Promise<Buffer> {
