@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { eq } from 'drizzle-orm'
@@ -149,8 +150,8 @@ t.test('the settings: what the slip shows, the page size, the title', async (t) 
 
 t.test('a pick list sums SKUs over the batch, sorted by location, with the shipments each goes to', async (t) => {
   const app = await setup(t)
-  const first = await orderWithShipment(app)
-  const second = await orderWithShipment(app)
+  const first = await orderWithShipment(app, { reference: 'P1' })
+  const second = await orderWithShipment(app, { reference: 'P2' })
   const ids = [first.shipment.id, second.shipment.id]
   const response = await app.inject({ url: `/shipments/api/documents/pick-list?ids=${ids.join(',')}`, headers: as('viewer') })
   t.equal(response.statusCode, 200, response.body.slice(0, 300))
@@ -161,7 +162,7 @@ t.test('a pick list sums SKUs over the batch, sorted by location, with the shipm
   t.match(rows[0], /A-2\s+MT-2\s+Матрёшка деревянная\s+6\s+/, 'A-2 first, 3 + 3')
   t.match(rows[1], /B-10\s+CB-1\s+Crème brûlée set\s+4\s+/, 'then B-10 (natural order: A-2 before B-10), 2 + 2')
   t.match(rows[2], /—\s+GR-3\s+Ελληνικό λάδι\s+2\s+/, 'a line without a location last')
-  t.ok(rows[0]!.includes(first.shipment.reference) && text.includes(second.shipment.reference), 'the shipments it goes to')
+  t.ok(rows[0]!.includes(`${first.shipment.reference}, ${second.shipment.reference}`), 'the shipments it goes to')
   t.ok(text.includes('2 shipments · 3 rows · 12 units'))
 })
 
@@ -389,4 +390,17 @@ t.test('the default label fetch: an HTTP GET of the stored URL, refused past lab
   const missing = await orderWithShipment(app)
   const gone = await labelParcel(app, missing.shipment.id, { url: `${base}/gone.pdf`, format: 'PDF' })
   await t.rejects(app.shipments.documents.labels([missing.shipment.id]), { statusCode: 502, message: `The label of parcel ${gone.id} could not be fetched: the label's host answered 404` })
+})
+
+t.test('a host font draws what DejaVu Sans cannot (here DejaVu Math for 𝒜; CJK fonts the same way)', async (t) => {
+  const math = createRequire(import.meta.url).resolve('dejavu-fonts-ttf/ttf/DejaVuMathTeXGyre.ttf')
+  const app = await setup(t, { fonts: [{ regular: math }], missingGlyphs: 'error' })
+  const { shipment } = await orderWithShipment(app, { notes: 'Formula 𝒜𝔅 for Athens' })
+  const path = saved(t, await app.shipments.documents.packingSlip(shipment.id))
+  const text = textOf(path)
+  t.ok(text.includes('Formula 𝒜𝔅 for Athens'), 'the note in the host font, extracted back whole')
+  t.ok(text.includes('Αλέξανδρος Παπαδόπουλος'), 'the rest in DejaVu Sans')
+  const fonts = execFileSync('pdffonts', [path], { encoding: 'utf8' })
+  t.match(fonts, /DejaVuMathTeXGyre/, 'the host font is embedded')
+  t.match(fonts, /DejaVuSans\b/, 'beside DejaVu Sans')
 })
