@@ -210,10 +210,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
       if (kind === null) throw new Error('the file is not a PDF, PNG or JPEG')
       return kind === 'pdf' ? { kind, bytes } : { kind, bytes, widthInches: options.labelWidthInches }
     } catch (error) {
-      if ((error as { statusCode?: number }).statusCode !== undefined && !(error instanceof Error && error.name === 'AbortError')) {
-        const status = (error as { statusCode: number }).statusCode
-        if (status >= 400 && status < 500) throw new DocumentErrors.LabelUnavailable(parcel.id, (error as Error).message)
-      }
+      // Whatever went wrong (the provider's conversion, the file's host, a deadline), the document names the parcel.
       logger.warn({ err: error, shipmentId, parcelId: parcel.id }, 'A label could not be fetched for the labels document')
       throw new DocumentErrors.LabelUnavailable(parcel.id, (error as Error)?.message ?? String(error))
     }
