@@ -46,6 +46,13 @@ export const ReturnErrors = {
   ),
 } as const
 
+/** Errors of the documents (packing slips, pick lists, merged labels), in the framework envelope of the shipment API. */
+export const DocumentErrors = {
+  UnsupportedCharacter: createError<[reason: string]>('SHIPMENTS_DOCUMENT_UNSUPPORTED_CHARACTER', '%s', 422),
+  LabelUnavailable: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_UNAVAILABLE', 'The label of parcel %s could not be fetched: %s', 502),
+  RendererFailed: createError<[shipment: string, reason: string]>('SHIPMENTS_DOCUMENT_RENDERER_FAILED', 'The packing slip renderer failed for shipment %s: %s', 502),
+} as const
+
 /**
  * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
  * full reason goes to the log.
@@ -100,6 +107,7 @@ export const HTTP_ERROR_NAMES: Readonly<Record<number, string>> = {
   415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 }
 

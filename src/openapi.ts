@@ -7,6 +7,7 @@ import type { OpenAPIV3_1 } from 'openapi-types'
 import { shipmentRoutes } from './shipments/routes.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { returnRoutes } from './returns/routes.js'
+import { documentRoutes } from './documents/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import { orderExchangeRoutes } from './order-exchange/routes.js'
 import { trackingPageRoutes } from './notifications/tracking-page.js'
@@ -162,6 +163,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   await app.register(shipmentRoutes, { prefix: prefixes.shipmentApi, service: absent, timeZone: 'UTC', resolveUser: absent, hasPermission: absent })
   await app.register(deliveryRoutes, { prefix: prefixes.shipmentApi, service: absent, boxes: absent, resolveUser: absent, hasPermission: absent })
   await app.register(returnRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent, clock: absent })
+  await app.register(documentRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(gatewayRoutes, { prefix: prefixes.gateway, integrations: absent, registry: absent, bodyLimit: 1 })
   if (options.orderExchange ?? true) {
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings

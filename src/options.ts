@@ -19,6 +19,7 @@ import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { OrderExchangeSettingError, resolveOrderExchangeSettings, type OrderExchangeOptions, type OrderExchangeSettings } from './order-exchange/settings.js'
 import type { OrderFieldDefinition } from './orders/reference-store.js'
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
+import { resolveDocumentsOptions, type DocumentsOptions, type ResolvedDocumentsOptions } from './documents/options.js'
 
 /** The least the package needs of a host user: a stable id for history rows. */
 export interface ShipmentsUser {
@@ -190,6 +191,8 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * under `admin.prefix`; not mounted when absent.
    */
   admin?: AdminOptions<User> | undefined
+  /** Packing slips, pick lists and merged labels (PDF): the shop, what the slip shows, fonts, limits, hooks. See docs/documents.md. */
+  documents?: DocumentsOptions | undefined
   /** Serve the OpenAPI 3.1 document of the package's routes at `path` (a GET). Default: not served. */
   openapi?: { path: string } | undefined
   /**
@@ -279,6 +282,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   providers: AnyProviderDefinition[]
   orderExchange: OrderExchangeSettings | null
   admin: ResolvedAdminOptions | null
+  documents: ResolvedDocumentsOptions
   clock: () => number
   splitRules: Record<string, SplitRule>
   carriers: CarrierOptions
@@ -310,7 +314,7 @@ function refuseDuplicateHandles(option: string, fields: ReadonlyArray<{ handle: 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): ResolvedOptions {
   const options = (raw ?? {}) as unknown as Record<string, unknown>
-  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, admin, clock = Date.now, splitRules = {}, carriers = {}, notifications, trackingPage, ...data } = options
+  const { database, resolveUser, hasPermission, orderStore, providers = [], orderExchange, admin, clock = Date.now, splitRules = {}, carriers = {}, notifications, trackingPage, documents, ...data } = options
   // Fastify passes its own keys (prefix, logLevel...) along with the plugin's options.
   for (const key of ['prefix', 'logLevel', 'logSerializers']) delete data[key]
 
@@ -423,6 +427,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     providers: providers as AnyProviderDefinition[],
     orderExchange: orderExchangeSettings,
     admin: adminOptions,
+    documents: resolveDocumentsOptions(documents, resolved.deliveries.shipFrom as PostalAddress | undefined, fail),
     clock: clock as () => number,
     splitRules: splitRules as Record<string, SplitRule>,
     carriers: carriers as CarrierOptions,

@@ -38,6 +38,10 @@ import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
 import { createReturnService, type ReturnService } from './returns/service.js'
 import { returnRoutes } from './returns/routes.js'
+import { createDocumentService, type DocumentService } from './documents/service.js'
+import { documentRoutes } from './documents/routes.js'
+import { createFontStack, type FontStack } from './documents/fonts.js'
+import { ShipmentsErrors } from './errors.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -79,6 +83,8 @@ export interface ShipmentsDecorator {
   boxes: BoxService
   /** Returns (RMAs): request against what shipped, the update path, return labels, receiving (see docs/returns.md). */
   returns: ReturnService
+  /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
+  documents: DocumentService
 }
 
 declare module 'fastify' {
@@ -244,6 +250,24 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
   })
 
+  // The fonts are read at registration: a host font that cannot be read fails ready(), naming it.
+  let fontStack: FontStack
+  try {
+    fontStack = createFontStack(options.documents.fonts, options.documents.missingGlyphs)
+  } catch (error) {
+    throw new ShipmentsErrors.InvalidOption('documents.fonts', (error as Error).message)
+  }
+  const documents = createDocumentService({
+    fonts: fontStack,
+    shipments,
+    deliveries,
+    orderStore,
+    options: options.documents,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+  })
+
   const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   app.decorate('shipments', {
     shipments,
@@ -260,6 +284,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     deliveries,
     boxes,
     returns,
+    documents,
     notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
   })
@@ -291,6 +316,13 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     resolveUser: options.resolveUser,
     hasPermission: options.hasPermission,
     clock: options.clock,
+  })
+  await app.register(documentRoutes, {
+    prefix: options.prefixes.shipmentApi,
+    logSerializers,
+    service: documents,
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
   })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
@@ -341,6 +373,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       boxes,
       returns,
       clock: options.clock,
+      documents,
     })
   }
   if (orderExchange && exchangeSettings) {

@@ -155,6 +155,11 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/returns/{returnId}/history',
     '/api/v2/shipments/returns/{returnId}/label',
     '/api/v2/shipments/returns/{returnId}/receive',
+    // Documents (issue 35): packing slips, pick lists, labels merged with slips (application/pdf).
+    '/api/v2/shipments/shipments/{id}/packing-slip',
+    '/api/v2/shipments/documents/packing-slips',
+    '/api/v2/shipments/documents/pick-list',
+    '/api/v2/shipments/documents/labels',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document

@@ -42,6 +42,7 @@ import { boxCataloguePage, parcelsSection, SHIP_FROM_FIELDS } from './parcel-pag
 import type { PostalAddress } from '../orders/order-store.js'
 import type { DeliveryService, RateQuote } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
+import type { DocumentService } from '../documents/service.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { html, type SafeHtml } from '../html.js'
 import { notice, standaloneLayout, STATUS_LABELS, type FieldErrors } from './components.js'
@@ -114,6 +115,8 @@ export interface AdminRoutesOptions {
   returns: ReturnService
   /** The plugin's clock (the returns list's age filter). */
   clock: () => number
+  /** Packing slips, pick lists and labels (PDF), for the shipment page's and the list's print buttons. */
+  documents: DocumentService
 }
 
 declare module 'fastify' {
@@ -548,6 +551,27 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   scope.get<{ Params: { id: string } }>('/shipments/:id', { schema: hide, config: view }, async (request, reply) =>
     renderShipment(request, reply, shipmentId(request.params.id)),
   )
+
+  /** A PDF to the browser, opened in its viewer; the name carries no text of the store's. */
+  const sendPdf = (reply: FastifyReply, bytes: Buffer, name: string) =>
+    reply.header('content-type', 'application/pdf').header('content-disposition', `inline; filename="${name}"`).header('cache-control', 'private, no-store').send(bytes)
+
+  scope.get<{ Params: { id: string } }>('/shipments/:id/packing-slip', { schema: hide, config: view }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    return sendPdf(reply, await options.documents.packingSlip(id), `packing-slip-${id}.pdf`)
+  })
+
+  // The list's print buttons post the selected ids (a POST: the CSRF token never lands in a URL).
+  const documentKinds = { 'pick-list': 'pickList', 'packing-slips': 'packingSlips', labels: 'labels' } as const
+  scope.post<{ Params: { kind: string }; Body: Form }>('/shipments/documents/:kind', { schema: formSchema, config: view }, async (request, reply) => {
+    const kind = Object.hasOwn(documentKinds, request.params.kind) ? documentKinds[request.params.kind as keyof typeof documentKinds] : null
+    if (!kind) throw AdminBadRequest('Unknown document.')
+    const raw = Array.isArray(request.body.ids) ? request.body.ids : [request.body.ids ?? '']
+    const ids = [...new Set(raw.filter((id) => /^[1-9]\d{0,9}$/.test(id)).map(Number))]
+    if (ids.length === 0) throw AdminBadRequest('Select at least one shipment.')
+    if (ids.length > options.documents.maxBatchSize) throw AdminBadRequest(`Print at most ${options.documents.maxBatchSize} shipments at a time.`)
+    return sendPdf(reply, await options.documents[kind](ids), `${request.params.kind}-${ids.length}-shipments.pdf`)
+  })
 
   scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id', { schema: formSchema, config: edit }, async (request, reply) => {
     const id = shipmentId(request.params.id)

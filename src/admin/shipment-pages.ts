@@ -80,11 +80,11 @@ ${extra.bulk ? bulkReport(extra.bulk) : ''}
 ${extra.orderNotFound ? notice('error', html`No order matches “${filters.order}”.`) : ''}
 <form method="post" action="${context.prefix}/shipments/bulk-status">
 ${csrfField(context.csrf)}
-${scrollingTable('Shipments', html`<table class="shipments${context.can.transition ? ' selectable' : ''}">
-<thead><tr>${context.can.transition ? html`<th><input type="checkbox" data-select-all aria-label="Select all"></th>` : ''}<th>Reference</th><th>Order</th><th>Status</th><th>Carrier</th><th>Tracking number</th><th>Updated</th></tr></thead>
+${scrollingTable('Shipments', html`<table class="shipments selectable">
+<thead><tr><th><input type="checkbox" data-select-all aria-label="Select all"></th><th>Reference</th><th>Order</th><th>Status</th><th>Carrier</th><th>Tracking number</th><th>Updated</th></tr></thead>
 <tbody>${page.shipments.map(
     (shipment) => html`<tr data-shipment="${shipment.id}">${
-      context.can.transition ? html`<td><input type="checkbox" name="ids" value="${shipment.id}" aria-label="${`Select ${shipment.reference}`}"></td>` : ''
+      html`<td><input type="checkbox" name="ids" value="${shipment.id}" aria-label="${`Select ${shipment.reference}`}"></td>`
     }<td><a href="${context.prefix}/shipments/${shipment.id}">${shipment.reference}</a>${shipment.dateDeleted ? html` <span class="badge badge-muted">Deleted</span>` : ''}</td>
 <td>${orderLink(context, shipment.orderId, extra.orderReferences)}</td>
 <td>${statusBadge(shipment.status)}</td><td>${shipment.carrier ?? ''}</td><td>${shipment.trackingNumber ?? ''}</td><td class="meta">${dateTime(shipment.dateUpdated, context.timeZone)}</td></tr>`,
@@ -95,6 +95,14 @@ ${
     ? html`<div class="toolbar"><div><label for="bulk-status">Change the selected to</label>${bulkStatusSelect()}</div>
 <div><label for="bulk-message">Message</label><input type="text" id="bulk-message" name="statusMessage"></div>
 <button type="submit" class="primary">Change status</button></div>`
+    : ''
+}
+${
+  page.shipments.length > 0
+    ? html`<div class="toolbar" role="group" aria-label="Print the selected">
+<button type="submit" formaction="${context.prefix}/shipments/documents/pick-list" formtarget="_blank">Print pick list</button>
+<button type="submit" formaction="${context.prefix}/shipments/documents/packing-slips" formtarget="_blank">Print packing slips</button>
+<button type="submit" formaction="${context.prefix}/shipments/documents/labels" formtarget="_blank">Print labels and slips</button></div>`
     : ''
 }
 </form>
@@ -276,6 +284,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
   ]
   return html`${errorSummary(problems)}<h1>Shipment ${shipment.reference} ${statusBadge(shipment.status)}</h1>
 <nav class="page-links" aria-label="On this page">${pageLinks.map((link) => (link ? html`${link} ` : ''))}</nav>
+${shipment.dateDeleted ? '' : html`<p><a class="button" href="${url}/packing-slip" target="_blank" rel="noopener">Print packing slip</a></p>`}
 ${data.flash ? notice('ok', data.flash) : ''}
 ${shipment.dateDeleted ? notice('error', html`This shipment was deleted on ${dateTime(shipment.dateDeleted, context.timeZone)}. It stays readable; restore it to list it again.`) : ''}
 <div class="columns"><div>

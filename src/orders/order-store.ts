@@ -32,6 +32,10 @@ export interface OrderSummary {
    * address, when it has a street, city, postal code and country).
    */
   shippingAddress?: PostalAddress | null | undefined
+  /** When the order was placed, shown on the packing slip. Optional (the reference store keeps it). */
+  dateOrdered?: Date | null | undefined
+  /** The customer's note on the order, shown on the packing slip. Optional (the reference store keeps it). */
+  customerNotes?: string | null | undefined
 }
 
 /** A completed order as the attention list shows it, with its lines. */
@@ -59,6 +63,8 @@ export interface OrderLine {
   weight?: { value: string; unit: WeightUnit } | null | undefined
   /** One unit's size, exact decimals in mm, cm or in, for packing. Optional (the reference store keeps it). */
   dimensions?: { length: string; width: string; height: string; unit: 'mm' | 'cm' | 'in' } | null | undefined
+  /** Where the line's goods are kept (a bin, a shelf): the pick list is sorted by it. Optional (the reference store keeps it). */
+  location?: string | null | undefined
 }
 
 /** A postal address as the export needs it; every value may be missing. */

@@ -83,7 +83,11 @@ export function createReferenceOrderStore(data: DataLayer, options: ReferenceOrd
 
     orderStatusExists: (statusHandle) => data.orderStatusExists(statusHandle),
 
-    orderLines: async (orderId) => (Number.isSafeInteger(orderId) ? await data.orderLines(orderId) : undefined) ?? null,
+    async orderLines(orderId) {
+      const lines = (Number.isSafeInteger(orderId) ? await data.orderLines(orderId) : undefined) ?? null
+      // A line's option named "location" is where its goods are kept: the pick list's order.
+      return lines && lines.map((line) => (typeof line.attributes?.location === 'string' ? { ...line, location: line.attributes.location } : line))
+    },
 
     listCompletedOrders: (query) => data.listCompletedOrders(query),
 

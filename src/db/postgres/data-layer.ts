@@ -626,7 +626,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     async findOrder(orderId) {
       if (!isInt4(orderId)) return undefined
-      const [order] = await db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(eq(orders.id, orderId))
+      const [order] = await db.select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes }).from(orders).where(eq(orders.id, orderId))
       return order
     },
 

@@ -610,7 +610,7 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
     },
 
     async findOrder(orderId) {
-      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(eq(orders.id, orderId)).get()
+      return db.select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes }).from(orders).where(eq(orders.id, orderId)).get()
     },
 
     async findOrders(orderIds) {

@@ -1,0 +1,102 @@
+// The documents under the shipment API: GET routes answering application/pdf, under the view permission.
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import type { HasPermission, ResolveUser } from '../options.js'
+import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
+import { ShipmentsPermissions } from '../shipments/routes.js'
+import type { DocumentService } from './service.js'
+
+export interface DocumentRoutesOptions {
+  service: DocumentService
+  resolveUser: ResolveUser
+  hasPermission: HasPermission
+}
+
+const pdf = (description: string) => ({ description, content: { 'application/pdf': { schema: Type.String({ format: 'binary' }) } } })
+
+const errors = {
+  400: FrameworkErrorSchema,
+  401: FrameworkErrorSchema,
+  403: FrameworkErrorSchema,
+  404: FrameworkErrorSchema,
+  422: Type.Union([ValidationErrorSchema, ServiceErrorSchema, FrameworkErrorSchema]),
+  502: FrameworkErrorSchema,
+}
+
+/** `?ids=1,2,3`: the ids of a batch, in order. */
+export const BatchQuerySchema = Type.Object(
+  { ids: Type.String({ minLength: 1, maxLength: 12_000, description: 'Shipment ids separated by commas, in the order the documents follow (at most documents.maxBatchSize, 200 by default).' }) },
+  { additionalProperties: false },
+)
+
+/** Path ids that are not positive 32-bit integers name nothing: a 404, like an unknown id. */
+function shipmentIdOf(raw: string): number {
+  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(id <= 2_147_483_647)) throw new ShipmentsErrors.ShipmentNotFound(raw)
+  return id
+}
+
+/** The batch's ids: anything that is not a list of positive integers is a 422 on `ids`. */
+function idsOf(raw: string): number[] {
+  const parts = raw.split(',').map((part) => part.trim())
+  const bad = parts.find((part) => !/^[1-9]\d{0,9}$/.test(part) || Number(part) > 2_147_483_647)
+  if (bad !== undefined) throw new ShipmentValidationError({ ids: [`"${bad.slice(0, 40)}" is not a shipment id (ids are positive integers separated by commas).`] })
+  return parts.map(Number)
+}
+
+function sendPdf(reply: FastifyReply, bytes: Buffer, filename: string) {
+  // The file name is ASCII (references are sanitised) and quoted; no header injection can ride on it.
+  const safe = filename.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 120)
+  return reply
+    .header('content-type', 'application/pdf')
+    .header('content-disposition', `inline; filename="${safe}"`)
+    .header('cache-control', 'private, no-store')
+    .send(bytes)
+}
+
+export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (scope, options) => {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+  const { service, resolveUser, hasPermission } = options
+
+  const view = async (request: FastifyRequest) => {
+    const user = (await resolveUser(request)) ?? null
+    if (!user) throw new ShipmentsErrors.Unauthorized()
+    if (!(await hasPermission(user, ShipmentsPermissions.viewShipments, request))) throw new ShipmentsErrors.Forbidden(ShipmentsPermissions.viewShipments)
+  }
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error.validation && error.validationContext === 'querystring') {
+      return reply.code(422).send({ success: false, errors: { ids: [`${error.validation[0]?.instancePath.replace(/^\//, '') || 'querystring'} ${error.validation[0]?.message ?? 'is invalid'}`.trim()] } })
+    }
+    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error instanceof ShipmentUpdateRejectedError) return reply.code(422).send({ success: false, error: error.message })
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'Document request failed')
+    else if (status === 502) request.log.warn({ err: error }, 'Document request failed')
+    return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message: status === 500 ? 'An internal error occurred.' : error.message, code: 0, status })
+  })
+
+  app.get(
+    '/shipments/:id/packing-slip',
+    { onRequest: view, schema: { summary: "A shipment's packing slip (PDF)", params: IdParamsSchema, response: { 200: pdf('The packing slip, a PDF.'), ...errors } } },
+    async (request, reply) => {
+      const id = shipmentIdOf(request.params.id)
+      return sendPdf(reply, await service.packingSlip(id), `packing-slip-${id}.pdf`)
+    },
+  )
+
+  const batch = (path: string, summary: string, make: (ids: number[]) => Promise<Buffer>, name: string) =>
+    app.get(
+      path,
+      { onRequest: view, schema: { summary, querystring: BatchQuerySchema, response: { 200: pdf(`${summary}, a PDF.`), ...errors } } },
+      async (request, reply) => {
+        const ids = idsOf(request.query.ids)
+        return sendPdf(reply, await make(ids), ids.length === 1 ? `${name}-${ids[0]}.pdf` : `${name}-${ids.length}-shipments.pdf`)
+      },
+    )
+  batch('/documents/packing-slips', 'The packing slips of a batch of shipments', (ids) => service.packingSlips(ids), 'packing-slips')
+  batch('/documents/pick-list', 'The pick list of a batch of shipments: SKUs summed, sorted by location', (ids) => service.pickList(ids), 'pick-list')
+  batch('/documents/labels', 'The labels of a batch of shipments with their packing slips, merged', (ids) => service.labels(ids), 'labels')
+}
