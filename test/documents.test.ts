@@ -3,6 +3,7 @@
 // screenshots/documents/ (not committed) for a reviewer to look at; Greek and Cyrillic text extracted
 // back; unknown, deleted and malformed ids refused with nothing changed.
 import t, { type Test } from 'tap'
+import { storedParcels, type ParcelRow } from '../src/db/parcels.js'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -184,6 +185,9 @@ async function labelParcel(app: FastifyInstance, shipmentId: number, values: { u
   const { db, schema } = tables(app)
   // As a purchase leaves it (test/labels.test.ts buys through the provider): the label's URL and format on the parcel.
   await (db as typeof db).update(schema.parcels).set({ status: 'labelled', labelUrl: values.url, labelFormat: values.format, labelOperationId: `op-${parcel.id}`, trackingNumber: `9400${parcel.id}`, carrier: 'USPS' }).where(eq(schema.parcels.id, parcel.id))
+  // The shipment row's copy of its parcels, as the parcel store rewrites it with every change.
+  const rows = (await (db as typeof db).select().from(schema.parcels).where(eq(schema.parcels.shipmentId, shipmentId)).orderBy(schema.parcels.id)) as ParcelRow[]
+  await (db as typeof db).update(schema.shipments).set({ parcels: storedParcels(rows) }).where(eq(schema.shipments.id, shipmentId))
   return parcel
 }
 
