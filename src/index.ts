@@ -50,13 +50,10 @@ export {
   type ShipmentPage,
   type CreateShipmentsOptions,
   type OrderSyncResult,
-  type OrderAllocation,
-  type AllocatedLine,
-  type AttentionOrder,
-  type AttentionPage,
   CANCELLED_WITH_ORDER,
   RESTORED_WITH_ORDER,
 } from './shipments/service.js'
+export type { OrderAllocation, AllocatedLine, AttentionOrder, AttentionPage } from './shipments/attention.js'
 export { ShipmentsPermissions } from './shipments/routes.js'
 export type {
   OrderStore,

@@ -1,6 +1,6 @@
 // Order lines on the admin pages: an order's lines with the staging form, a shipment's items editor,
 // the attention list, and how their forms are read.
-import type { AllocatedLine, AttentionPage } from '../shipments/service.js'
+import type { AllocatedLine, AttentionPage } from '../shipments/attention.js'
 import type { Shipment } from '../shipments/shipment.js'
 import { linesLeft, parseItemsInput, type ShipmentItemInput, type SplitRule } from '../shipments/items.js'
 import type { OrderSummary } from '../orders/order-store.js'

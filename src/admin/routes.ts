@@ -22,7 +22,8 @@ import {
   WebhookSubscriptionError,
 } from '../errors.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
-import type { AllocatedLine, ShipmentService } from '../shipments/service.js'
+import type { ShipmentService } from '../shipments/service.js'
+import type { AllocatedLine } from '../shipments/attention.js'
 import { BUILT_IN_SPLIT_RULES, type SplitRule } from '../shipments/items.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
 import type { IntegrationService } from '../gateway/integrations.js'

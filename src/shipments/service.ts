@@ -9,20 +9,21 @@ import {
   type DataLayer,
   type NewOutboxMessage,
   type ShipmentChangePlan,
-  type FillableColumns,
   type ShipmentColumns,
   type ShipmentRow,
   type StoredShipmentItem,
 } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { shortError, type JobHandler, type OutboxDispatcher } from '../outbox/dispatcher.js'
-import type { CompletedOrder, OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
+import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
 import type { DetectedCarrier } from './carriers.js'
 import { inChunks } from '../in-chunks.js'
 import { BUILT_IN_SPLIT_RULES, exceedsOrdered, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { milestoneOf, newCheckpointRow, toCheckpoint, type Checkpoint, type CheckpointInput } from './checkpoints.js'
 import { parseIsoDateTime } from '../time.js'
+import { allocatedLine, createAttentionList, type OrderAllocation } from './attention.js'
+import { applyDetection, detectedCarrierFill, leavesToDetection } from './detection.js'
 import { toHistoryEntry, toShipment, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
 
@@ -141,39 +142,6 @@ export interface CreateShipmentsOptions {
   userId?: string | null | undefined
 }
 
-/** An order line with what the order's active shipments hold of it. */
-export interface AllocatedLine extends OrderLine {
-  allocated: number
-  /** What is left to allocate (0 for a line that does not ship). */
-  unallocated: number
-}
-
-export interface OrderAllocation {
-  order: OrderSummary
-  /** null when the order store gives no lines (order-level shipments only). */
-  lines: AllocatedLine[] | null
-}
-
-/** A completed order whose active shipments do not hold every shippable line in full. */
-export interface AttentionOrder {
-  orderId: number
-  reference: string
-  statusHandle: string | null
-  dateOrdered: Date | null
-  customer: string | null
-  /** Shippable lines not held in full. */
-  linesMissing: number
-  /** Units of those lines left to allocate. */
-  unitsMissing: number
-}
-
-export interface AttentionPage {
-  orders: AttentionOrder[]
-  total: number
-  page: number
-  perPage: number
-}
-
 export interface ShipmentServiceDependencies {
   data: DataLayer
   /** Delivers the events and jobs a change wrote to the outbox, right after its commit. */
@@ -206,11 +174,6 @@ export const RESTORED_WITH_ORDER = 'Restored with the order.'
 
 /** The outbox job that applies the order advance; retried until the order store takes it. */
 export const ORDER_ADVANCE_JOB = 'orderAdvance'
-/** The outbox job that decides an order's attention row again after a change of its allocation. */
-export const ATTENTION_REFRESH_JOB = 'attentionRefresh'
-/** The package-state key set once every completed order has been judged for the attention list. */
-const ATTENTION_BUILT = 'attentionRowsBuilt'
-
 const shipmentKey = (id: number) => `shipment:${id}`
 
 export type ShipmentService = ReturnType<typeof createShipmentService>
@@ -231,6 +194,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
   const { data, dispatcher, orderStore, logger, timeZone } = deps
   const fieldsByHandle = new Map(deps.shipmentFields.map((field) => [field.handle, field]))
   const present = (shipment: ShipmentRow) => toShipment(shipment, timeZone)
+  const attentionList = createAttentionList({ data, orderStore, clock: deps.clock })
+  const { keepsAttention, attentionRefresh, refreshAttention } = attentionList
 
   async function requireRow(id: number): Promise<ShipmentRow> {
     const row = Number.isSafeInteger(id) ? await data.findShipment(id) : undefined
@@ -337,76 +302,6 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return messages
   }
 
-  /** Whether the order store gives what the attention list is made of (completed orders and their lines). */
-  const keepsAttention = Boolean(orderStore.listCompletedOrders && orderStore.orderLines)
-
-  /** The job that decides the order's attention row again, after the change that writes it commits. */
-  const attentionRefresh = (orderId: number): NewOutboxMessage => ({
-    kind: 'job',
-    name: ATTENTION_REFRESH_JOB,
-    orderingKey: `attention:order:${orderId}`,
-    payload: { orderId },
-  })
-
-  /**
-   * Decides the order's attention row from the order store (is it completed, what are its lines) and
-   * what its active shipments hold, read under the order's lock: the row is right after every change,
-   * whichever instance made it, and refreshes of one order never cross.
-   */
-  async function refreshAttention(orderId: number): Promise<void> {
-    if (!orderStore.listCompletedOrders || !orderStore.orderLines || !Number.isSafeInteger(orderId)) return
-    // The completed order itself, with its lines: the page of completed orders that starts with it.
-    const [candidate] = await orderStore.listCompletedOrders({ afterId: orderId - 1, limit: 1 })
-    const order = candidate?.id === orderId ? candidate : null
-    await data.refreshAttention(orderId, (allocated) => (order ? attentionRow(order, allocated) : null))
-  }
-
-  function attentionRow(order: CompletedOrder, allocated: ReadonlyMap<number, number>): AttentionOrder | null {
-    const missing = order.lines.map((line) => allocatedLine(line, allocated)).filter((line) => line.unallocated > 0)
-    if (missing.length === 0) return null
-    return {
-      orderId: order.id,
-      reference: order.reference,
-      statusHandle: order.statusHandle,
-      dateOrdered: order.dateOrdered,
-      customer: order.customer,
-      linesMissing: missing.length,
-      unitsMissing: missing.reduce((sum, line) => sum + line.unallocated, 0),
-    }
-  }
-
-  const attentionRefreshJob: JobHandler = {
-    retryDelayMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60 * 60 * 1000),
-    async run(job) {
-      await refreshAttention((job.payload as { orderId: number }).orderId)
-      return { state: 'done' }
-    },
-  }
-
-  /**
-   * Judges every completed order once, for a database whose attention rows were never built (one made
-   * before they existed): 500 orders at a time, each in a turn of the event loop of its own, so the
-   * host is never held for long; changes made meanwhile decide their own orders' rows as usual.
-   */
-  async function buildAttentionRows(): Promise<void> {
-    if (!orderStore.listCompletedOrders || !orderStore.orderLines) return
-    if ((await data.packageState(ATTENTION_BUILT)) !== null) return
-    for (let afterId = 0; ; ) {
-      const batch = await orderStore.listCompletedOrders({ afterId, limit: 500 })
-      if (batch.length === 0) break
-      const allocations = await data.allocations(batch.map((order) => order.id))
-      for (const order of batch) {
-        if (attentionRow(order, allocations.get(order.id) ?? new Map()) === null) continue
-        // Decided again under the order's lock: a change since the read above is not undone.
-        await data.refreshAttention(order.id, (allocated) => attentionRow(order, allocated))
-      }
-      afterId = batch.at(-1)!.id
-      if (batch.length < 500) break
-      await new Promise<void>((resolve) => setImmediate(resolve))
-    }
-    await data.setPackageState(ATTENTION_BUILT, new Date(deps.clock()).toISOString())
-  }
-
   /**
    * The order advance, as an outbox job: retried (1 s, doubling, at most an hour apart) until the order
    * store takes it, so no crash or store failure leaves an order behind; setting the same status twice
@@ -439,45 +334,6 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     throw new ShipmentUpdateRejectedError(
       `Couldn't update shipment ${id}: the order status "${status}" (shippedOrderStatus) does not exist. Create it first.`,
     )
-  }
-
-  /** True when the update brings a tracking number and leaves the carrier or the tracking URL to detection. */
-  function leavesToDetection(patch: ShipmentPatch): boolean {
-    const { trackingNumber, carrier, trackingUrl } = patch.columns
-    return Boolean(trackingNumber) && (carrier === undefined || trackingUrl === undefined)
-  }
-
-  /** What detection gives for the update's tracking number, for the columns the update leaves out. */
-  function detectedCarrierFill(patch: ShipmentPatch): FillableColumns {
-    const { trackingNumber, carrier, trackingUrl } = patch.columns
-    if (!leavesToDetection(patch)) return {}
-    const detected = deps.detectCarrier(trackingNumber!)
-    if (!detected) return {}
-    return {
-      ...(carrier === undefined && { carrier: detected.carrier }),
-      ...(trackingUrl === undefined && detected.trackingUrl !== null && { trackingUrl: detected.trackingUrl }),
-    }
-  }
-
-  /**
-   * The detected carrier and tracking URL, written where the stored value is empty, or, when the tracking
-   * number changes, where the stored value is what detection gives for the old number (a link to the old
-   * parcel; the package keeps no record of who wrote a value, so a sender's value equal to it counts as
-   * detected): any other value stays. A detected URL of the old number with none for the new one goes.
-   */
-  function applyDetection(before: ShipmentRow, columns: ShipmentColumns, patch: ShipmentPatch, fillEmpty: FillableColumns) {
-    if (!leavesToDetection(patch)) return
-    const numberChanged = before.trackingNumber !== null && before.trackingNumber !== patch.columns.trackingNumber
-    const detectedBefore = numberChanged ? deps.detectCarrier(before.trackingNumber!) : null
-    for (const column of ['carrier', 'trackingUrl'] as const) {
-      if (patch.columns[column] !== undefined) continue
-      const detectedNow = fillEmpty[column] ?? null
-      if (before[column] === null) {
-        if (detectedNow !== null) columns[column] = detectedNow
-      } else if (detectedBefore && before[column] === detectedBefore[column] && (detectedNow !== null || column === 'trackingUrl')) {
-        columns[column] = detectedNow
-      }
-    }
   }
 
   /** The order's lines from the order store; a 422 on `items` when the store cannot give lines. */
@@ -539,7 +395,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       patch.columns.items = items.length === 0 ? [] : await itemsOfOrder(row.orderId, items, row)
     }
     const userId = context.userId ?? null
-    const fillEmpty = detectedCarrierFill(patch)
+    const fillEmpty = detectedCarrierFill(patch, deps.detectCarrier)
     const occurredAt = context.externalEvent?.occurredAt.getTime()
     if (occurredAt !== undefined && !(occurredAt <= deps.clock() + EXTERNAL_EVENT_MAX_SKEW_MS)) {
       await requireRow(id)
@@ -615,7 +471,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
               }
               const plan = planChange(before, patch, userId, null, context.externalEvent)
               estimateChange = plan.columns.estimatedDelivery !== undefined ? { from: before.estimatedDelivery, to: plan.columns.estimatedDelivery } : null
-              applyDetection(before, plan.columns, patch, fillEmpty)
+              applyDetection(before, plan.columns, patch, fillEmpty, deps.detectCarrier)
               return plan.claimOrderAdvance === null ? plan : { ...plan, requireCoverage: coverage }
             },
             messages: (outcome) => {
@@ -887,32 +743,14 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     return { order, lines: lines.map((line) => allocatedLine(line, allocated)) }
   }
 
-  const allocatedLine = (line: OrderLine, allocated: ReadonlyMap<number, number>): AllocatedLine => {
-    const held = allocated.get(line.id) ?? 0
-    return { ...line, allocated: held, unallocated: line.shippable ? Math.max(0, line.quantity - held) : 0 }
-  }
-
-  /**
-   * Completed orders whose active shipments do not hold every shippable line in full, oldest first,
-   * with the lines and units missing. Empty for an order store without `listCompletedOrders` and lines.
-   */
-  async function attention(query: { page?: number | undefined; perPage?: number | undefined; afterOrderId?: number | undefined } = {}): Promise<AttentionPage> {
-    const page = Math.min(2_147_483_647, Math.max(1, Math.floor(query.page ?? 1)))
-    const perPage = Math.min(100, Math.max(1, Math.floor(query.perPage ?? 50)))
-    if (!orderStore.listCompletedOrders || !orderStore.orderLines) return { orders: [], total: 0, page, perPage }
-    // The kept rows only: their count and page cost the same at any store size.
-    const afterOrderId = query.afterOrderId !== undefined && Number.isSafeInteger(query.afterOrderId) ? query.afterOrderId : undefined
-    const [orders, total] = await Promise.all([
-      data.attentionRows(afterOrderId !== undefined ? { afterOrderId, limit: perPage } : { offset: (page - 1) * perPage, limit: perPage }),
-      data.countAttentionRows(),
-    ])
-    return { orders, total, page, perPage }
-  }
-
   return {
     create,
     allocation,
-    attention,
+    /**
+     * Completed orders whose active shipments do not hold every shippable line in full, oldest first,
+     * with the lines and units missing (see attention.ts). Empty for an order store without lines.
+     */
+    attention: attentionList.attention,
     get,
     list,
     update,
@@ -932,8 +770,8 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
     /** The outbox job that advances an order (the plugin registers it with the dispatcher). */
     orderAdvanceJob,
     /** The outbox job that decides an order's attention row again (the plugin registers it). */
-    attentionRefreshJob,
+    attentionRefreshJob: attentionList.attentionRefreshJob,
     /** Builds the attention rows of a database that has none yet (the plugin starts it once ready). */
-    buildAttentionRows,
+    buildAttentionRows: attentionList.buildAttentionRows,
   }
 }
