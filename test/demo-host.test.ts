@@ -20,7 +20,7 @@ const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0
 const forbidden = (permission: string) => ({ name: 'Forbidden', message: `User is not permitted to perform this action (${permission}).`, code: 0, status: 403 })
 
 /** A shipment as the update endpoint answers it (spec 2.1: the read without the admin dates). */
-const specFields = ({ dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, estimatedDelivery: _estimate, estimatedDeliverySource: _source, ...shipment }: Shipment) => shipment
+const specFields = ({ dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, estimatedDelivery: _estimate, estimatedDeliverySource: _source, parcels: _parcels, ...shipment }: Shipment) => shipment
 
 const SEEDED_REFERENCES = ['1001-s001', '1002-s001', '1002-s002', '1003-s001', '1004-s001']
 
