@@ -1179,6 +1179,12 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return new Map(found.flatMap((shipment) => (shipment ? [[shipment.id, shipment.reference] as const] : [])))
   }
 
+  /** Return references by id, as shipmentReferencesOf. */
+  async function returnReferencesOf(returnIds: Iterable<number>): Promise<Map<number, string>> {
+    const found = await Promise.all([...new Set(returnIds)].map((id) => options.returns.get(id)))
+    return new Map(found.flatMap((entry) => (entry ? [[entry.id, entry.reference] as const] : [])))
+  }
+
   async function renderNotification(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -1200,7 +1206,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       flash: noticeOf(request),
       canSend: notifications.canSend,
       deliveries,
-      shipmentReferences: await shipmentReferencesOf(deliveries.map((delivery) => delivery.shipmentId)),
+      shipmentReferences: await shipmentReferencesOf(deliveries.flatMap((delivery) => (delivery.shipmentId === null ? [] : [delivery.shipmentId]))),
+      returnReferences: await returnReferencesOf(deliveries.flatMap((delivery) => (delivery.returnId === null ? [] : [delivery.returnId]))),
       test: state.test ?? { values: { shipment: '', to: '' }, errors: {}, result: null },
     })
     return sendPage(request, reply, notification ? `Notification ${notification.name}` : 'New notification', content, state.status)
