@@ -175,8 +175,8 @@ t.test('templates see the return: the label link when there is one, the lines, t
   await t.rejects(app.shipments.notifications.sendTest(fields.id, { returnId: 424242 }), { name: 'NotificationConfigError', field: 'returnId' })
 })
 
-t.test('the admin form offers the return triggers; a bad definition is refused with 422 and nothing stored', async (t) => {
-  const { app } = await setup(t)
+t.test('the admin form offers the return triggers; a bad definition is refused with 422 and nothing stored; a test send on a return', async (t) => {
+  const { app, sent, orderId, mug } = await setup(t)
   const admin = adminClient(app, 'admin')
   const blank = await admin.get('/notifications/new')
   t.equal(blank.statusCode, 200)
@@ -212,5 +212,18 @@ t.test('the admin form offers the return triggers; a bad definition is refused w
   t.match(stored, { name: 'Return desk', statuses: [], triggers: ['returnRequested', 'returnReceived'], recipient: 'addresses', addresses: [STAFF], enabled: true })
   const list = await admin.get('/notifications')
   t.match(list.body, '<span class="badge" data-trigger="returnRequested">Return requested</span>')
+
+  // "Send test" takes a return's reference too.
+  const entry = await app.shipments.returns.request(orderId, { lines: [{ lineItemId: mug, quantity: 1, reason: 'damaged' }] })
+  await admin.get(`/notifications/${stored.id}`)
+  const tested = await admin.post(`/notifications/${stored.id}/test`, { shipment: entry.reference, to: 'qa@shop.example' })
+  t.equal(tested.statusCode, 200)
+  t.match(tested.body, '<tr><th>Rendered for</th><td>Return R700-r001</td></tr>')
+  t.match(tested.body, '<td data-rendered="subject">Return R700-r001</td>')
+  t.match(sent, [{ to: ['qa@shop.example'], subject: 'Return R700-r001', returnId: entry.id, shipmentId: null }])
+  const unknownReturn = await admin.post(`/notifications/${stored.id}/test`, { shipment: 'R700-r009', to: '' })
+  t.equal(unknownReturn.statusCode, 422)
+  t.match(fieldMarkup(unknownReturn.body, 'shipment'), /No shipment &quot;R700-r009&quot;\./)
+  t.equal(sent.length, 1)
   for (const name of ['returnAuthorised', 'returnReceived'] as const) t.match(list.body, `data-template="${name}"`, `${NOTIFICATION_TEMPLATES[name].name} offered`)
 })

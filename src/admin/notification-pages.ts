@@ -214,11 +214,11 @@ function definitionExtras(context: PageContext, notification: Notification, data
   const { values, errors, result } = data.test
   return html`<form method="post" action="${base}/delete" data-confirm="Delete this notification? Mails not sent yet are dropped." class="toolbar">${csrfField(context.csrf)}<button type="submit" class="danger">Delete</button></form>
 <h2>Send a test</h2>
-<p class="hint">Renders against a real shipment, as if it had just reached its current status, and sends it to the address given, else to the definition's recipients${data.canSend ? '' : ' (no transport: rendered only)'}.</p>
+<p class="hint">Renders against a real shipment, as if it had just reached its current status (or a return, by its reference, as if it had just reached its state), and sends it to the address given, else to the definition's recipients${data.canSend ? '' : ' (no transport: rendered only)'}.</p>
 <form method="post" action="${base}/test" novalidate aria-label="Send a test" class="toolbar test-form">
 ${csrfField(context.csrf)}
 ${formErrors(errors, new Set(['shipment', 'to']))}
-${field({ name: 'shipment', label: 'Shipment (id or reference)', errors }, (aria) => textInput('shipment', values.shipment, aria))}
+${field({ name: 'shipment', label: 'Shipment (id or reference) or return (reference)', errors }, (aria) => textInput('shipment', values.shipment, aria))}
 ${field({ name: 'to', label: 'To (optional)', errors }, (aria) => textInput('to', values.to, aria, 'email'))}
 <button type="submit">Send test</button>
 </form>
@@ -242,7 +242,7 @@ function testResult(result: NotificationTestResult, canSend: boolean): SafeHtml 
   return html`<section class="test-result" aria-label="Test result" data-sent="${String(result.sent)}">
 ${outcome}
 <table class="rendered"><tbody>
-<tr><th>Shipment</th><td>${result.shipmentReference}</td></tr>
+<tr><th>Rendered for</th><td>${result.shipmentReference}</td></tr>
 <tr><th>To</th><td>${result.to.length > 0 ? result.to.join(', ') : '—'}</td></tr>
 <tr><th>Subject</th><td data-rendered="subject">${result.subject}</td></tr>
 </tbody></table>
