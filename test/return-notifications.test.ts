@@ -141,6 +141,17 @@ t.test('a return notification disabled before its job runs is skipped, not sent'
   t.same(sent, [], 'nothing sent')
   t.match(await mailJobs(app), [{ state: 'skipped', last_error: 'Skipped: the notification was disabled before it was sent.' }])
   t.match(await app.shipments.notifications.deliveries(staff.id), [{ state: 'skipped', returnId: Number }])
+
+  // A return removed from the database before its job ran (the package never deletes one): skipped too.
+  await app.shipments.notifications.update(staff.id, { enabled: true })
+  failNext(1)
+  const gone = await app.shipments.returns.request(orderId, { lines: [{ lineItemId: mug, quantity: 1, reason: 'damaged' }] })
+  await eventually(app, async () => (await mailJobs(app))[1]?.last_error === 'SMTP 421 try again later')
+  await rawQuery(app, 'DELETE FROM shipments_returns WHERE id = ?', [gone.id])
+  await rawQuery(app, "UPDATE shipments_outbox SET available_at = ? WHERE name = 'customerNotification'", [TEST_ENGINE === 'sqlite' ? Date.now() - 1000 : new Date(Date.now() - 1000)])
+  await settled(app, 2)
+  t.same(sent, [], 'nothing sent')
+  t.match((await mailJobs(app))[1], { state: 'skipped', last_error: 'Skipped: the return was deleted before it was sent.' })
 })
 
 t.test('templates see the return: the label link when there is one, the lines, the state; a test send on a return', async (t) => {
@@ -213,7 +224,8 @@ t.test('the admin form offers the return triggers; a bad definition is refused w
   const list = await admin.get('/notifications')
   t.match(list.body, '<span class="badge" data-trigger="returnRequested">Return requested</span>')
 
-  // "Send test" takes a return's reference too.
+  // "Send test" takes a return's reference too (disabled first: the request itself sends nothing then).
+  await app.shipments.notifications.update(stored.id, { enabled: false })
   const entry = await app.shipments.returns.request(orderId, { lines: [{ lineItemId: mug, quantity: 1, reason: 'damaged' }] })
   await admin.get(`/notifications/${stored.id}`)
   const tested = await admin.post(`/notifications/${stored.id}/test`, { shipment: entry.reference, to: 'qa@shop.example' })
