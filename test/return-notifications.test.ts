@@ -152,6 +152,9 @@ t.test('a return notification disabled before its job runs is skipped, not sent'
   await settled(app, 2)
   t.same(sent, [], 'nothing sent')
   t.match((await mailJobs(app))[1], { state: 'skipped', last_error: 'Skipped: the return was deleted before it was sent.' })
+  const page = await adminClient(app, 'admin').get(`/notifications/${staff.id}`)
+  t.equal(page.statusCode, 200)
+  t.match(page.body, `<span class="meta">Return #${gone.id}</span>`, 'a return gone has no page to link to')
 })
 
 t.test('templates see the return: the label link when there is one, the lines, the state; a test send on a return', async (t) => {

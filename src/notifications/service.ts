@@ -95,7 +95,7 @@ export const NOTIFICATION_JOB = 'customerNotification'
 
 const isReturnTrigger = (name: string): name is ReturnTrigger => (RETURN_TRIGGERS as readonly string[]).includes(name)
 
-/** What a notification is sent for: a status change, or the carrier's news (a trigger). */
+/** What a notification is sent for: a status change, the carrier's news or a return's change (a trigger). */
 interface NotifiedChange {
   from: string | null
   to: string
@@ -393,7 +393,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
         returnId === undefined ? data.findShipment(shipmentId!) : undefined,
         returnId === undefined ? undefined : data.returns.find(returnId),
       ])
-      // A definition deleted or disabled since, or a shipment gone: nothing to send, and nothing to retry.
+      // A definition deleted or disabled since, or its shipment or return gone: nothing to send, and nothing to retry.
       if (!definition) return { state: 'skipped', reason: 'the notification was deleted before it was sent.' }
       if (!definition.enabled) return { state: 'skipped', reason: 'the notification was disabled before it was sent.' }
       if (returnId === undefined ? !row : !returnRow) return { state: 'skipped', reason: `the ${returnId === undefined ? 'shipment' : 'return'} was deleted before it was sent.` }
@@ -510,7 +510,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
           // A job is about a shipment or (a return trigger) a return: the other is null.
           shipmentId: (row.payload as { shipmentId?: number }).shipmentId ?? null,
           returnId: (row.payload as { returnId?: number }).returnId ?? null,
-          /** The status reached, or the return's state for a return trigger. */
+          // The status reached, or the return's state for a return trigger.
           toStatus: (row.payload as { to: string }).to,
           state: row.state,
           attempts: (await data.outbox.attempts(row.id)).map((attempt) => ({
