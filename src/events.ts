@@ -135,6 +135,8 @@ export interface ShipmentsEventMap {
   /** A return requested (its lines checked against what shipped). */
   returnRequested: [ReturnEvent]
   returnAuthorised: [ReturnEvent]
+  /** A return rejected; `message` is the reason given. */
+  returnRejected: [ReturnEvent]
   /** What arrived of a return, line by line with its condition: the host restocks and refunds from it. */
   returnReceived: [ReturnEvent]
   returnClosed: [ReturnEvent]

@@ -113,7 +113,7 @@ export { BUILT_IN_SPLIT_RULES, MAX_ITEMS_PER_SHIPMENT, type SplitRule, type Spli
 export { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE } from './admin/routes.js'
 export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVITY_REFUSED_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
 export type { DeliveryRecord } from './gateway/integrations.js'
-export { NOTIFICATION_JOB, NOTIFICATION_RECIPIENTS, NOTIFICATION_TRIGGERS, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type NotificationRecipient, type NotificationTrigger, type RenderedNotification } from './notifications/service.js'
+export { NOTIFICATION_JOB, NOTIFICATION_RECIPIENTS, NOTIFICATION_TRIGGERS, RETURN_TRIGGERS, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type NotificationRecipient, type NotificationTrigger, type ReturnTrigger, type RenderedNotification } from './notifications/service.js'
 export { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './notifications/templates.js'
 export { standaloneTrackingLayout, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
 export { DeliveryErrors, DocumentErrors } from './errors.js'

@@ -77,6 +77,7 @@ t.test('reaching a status sends the notification once, rendered with the shipmen
       messageId: sent[0]?.messageId,
       notificationId: notification.id,
       shipmentId: shipment.id,
+      returnId: null,
     },
   ])
   t.match(sent[0].messageId, /^<.+:notification:1@fastify-shipments>$/)

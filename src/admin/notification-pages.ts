@@ -1,8 +1,9 @@
 // The customer notification screens: the definitions, the create and edit form, a definition's recent
 // deliveries with their attempt logs, and the test send that renders against a real shipment.
 import { NOTIFICATION_TEMPLATES } from '../notifications/templates.js'
-import { NOTIFICATION_TRIGGERS, type Notification, type NotificationInput, type NotificationService, type NotificationTrigger, type RenderedNotification } from '../notifications/service.js'
+import { NOTIFICATION_TRIGGERS, RETURN_TRIGGERS, type Notification, type NotificationInput, type NotificationService, type NotificationTrigger, type RenderedNotification } from '../notifications/service.js'
 import { SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
+import { RETURN_STATE_LABELS, type ReturnState } from '../returns/return.js'
 import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 
@@ -13,7 +14,7 @@ export interface NotificationFormValues {
   name: string
   enabled: boolean
   statuses: string[]
-  /** Carrier milestones and `estimateLater`. */
+  /** Carrier milestones, `estimateLater` and return events. */
   triggers: string[]
   recipient: string
   /** One address per line. */
@@ -123,7 +124,14 @@ export const TRIGGER_LABELS: Readonly<Record<NotificationTrigger, string>> = {
   delivered: 'Delivered',
   returnedToSender: 'Returned to sender',
   estimateLater: 'Estimate moved later',
+  returnRequested: 'Return requested',
+  returnAuthorised: 'Return authorised',
+  returnRejected: 'Return rejected',
+  returnReceived: 'Return received',
+  returnClosed: 'Return closed',
 }
+
+const isReturnTrigger = (trigger: NotificationTrigger) => (RETURN_TRIGGERS as readonly string[]).includes(trigger)
 
 export function notificationListPage(context: PageContext, data: { notifications: Notification[]; canSend: boolean; flash: string | null }): SafeHtml {
   return html`<h1>Notifications</h1>
@@ -151,19 +159,23 @@ export interface NotificationPageData {
   deliveries: NotificationDelivery[]
   /** The deliveries' shipment references by shipment id; a shipment no longer stored is missing. */
   shipmentReferences: ReadonlyMap<number, string>
+  /** The deliveries' return references by return id. */
+  returnReferences: ReadonlyMap<number, string>
   test: { values: NotificationTestValues; errors: FieldErrors; result: NotificationTestResult | null }
 }
 
 const FORM_FIELDS = new Set(['name', 'enabled', 'statuses', 'triggers', 'recipient', 'addresses', 'subject', 'html', 'text', 'language'])
 
 const VARIABLES =
-  'shipment (reference, status, statusLabel, carrier, trackingNumber, trackingUrl, items...), order (reference, statusHandle, email), items (name, sku, quantity), trackingLink, trackingPage, carrierTrackingUrl, fromStatus, toStatus, fromStatusLabel, toStatusLabel, message'
+  'shipment (reference, status, statusLabel, carrier, trackingNumber, trackingUrl, items...), order (reference, statusHandle, email), items (name, sku, quantity), trackingLink, trackingPage, carrierTrackingUrl, fromStatus, toStatus, fromStatusLabel, toStatusLabel, message; on a return: return (reference, state, stateLabel, message, lines (name, sku, quantity, reason, note, received), trackingNumber, trackingUrl, carrier, labelUrl), order, fromState, toState, toStateLabel, message'
 
 export function notificationPage(context: PageContext, data: NotificationPageData): SafeHtml {
   const { notification, values, errors } = data
   const action = notification ? `${context.prefix}/notifications/${notification.id}` : `${context.prefix}/notifications`
   const template = (name: 'subject' | 'html' | 'text', label: string, hint: string) =>
     field({ name, label, errors, hint }, (aria) => html`<textarea id="${`input-${name}`}" name="${name}" class="template${name === 'subject' ? ' template-line' : ''}" spellcheck="false"${aria}>${values[name]}</textarea>`)
+  const triggerBoxes = (triggers: readonly NotificationTrigger[]) =>
+    triggers.map((trigger) => html`<label class="checkbox"><input type="checkbox" name="triggers" value="${trigger}"${values.triggers.includes(trigger) ? html` checked` : ''}> ${TRIGGER_LABELS[trigger]}</label> `)
   const problems = [...summaryEntries(errors, FORM_FIELDS, { statuses: 'field-statuses', triggers: 'field-triggers', enabled: 'field-enabled' }), ...summaryEntries(data.test.errors, new Set(['shipment', 'to']))]
   return html`${errorSummary(problems)}<h1>${notification ? html`Notification ${notification.name}` : 'New notification'}</h1>
 ${data.flash ? notice('ok', data.flash) : ''}
@@ -179,10 +191,11 @@ ${SHIPMENT_STATUSES.map(
   )}
 ${fieldErrors(errors, 'statuses')}</fieldset>
 <fieldset class="field${(errors.triggers ?? []).length > 0 ? ' has-error' : ''}" data-field="triggers" id="field-triggers"><legend>Or sent on the carrier's news</legend>
-${NOTIFICATION_TRIGGERS.map(
-    (trigger) => html`<label class="checkbox"><input type="checkbox" name="triggers" value="${trigger}"${values.triggers.includes(trigger) ? html` checked` : ''}> ${TRIGGER_LABELS[trigger]}</label> `,
-  )}
+${triggerBoxes(NOTIFICATION_TRIGGERS.filter((trigger) => !isReturnTrigger(trigger)))}
 ${fieldErrors(errors, 'triggers')}</fieldset>
+<fieldset class="field" data-field="return-triggers"><legend>Or sent when a return</legend>
+${triggerBoxes(RETURN_TRIGGERS)}
+<p class="hint">A return's mail sees <code>return</code> in place of <code>shipment</code>.</p></fieldset>
 ${field({ name: 'recipient', label: 'Recipient', errors }, (aria) => select('recipient', values.recipient, [['customer', "The order's customer (its email)"], ['addresses', 'These addresses'], ['customerAndAddresses', "The order's customer and these addresses"]], aria))}
 ${field({ name: 'addresses', label: 'Addresses', errors, hint: 'One per line; used when the recipient names these addresses (staff notices).' }, (aria) => html`<textarea id="input-addresses" name="addresses"${aria}>${values.addresses}</textarea>`)}
 ${template('subject', 'Subject', 'Liquid, plain text, one line.')}
@@ -201,19 +214,19 @@ function definitionExtras(context: PageContext, notification: Notification, data
   const { values, errors, result } = data.test
   return html`<form method="post" action="${base}/delete" data-confirm="Delete this notification? Mails not sent yet are dropped." class="toolbar">${csrfField(context.csrf)}<button type="submit" class="danger">Delete</button></form>
 <h2>Send a test</h2>
-<p class="hint">Renders against a real shipment, as if it had just reached its current status, and sends it to the address given, else to the definition's recipients${data.canSend ? '' : ' (no transport: rendered only)'}.</p>
+<p class="hint">Renders against a real shipment, as if it had just reached its current status (or a return, by its reference, as if it had just reached its state), and sends it to the address given, else to the definition's recipients${data.canSend ? '' : ' (no transport: rendered only)'}.</p>
 <form method="post" action="${base}/test" novalidate aria-label="Send a test" class="toolbar test-form">
 ${csrfField(context.csrf)}
 ${formErrors(errors, new Set(['shipment', 'to']))}
-${field({ name: 'shipment', label: 'Shipment (id or reference)', errors }, (aria) => textInput('shipment', values.shipment, aria))}
+${field({ name: 'shipment', label: 'Shipment (id or reference) or return (reference)', errors }, (aria) => textInput('shipment', values.shipment, aria))}
 ${field({ name: 'to', label: 'To (optional)', errors }, (aria) => textInput('to', values.to, aria, 'email'))}
 <button type="submit">Send test</button>
 </form>
 ${result ? testResult(result, data.canSend) : ''}
 <h2>Recent deliveries</h2>
-${data.deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : scrollingTable('Recent deliveries', html`<table class="deliveries"><thead><tr><th>Time</th><th>Shipment</th><th>Status reached</th><th>State</th><th>Attempts (newest first)</th></tr></thead><tbody>${data.deliveries.map(
-    (delivery) => html`<tr data-delivery="${delivery.id}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td>${deliveryShipment(context, delivery.shipmentId, data.shipmentReferences)}</td>
-<td>${statusBadge(delivery.toStatus)}</td><td>${deliveryState(delivery.state)}</td>
+${data.deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : scrollingTable('Recent deliveries', html`<table class="deliveries"><thead><tr><th>Time</th><th>Shipment or return</th><th>Status reached</th><th>State</th><th>Attempts (newest first)</th></tr></thead><tbody>${data.deliveries.map(
+    (delivery) => html`<tr data-delivery="${delivery.id}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td>${delivery.returnId !== null ? deliveryReturn(context, delivery.returnId, data.returnReferences) : deliveryShipment(context, delivery.shipmentId ?? 0, data.shipmentReferences)}</td>
+<td>${delivery.returnId !== null ? html`<span class="badge" data-return-state="${delivery.toStatus}">${RETURN_STATE_LABELS[delivery.toStatus as ReturnState] ?? delivery.toStatus}</span>` : statusBadge(delivery.toStatus)}</td><td>${deliveryState(delivery.state)}</td>
 <td>${delivery.attempts.length === 0 ? html`<span class="meta">Not attempted yet</span>` : html`<ul class="attempts">${delivery.attempts.map(
       (attempt) => html`<li><span class="meta">${dateTime(attempt.date, context.timeZone)}</span> ${attempt.error === null ? html`<span class="badge badge-ok">sent</span>` : html`<span class="badge badge-error">failed</span> ${attempt.error}`}</li>`,
     )}</ul>`}</td></tr>`,
@@ -229,7 +242,7 @@ function testResult(result: NotificationTestResult, canSend: boolean): SafeHtml 
   return html`<section class="test-result" aria-label="Test result" data-sent="${String(result.sent)}">
 ${outcome}
 <table class="rendered"><tbody>
-<tr><th>Shipment</th><td>${result.shipmentReference}</td></tr>
+<tr><th>Rendered for</th><td>${result.shipmentReference}</td></tr>
 <tr><th>To</th><td>${result.to.length > 0 ? result.to.join(', ') : '—'}</td></tr>
 <tr><th>Subject</th><td data-rendered="subject">${result.subject}</td></tr>
 </tbody></table>
@@ -246,6 +259,11 @@ ${outcome}
 function deliveryShipment(context: PageContext, shipmentId: number, references: ReadonlyMap<number, string>): SafeHtml {
   const reference = references.get(shipmentId)
   return reference === undefined ? html`<span class="meta">#${shipmentId}</span>` : html`<a href="${context.prefix}/shipments/${shipmentId}">${reference}</a>`
+}
+
+function deliveryReturn(context: PageContext, returnId: number, references: ReadonlyMap<number, string>): SafeHtml {
+  const reference = references.get(returnId)
+  return reference === undefined ? html`<span class="meta">Return #${returnId}</span>` : html`<a href="${context.prefix}/returns/${returnId}" data-return="${returnId}">Return ${reference}</a>`
 }
 
 const deliveryState = (state: string) =>

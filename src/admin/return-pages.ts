@@ -1,21 +1,13 @@
 // The returns screens: the list (by state and age), a return's page (authorise, reject, label or a
 // tracking number, receive line by line, close) and the order page's returns section.
 import type { Return, ReturnHistoryEntry, ReturnState } from '../returns/return.js'
-import { RETURN_STATES } from '../returns/return.js'
+import { RETURN_STATE_LABELS, RETURN_STATES } from '../returns/return.js'
+
+export { RETURN_STATE_LABELS }
 import type { ReturnableLine } from '../returns/service.js'
 import { WEIGHT_UNITS } from '../deliveries/units.js'
 import { csrfField, dateTime, field, formErrors, notice, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
 import { html, safeHref, type SafeHtml } from '../html.js'
-
-export const RETURN_STATE_LABELS: Record<ReturnState, string> = {
-  requested: 'Requested',
-  authorised: 'Authorised',
-  rejected: 'Rejected',
-  label_sent: 'Label sent',
-  in_transit: 'In transit',
-  received: 'Received',
-  closed: 'Closed',
-}
 
 const stateBadge = (state: ReturnState) => html`<span class="badge badge-return-${state}" data-return-state="${state}">${RETURN_STATE_LABELS[state]}</span>`
 const linesText = (entry: Return) => entry.lines.map((line) => `${line.quantity} × line ${line.lineItemId}`).join(', ')

@@ -1180,6 +1180,19 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return new Map(found.flatMap((shipment) => (shipment ? [[shipment.id, shipment.reference] as const] : [])))
   }
 
+  /** Return references by id, as shipmentReferencesOf. */
+  async function returnReferencesOf(returnIds: Iterable<number>): Promise<Map<number, string>> {
+    const found = await Promise.all([...new Set(returnIds)].map((id) => options.returns.get(id)))
+    return new Map(found.flatMap((entry) => (entry ? [[entry.id, entry.reference] as const] : [])))
+  }
+
+  /** The return with this reference (its order's reference, `-r`, a number), or null. */
+  async function returnByReference(reference: string) {
+    const orderReference = /^(.+)-r\d+$/.exec(reference)?.[1]
+    const order = orderReference === undefined ? null : await orders.findOrderByReference(orderReference)
+    return order ? ((await options.returns.ofOrder(order.id)).find((candidate) => candidate.reference === reference) ?? null) : null
+  }
+
   async function renderNotification(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -1201,7 +1214,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
       flash: noticeOf(request),
       canSend: notifications.canSend,
       deliveries,
-      shipmentReferences: await shipmentReferencesOf(deliveries.map((delivery) => delivery.shipmentId)),
+      shipmentReferences: await shipmentReferencesOf(deliveries.flatMap((delivery) => (delivery.shipmentId === null ? [] : [delivery.shipmentId]))),
+      returnReferences: await returnReferencesOf(deliveries.flatMap((delivery) => (delivery.returnId === null ? [] : [delivery.returnId]))),
       test: state.test ?? { values: { shipment: '', to: '' }, errors: {}, result: null },
     })
     return sendPage(request, reply, notification ? `Notification ${notification.name}` : 'New notification', content, state.status)
@@ -1262,22 +1276,23 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const values: NotificationTestValues = { shipment: text(request.body.shipment).trim(), to: text(request.body.to).trim() }
     const refuse = (errors: FieldErrors) => renderNotification(request, reply, existing.id, { test: { values, errors, result: null }, status: 422 })
     if (values.shipment === '') return refuse({ shipment: ['Enter a shipment id or reference.'] })
-    // A reference first (references may be all digits), then an id.
+    // A reference first (references may be all digits), then an id, then a return's reference (1001-r001).
     const byReference = (await shipments.list({ search: values.shipment, perPage: 100 })).shipments.find((candidate) => candidate.reference === values.shipment)
     const shipment = byReference ?? (/^[1-9]\d{0,15}$/.test(values.shipment) ? await shipments.get(Number(values.shipment)) : null)
-    if (!shipment) return refuse({ shipment: [`No shipment "${values.shipment}".`] })
+    const entry = shipment ? null : await returnByReference(values.shipment)
+    if (!shipment && !entry) return refuse({ shipment: [`No shipment "${values.shipment}".`] })
     const to = values.to === '' ? undefined : values.to.split(/[\s,;]+/).filter((address) => address !== '')
     try {
-      const rendered = await notifications.sendTest(existing.id, shipment.id, to)
-      return renderNotification(request, reply, existing.id, { test: { values, errors: {}, result: { ...rendered, shipmentReference: shipment.reference } } })
+      const rendered = await notifications.sendTest(existing.id, shipment ? shipment.id : { returnId: entry!.id }, to)
+      return renderNotification(request, reply, existing.id, { test: { values, errors: {}, result: { ...rendered, shipmentReference: shipment ? shipment.reference : `Return ${entry!.reference}` } } })
     } catch (error) {
       if (error instanceof NotificationConfigError) {
         // The service names its parameters; the form's fields are `shipment` and `to`.
         const [name] = Object.entries(notificationErrors(error))
-        return refuse({ [name[0] === 'shipmentId' ? 'shipment' : name[0]]: name[1] })
+        return refuse({ [name[0] === 'shipmentId' || name[0] === 'returnId' ? 'shipment' : name[0]]: name[1] })
       }
       // A template that fails while rendering, or the transport refusing: what the deliveries log would say.
-      request.log.warn({ err: error, notificationId: existing.id, shipmentId: shipment.id }, 'A test notification failed')
+      request.log.warn({ err: error, notificationId: existing.id, shipmentId: shipment?.id, returnId: entry?.id }, 'A test notification failed')
       return refuse({ form: [`The test failed: ${shortError(error)}`] })
     }
   })

@@ -1,6 +1,7 @@
-// Customer notifications: stored definitions (statuses, recipient, subject and body templates), and the
-// outbox job that renders and sends one when a shipment reaches a status. The job follows the committed
-// `shipmentStatusChanged` event durably (written with the event's delivered mark, with an id derived from
+// Customer notifications: stored definitions (statuses, triggers, recipient, subject and body templates),
+// and the outbox job that renders and sends one when a shipment reaches a status, the carrier has news or
+// a return changes state. The job follows the committed event (`shipmentStatusChanged`, `carrierMilestone`,
+// `estimateChanged`, the return events) durably (written with the event's delivered mark, with an id derived from
 // the event's), so no notification is lost on a crash or queued twice; the host's `sendMail` sends it.
 import type { FastifyBaseLogger } from 'fastify'
 import { Liquid } from 'liquidjs'
@@ -13,6 +14,7 @@ import { isShipmentStatus, SHIPMENT_STATUSES, STATUS_LABELS, toShipment, type Sh
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { CARRIER_MILESTONES, type Checkpoint } from '../shipments/checkpoints.js'
 import { formatIsoWithOffset } from '../time.js'
+import { RETURN_STATE_LABELS, toReturn, type Return, type ReturnState } from '../returns/return.js'
 import type { TrackingLinks } from './tracking-links.js'
 import { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './templates.js'
 
@@ -27,7 +29,10 @@ export interface MailMessage {
   /** Stable per notification and status change: a transport can use it as the Message-ID, so a resend after a crash is recognisable. */
   messageId: string
   notificationId: number
-  shipmentId: number
+  /** The shipment it is about; null for a notification on a return. */
+  shipmentId: number | null
+  /** The return it is about (a return trigger); null for a shipment's. */
+  returnId: number | null
 }
 
 export interface NotificationsOptions {
@@ -35,8 +40,15 @@ export interface NotificationsOptions {
   sendMail: (message: MailMessage) => Promise<void>
 }
 
-/** What besides a status sends a notification: a carrier's scan reaching a milestone, or an estimate moved later. */
-export const NOTIFICATION_TRIGGERS = [...CARRIER_MILESTONES, 'estimateLater'] as const
+/** The return events a notification can be sent on (a trigger is the event's name). */
+export const RETURN_TRIGGERS = ['returnRequested', 'returnAuthorised', 'returnRejected', 'returnReceived', 'returnClosed'] as const
+export type ReturnTrigger = (typeof RETURN_TRIGGERS)[number]
+
+/**
+ * What besides a status sends a notification: a carrier's scan reaching a milestone, an estimate moved
+ * later, or a return's change of state.
+ */
+export const NOTIFICATION_TRIGGERS = [...CARRIER_MILESTONES, 'estimateLater', ...RETURN_TRIGGERS] as const
 export type NotificationTrigger = (typeof NOTIFICATION_TRIGGERS)[number]
 
 export const NOTIFICATION_RECIPIENTS = ['customer', 'addresses', 'customerAndAddresses'] as const
@@ -47,7 +59,7 @@ export interface NotificationInput {
   enabled?: boolean | undefined
   /** Shipment statuses whose reaching sends it (may be empty when `triggers` is not). */
   statuses: ShipmentStatus[]
-  /** Carrier milestones (a new scan out for delivery, attempted, ...) and `estimateLater` that send it. */
+  /** Carrier milestones (a new scan out for delivery, attempted, ...), `estimateLater` and return events that send it. */
   triggers?: NotificationTrigger[] | undefined
   /**
    * `customer`: the order's email (OrderSummary.email); `addresses`: the fixed list (staff notices);
@@ -81,7 +93,9 @@ export interface RenderedNotification {
 
 export const NOTIFICATION_JOB = 'customerNotification'
 
-/** What a notification is sent for: a status change, or the carrier's news (a trigger). */
+const isReturnTrigger = (name: string): name is ReturnTrigger => (RETURN_TRIGGERS as readonly string[]).includes(name)
+
+/** What a notification is sent for: a status change, the carrier's news or a return's change (a trigger). */
 interface NotifiedChange {
   from: string | null
   to: string
@@ -223,7 +237,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
   }
 
   /** What a template sees: the shipment, its order and items, the tracking link, the status change or the carrier's news. */
-  async function variables(shipment: Shipment, change: NotifiedChange) {
+  async function shipmentScope(shipment: Shipment, change: NotifiedChange) {
     const order = await deps.orderStore.findOrder(shipment.orderId)
     const trackingPage = deps.trackingLinks ? await deps.trackingLinks.url(shipment.id) : null
     return {
@@ -246,8 +260,46 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     }
   }
 
-  async function render(row: NotificationRow, shipment: Shipment, change: NotifiedChange): Promise<RenderedNotification> {
-    const scope = await variables(shipment, change)
+  /**
+   * What a template sent on a return's change sees: the return (its lines with the order lines' names),
+   * its order, the change. `shipment` is absent: a return belongs to the order, not to one shipment.
+   */
+  async function returnScope(entry: Return, change: NotifiedChange) {
+    const [order, orderLines] = await Promise.all([deps.orderStore.findOrder(entry.orderId), deps.orderStore.orderLines?.(entry.orderId) ?? null])
+    const lines = entry.lines.map((line) => {
+      const orderLine = orderLines?.find((candidate) => candidate.id === line.lineItemId)
+      return { ...line, name: orderLine?.name ?? null, sku: orderLine?.sku ?? null }
+    })
+    const stateLabel = (state: string | null) => (state !== null && Object.hasOwn(RETURN_STATE_LABELS, state) ? RETURN_STATE_LABELS[state as ReturnState] : state)
+    return {
+      return: {
+        id: entry.id,
+        reference: entry.reference,
+        state: entry.state,
+        stateLabel: stateLabel(entry.state),
+        message: entry.stateMessage,
+        lines,
+        trackingNumber: entry.trackingNumber,
+        trackingUrl: entry.trackingUrl,
+        carrier: entry.carrier,
+        service: entry.service,
+        labelUrl: entry.label?.url ?? null,
+        dateCreated: entry.dateCreated,
+        dateReceived: entry.dateReceived,
+      },
+      order: order ? { reference: order.reference, statusHandle: order.statusHandle, email: order.email ?? null } : null,
+      items: lines,
+      trackingLink: entry.trackingUrl,
+      fromState: change.from,
+      toState: change.to,
+      fromStateLabel: stateLabel(change.from),
+      toStateLabel: stateLabel(change.to),
+      message: change.message,
+      trigger: change.trigger ?? null,
+    }
+  }
+
+  async function render(row: NotificationRow, scope: { order: { email: string | null } | null }): Promise<RenderedNotification> {
     const email = scope.order?.email
     const customer = email && EMAIL.test(email) ? [email] : []
     const to = row.recipient === 'customer' ? customer : row.recipient === 'addresses' ? row.addresses : [...new Set([...customer, ...row.addresses])]
@@ -284,9 +336,24 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       const found = triggerOf(event)
       return found ? [{ event, ...found }] : []
     })
-    if (changes.length === 0 && news.length === 0) return []
+    const returnChanges = events.filter((event) => isReturnTrigger(event.name))
+    if (changes.length === 0 && news.length === 0 && returnChanges.length === 0) return []
     const definitions = await enabledDefinitions.get()
     const jobs: NewOutboxMessage[] = []
+    for (const event of returnChanges) {
+      const { return: entry, from, to, message } = event.payload as { return: Return; from: string | null; to: string; message: string | null }
+      const trigger = event.name as ReturnTrigger
+      for (const definition of definitions) {
+        if (!definition.triggers.includes(trigger)) continue
+        jobs.push({
+          kind: 'job',
+          name: NOTIFICATION_JOB,
+          messageId: `${event.messageId}:notification:${definition.id}`,
+          orderingKey: `notification:${definition.id}:return:${entry.id}`,
+          payload: { notificationId: definition.id, returnId: entry.id, from, to, message, trigger, eventId: event.messageId },
+        })
+      }
+    }
     for (const { event, trigger, shipment, change } of news) {
       for (const definition of definitions) {
         if (!definition.triggers.includes(trigger)) continue
@@ -319,16 +386,22 @@ export function createNotificationService(deps: NotificationServiceDependencies)
   const notificationJob: JobHandler = {
     retryDelayMs: (attempt) => (attempt > 11 ? null : Math.min(60_000 * 2 ** (attempt - 1), 6 * 60 * 60 * 1000)),
     async run(job) {
-      const { notificationId, shipmentId, from, to, message, trigger, checkpoint, estimate } = job.payload as unknown as { notificationId: number; shipmentId: number } & NotifiedChange
-      const [definition, row] = await Promise.all([data.notifications.find(notificationId), data.findShipment(shipmentId)])
-      // A definition deleted or disabled since, or a shipment gone: nothing to send, and nothing to retry.
+      // A job on a return carries `returnId` in place of `shipmentId`.
+      const { notificationId, shipmentId, returnId, from, to, message, trigger, checkpoint, estimate } = job.payload as unknown as { notificationId: number; shipmentId?: number; returnId?: number } & NotifiedChange
+      const [definition, row, returnRow] = await Promise.all([
+        data.notifications.find(notificationId),
+        returnId === undefined ? data.findShipment(shipmentId!) : undefined,
+        returnId === undefined ? undefined : data.returns.find(returnId),
+      ])
+      // A definition deleted or disabled since, or its shipment or return gone: nothing to send, and nothing to retry.
       if (!definition) return { state: 'skipped', reason: 'the notification was deleted before it was sent.' }
       if (!definition.enabled) return { state: 'skipped', reason: 'the notification was disabled before it was sent.' }
-      if (!row) return { state: 'skipped', reason: 'the shipment was deleted before it was sent.' }
+      if (returnId === undefined ? !row : !returnRow) return { state: 'skipped', reason: `the ${returnId === undefined ? 'shipment' : 'return'} was deleted before it was sent.` }
       if (!deps.options) return { state: 'skipped', reason: 'no mail transport is configured (notifications.sendMail).' }
+      const change: NotifiedChange = { from, to, message, trigger, checkpoint, estimate }
       let rendered: RenderedNotification
       try {
-        rendered = await render(definition, toShipment(row, timeZone), { from, to, message, trigger, checkpoint, estimate })
+        rendered = await render(definition, returnRow ? await returnScope(toReturn(returnRow, timeZone), change) : await shipmentScope(toShipment(row!, timeZone), change))
       } catch (error) {
         // Out of time may be the machine's load, not the template: tried again later (a hostile
         // template costs its limit once per attempt). Every other render error is the template's own.
@@ -337,9 +410,9 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       }
       if (rendered.to.length === 0) return { state: 'failed', error: 'No recipient: the order has no valid customer email.' }
       try {
-        await deps.options.sendMail({ ...rendered, language: definition.language, messageId: `<${job.messageId}@fastify-shipments>`, notificationId, shipmentId })
+        await deps.options.sendMail({ ...rendered, language: definition.language, messageId: `<${job.messageId}@fastify-shipments>`, notificationId, shipmentId: shipmentId ?? null, returnId: returnId ?? null })
       } catch (error) {
-        deps.logger.warn({ err: error, notificationId, shipmentId }, 'Sending a customer notification failed; it will be retried')
+        deps.logger.warn({ err: error, notificationId, shipmentId, returnId }, 'Sending a customer notification failed; it will be retried')
         return { state: 'retry', error: shortError(error) }
       }
       return { state: 'done' }
@@ -398,19 +471,33 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     },
 
     /**
-     * Renders the definition against a real shipment (as if it had just reached its status) and, with a
-     * transport, sends it to `to` (default: the definition's recipients). Returns what was rendered.
+     * Renders the definition against a real shipment (as if it had just reached its status), or a real
+     * return (`{ returnId }`, as if it had just reached its state), and, with a transport, sends it to
+     * `to` (default: the definition's recipients). Returns what was rendered.
      */
-    async sendTest(id: number, shipmentId: number, to?: string[]): Promise<RenderedNotification & { sent: boolean }> {
+    async sendTest(id: number, about: number | { returnId: number }, to?: string[]): Promise<RenderedNotification & { sent: boolean }> {
       const definition = await requireRow(id)
-      const row = Number.isSafeInteger(shipmentId) ? await data.findShipment(shipmentId) : undefined
-      if (!row) throw new NotificationConfigError('shipmentId', `no shipment ${shipmentId}`)
-      const shipment = toShipment(row, timeZone)
-      const rendered = await render(definition, shipment, { from: null, to: shipment.status, message: null })
+      let rendered: RenderedNotification
+      let shipmentId: number | null = null
+      let returnId: number | null = null
+      if (typeof about === 'number') {
+        const row = Number.isSafeInteger(about) ? await data.findShipment(about) : undefined
+        if (!row) throw new NotificationConfigError('shipmentId', `no shipment ${about}`)
+        const shipment = toShipment(row, timeZone)
+        shipmentId = shipment.id
+        rendered = await render(definition, await shipmentScope(shipment, { from: null, to: shipment.status, message: null }))
+      } else {
+        const row = Number.isSafeInteger(about?.returnId) ? await data.returns.find(about.returnId) : undefined
+        if (!row) throw new NotificationConfigError('returnId', `no return ${String(about?.returnId)}`)
+        const entry = toReturn(row, timeZone)
+        returnId = entry.id
+        const trigger = definition.triggers.find(isReturnTrigger)
+        rendered = await render(definition, await returnScope(entry, { from: null, to: entry.state, message: entry.stateMessage, trigger }))
+      }
       const recipients = to ?? rendered.to
       for (const address of recipients) if (!EMAIL.test(address)) throw new NotificationConfigError('to', `"${address}" is not an email address`)
       if (!deps.options || recipients.length === 0) return { ...rendered, to: recipients, sent: false }
-      await deps.options.sendMail({ ...rendered, to: recipients, language: definition.language, messageId: `<test-${Date.now()}-${id}@fastify-shipments>`, notificationId: id, shipmentId })
+      await deps.options.sendMail({ ...rendered, to: recipients, language: definition.language, messageId: `<test-${Date.now()}-${id}@fastify-shipments>`, notificationId: id, shipmentId, returnId })
       return { ...rendered, to: recipients, sent: true }
     },
 
@@ -420,7 +507,10 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       return Promise.all(
         rows.map(async (row) => ({
           id: row.messageId,
-          shipmentId: (row.payload as { shipmentId: number }).shipmentId,
+          // A job is about a shipment or (a return trigger) a return: the other is null.
+          shipmentId: (row.payload as { shipmentId?: number }).shipmentId ?? null,
+          returnId: (row.payload as { returnId?: number }).returnId ?? null,
+          // The status reached, or the return's state for a return trigger.
           toStatus: (row.payload as { to: string }).to,
           state: row.state,
           attempts: (await data.outbox.attempts(row.id)).map((attempt) => ({

@@ -17,6 +17,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'labelVoided',
   'returnRequested',
   'returnAuthorised',
+  'returnRejected',
   'returnReceived',
   'returnClosed',
   'estimateChanged',

@@ -4,6 +4,17 @@ import { formatIsoWithOffset } from '../time.js'
 
 export { RETURN_STATES, type ReturnState, type ReceivedQuantities } from '../db/returns.js'
 
+/** The states as people read them (admin pages, notification templates' `return.stateLabel`). */
+export const RETURN_STATE_LABELS: Readonly<Record<ReturnState, string>> = {
+  requested: 'Requested',
+  authorised: 'Authorised',
+  rejected: 'Rejected',
+  label_sent: 'Label sent',
+  in_transit: 'In transit',
+  received: 'Received',
+  closed: 'Closed',
+}
+
 export interface ReturnLineView {
   lineItemId: number
   quantity: number

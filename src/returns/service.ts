@@ -94,7 +94,7 @@ const NEXT: Record<ReturnState, readonly ReturnState[]> = {
 /** States in which what arrived may be recorded. */
 const RECEIVABLE: readonly ReturnState[] = ['authorised', 'label_sent', 'in_transit', 'received']
 /** The events of state changes; other changes are in the history only. */
-const EVENT_OF: Partial<Record<ReturnState, string>> = { requested: 'returnRequested', authorised: 'returnAuthorised', closed: 'returnClosed' }
+const EVENT_OF: Partial<Record<ReturnState, string>> = { requested: 'returnRequested', authorised: 'returnAuthorised', rejected: 'returnRejected', closed: 'returnClosed' }
 const MAX_LINES = 500
 const MAX_TEXT = 2000
 
