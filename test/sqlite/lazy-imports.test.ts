@@ -1,5 +1,5 @@
 // A fast start: importing the package loads none of the modules a host may never use (PDF, templates,
-// tracking-number detection, XML ship notices, provider clients, the other engine's driver); each
+// tracking-number detection, XML ship notices, the OpenAPI document, provider clients, the drivers); each
 // loads on first use, once, however many callers arrive together. Engine-independent: runs once.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -9,7 +9,7 @@ import { onFirstUse, requireOnFirstUse } from '../../src/lazy.js'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
 /** Packages that must stay unloaded until a feature needs them. */
-const HEAVY = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib', 'liquidjs', 'ts-tracking-number', 'ramda', 'saxes', 'chart.js', '@easypost/api', 'better-sqlite3', 'pg']
+const HEAVY = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib', 'liquidjs', 'ts-tracking-number', 'ramda', 'saxes', 'chart.js', '@easypost/api', '@fastify/swagger', 'fastify', 'better-sqlite3', 'pg']
 
 // A loader hook records every module resolved (ESM, and CommonJS imported from ESM); require.cache adds
 // what CommonJS packages require among themselves, which bypasses the hooks on Node 20. The hooks
