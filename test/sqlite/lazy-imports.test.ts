@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { onFirstUse, requireOnFirstUse } from '../../src/lazy.js'
+import { as, buildTestApp, orderWithShipments } from '../fixtures/app.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -87,4 +88,20 @@ t.test('a failed load says what was being loaded, keeps the cause, and is tried 
   const missing = requireOnFirstUse('a package that is not installed', 'fastify-shipments-no-such-package')
   t.throws(() => missing(), /^fastify-shipments could not load a package that is not installed: Cannot find module/)
   t.equal(requireOnFirstUse<{ SaxesParser: unknown }>('saxes', 'saxes')().SaxesParser instanceof Function, true, 'a CommonJS package by its name')
+})
+
+t.test('without the documents option, the first documents load the PDF half once, together', async (t) => {
+  // No `documents` option: nothing PDF is loaded at registration, so these requests are the first use.
+  const app = await buildTestApp(t)
+  const { shipmentIds } = await orderWithShipments(app, 2)
+  const responses = await Promise.all([
+    ...shipmentIds.map((id) => app.inject({ url: `/shipments/api/shipments/${id}/packing-slip`, headers: as('viewer') })),
+    app.inject({ url: `/shipments/api/documents/pick-list?ids=${shipmentIds.join(',')}`, headers: as('viewer') }),
+  ])
+  for (const response of responses) {
+    t.equal(response.statusCode, 200, response.statusCode === 200 ? 'answered' : response.body.slice(0, 200))
+    t.equal(response.headers['content-type'], 'application/pdf')
+    t.ok(response.rawPayload.subarray(0, 5).equals(Buffer.from('%PDF-')), 'a PDF')
+  }
+  t.equal((await app.shipments.shipments.list({ perPage: 10 })).shipments.length, 2, 'documents change nothing stored')
 })
