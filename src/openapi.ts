@@ -1,8 +1,6 @@
 // The OpenAPI 3.1 document of the package's HTTP routes, generated from their TypeBox schemas by
 // @fastify/swagger on a Fastify instance of its own, so a host's routes and its own swagger set-up
 // are never touched.
-import Fastify from 'fastify'
-import swagger from '@fastify/swagger'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import { shipmentRoutes } from './shipments/routes.js'
 import { deliveryRoutes } from './deliveries/routes.js'
@@ -146,6 +144,9 @@ export interface OpenApiDocumentOptions {
 /** The package's routes as an OpenAPI 3.1 document, to serve or to merge into a host's own. */
 export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions = {}): Promise<OpenAPIV3_1.Document> {
   const prefixes = prefixesWithDefaults(options.prefixes)
+  // Fastify and @fastify/swagger load with the first document: the package's import loads neither (a
+  // host has its own Fastify loaded anyway; swagger only a host that asks for the document needs).
+  const [{ default: Fastify }, { default: swagger }] = await Promise.all([import('fastify'), import('@fastify/swagger')])
   const app = Fastify({ logger: false })
   await app.register(swagger, {
     openapi: {

@@ -39,9 +39,9 @@ import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
 import { createReturnService, type ReturnService } from './returns/service.js'
 import { returnRoutes } from './returns/routes.js'
-import { createDocumentService, type DocumentService } from './documents/service.js'
+import { createDocumentService, loadDocumentEngine, type DocumentService } from './documents/service.js'
 import { documentRoutes } from './documents/routes.js'
-import { createFontStack, type FontStack } from './documents/fonts.js'
+import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 
 /** What `app.shipments` holds. */
@@ -251,15 +251,26 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     timeZone: options.timezone,
   })
 
-  // The fonts are read at registration: a host font that cannot be read fails ready(), naming it.
-  let fontStack: FontStack
-  try {
-    fontStack = createFontStack(options.documents.fonts, options.documents.missingGlyphs)
-  } catch (error) {
-    throw new ShipmentsErrors.InvalidOption('documents.fonts', (error as Error).message)
-  }
+  // The PDF libraries and fonts load with the first document, so a host that prints none never pays for
+  // them. A host that sets the documents option has them loaded and parsed here instead: a font of its
+  // own that cannot be read fails ready(), naming it, and the first document waits for no parse (the
+  // event-loop budget of a request). Without the option the stack is DejaVu alone, which cannot fail
+  // but for a broken install (then the document's request fails, with the load's error).
+  let fontStack: Promise<FontStack> | null = null
+  const loadFonts = () =>
+    (fontStack ??= loadDocumentEngine().then((engine) => {
+      try {
+        return engine.createFontStack(options.documents.fonts, options.documents.missingGlyphs)
+      } catch (error) {
+        throw new ShipmentsErrors.InvalidOption('documents.fonts', (error as Error).message)
+      }
+    }).catch((error: unknown) => {
+      fontStack = null
+      throw error
+    }))
+  if (rawOptions.documents !== undefined) await loadFonts()
   const documents = createDocumentService({
-    fonts: fontStack,
+    fonts: loadFonts,
     shipments,
     deliveries,
     orderStore,

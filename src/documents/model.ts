@@ -52,3 +52,30 @@ export interface PickListRow {
   /** The references of the shipments it goes to, each once, in the batch's order. */
   shipments: string[]
 }
+
+/** What a slip shows; every part is on by default (the `documents.show` option). */
+export interface PackingSlipShow {
+  logo: boolean
+  shopAddress: boolean
+  orderDate: boolean
+  shipTo: boolean
+  barcode: boolean
+  sku: boolean
+  /** Lines grouped per parcel when the shipment has parcels; false lists the shipment's lines once. */
+  parcels: boolean
+  /** "N of M" when a line ships part of what was ordered. */
+  orderedQuantity: boolean
+  notes: boolean
+}
+
+export const DEFAULT_SHOW: PackingSlipShow = {
+  logo: true,
+  shopAddress: true,
+  orderDate: true,
+  shipTo: true,
+  barcode: true,
+  sku: true,
+  parcels: true,
+  orderedQuantity: true,
+  notes: true,
+}

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import type { PostalAddress } from '../orders/order-store.js'
 import type { DocumentFont } from './fonts.js'
 import type { PackingSlipData } from './model.js'
-import { DEFAULT_SHOW, type PackingSlipShow } from './packing-slip.js'
+import { DEFAULT_SHOW, type PackingSlipShow } from './model.js'
 import type { PageSize } from './writer.js'
 
 /** A label to fetch: where the provider keeps it, and whose it is. */

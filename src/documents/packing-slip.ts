@@ -3,35 +3,8 @@
 // on every page.
 import bwipjs from 'bwip-js'
 import type { PostalAddress } from '../orders/order-store.js'
-import type { PackingSlipData, PackingSlipLine } from './model.js'
+import type { PackingSlipData, PackingSlipLine, PackingSlipShow } from './model.js'
 import { MARGIN, type DocumentWriter } from './writer.js'
-
-/** What a slip shows; every part is on by default (the `documents.show` option). */
-export interface PackingSlipShow {
-  logo: boolean
-  shopAddress: boolean
-  orderDate: boolean
-  shipTo: boolean
-  barcode: boolean
-  sku: boolean
-  /** Lines grouped per parcel when the shipment has parcels; false lists the shipment's lines once. */
-  parcels: boolean
-  /** "N of M" when a line ships part of what was ordered. */
-  orderedQuantity: boolean
-  notes: boolean
-}
-
-export const DEFAULT_SHOW: PackingSlipShow = {
-  logo: true,
-  shopAddress: true,
-  orderDate: true,
-  shipTo: true,
-  barcode: true,
-  sku: true,
-  parcels: true,
-  orderedQuantity: true,
-  notes: true,
-}
 
 /** Code 128 encodes ASCII: a reference with other characters is shown as text only. */
 const CODE_128_TEXT = /^[\x20-\x7e]{1,80}$/

@@ -7,21 +7,26 @@ import type { Parcel } from '../deliveries/parcel.js'
 import type { DeliveryService } from '../deliveries/service.js'
 import type { Shipment } from '../shipments/shipment.js'
 import type { ShipmentService } from '../shipments/service.js'
-import { MissingGlyphError, type FontStack } from './fonts.js'
-import { mergeParts, partKind, type MergePart } from './merge.js'
+import { onFirstUse } from '../lazy.js'
+import type { FontStack } from './fonts.js'
+import type { MergePart } from './merge.js'
 import type { PackingSlipData, PackingSlipGroup, PackingSlipLine } from './model.js'
 import type { LabelFile, ResolvedDocumentsOptions } from './options.js'
-import { referenceBarcode, writePackingSlip } from './packing-slip.js'
-import { pickListRows, writePickList, type PickedLine } from './pick-list.js'
-import { DocumentWriter, yieldToEventLoop } from './writer.js'
+import type { PickedLine } from './pick-list.js'
+
+/** The PDF libraries and fonts, imported with the first document (see loadDocumentFonts). */
+export const loadDocumentEngine = onFirstUse('the documents (pdfkit, fontkit, bwip-js, @cantoo/pdf-lib)', () => import('./engine.js'))
+
+/** Lets other work run between shipments: a batch of 200 never holds the event loop for long. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 export interface DocumentServiceDependencies {
   shipments: ShipmentService
   deliveries: Pick<DeliveryService, 'labelDocument'>
   orderStore: OrderStore
   options: ResolvedDocumentsOptions
-  /** The fonts, read at registration (createFontStack). */
-  fonts: FontStack
+  /** The fonts: read once, by the first caller (registration, or the first document). */
+  fonts: () => Promise<FontStack>
   logger: FastifyBaseLogger
   timeZone: string
   clock: () => number
@@ -55,7 +60,7 @@ function dateFormatter(timeZone: string) {
 
 export function createDocumentService(deps: DocumentServiceDependencies) {
   const { options, shipments, deliveries, orderStore, logger } = deps
-  const fontStack = () => deps.fonts
+  const fontStack = deps.fonts
   const dateText = dateFormatter(deps.timeZone)
   /** Whole seconds: the stamp in the file changes only when the document is made again a second later. */
   const now = () => new Date(Math.floor(deps.clock() / 1000) * 1000)
@@ -134,15 +139,15 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     try {
       return await render()
     } catch (error) {
-      if (error instanceof MissingGlyphError) throw new DocumentErrors.UnsupportedCharacter(error.message)
+      if (error instanceof (await loadDocumentEngine()).MissingGlyphError) throw new DocumentErrors.UnsupportedCharacter((error as Error).message)
       throw error
     }
   }
 
   /** The package's own slips, one after another in one PDF, each with its page footers. */
   async function writeSlips(batch: readonly Loaded[], title: string, pageCounts: number[] = []): Promise<Buffer> {
-    const stack = fontStack()
-    const writer = new DocumentWriter(stack, { size: options.pageSize, title, date: now() })
+    const { DocumentWriter, referenceBarcode, writePackingSlip } = await loadDocumentEngine()
+    const writer = new DocumentWriter(await fontStack(), { size: options.pageSize, title, date: now() })
     const logo = options.show.logo && options.shop.logo ? (writer.doc as PDFKit.PDFDocument & { openImage(src: Buffer): unknown }).openImage(Buffer.from(options.shop.logo)) : null
     let replaced = false
     for (const loaded of batch) {
@@ -164,7 +169,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     if (!render) return rendering(() => writeSlips(batch, title))
     const parts: MergePart[] = []
     for (const loaded of batch) parts.push({ kind: 'pdf', bytes: await hostSlip(loaded) })
-    return mergeParts(parts, { title, date: now() })
+    return (await loadDocumentEngine()).mergeParts(parts, { title, date: now() })
   }
 
   async function hostSlip(loaded: Loaded): Promise<Uint8Array> {
@@ -174,7 +179,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     } catch (error) {
       throw new DocumentErrors.RendererFailed(loaded.shipment.reference, (error as Error)?.message ?? String(error))
     }
-    if (!(bytes instanceof Uint8Array) || partKind(bytes) !== 'pdf') throw new DocumentErrors.RendererFailed(loaded.shipment.reference, 'it did not return the bytes of a PDF')
+    if (!(bytes instanceof Uint8Array) || (await loadDocumentEngine()).partKind(bytes) !== 'pdf') throw new DocumentErrors.RendererFailed(loaded.shipment.reference, 'it did not return the bytes of a PDF')
     return bytes
   }
 
@@ -199,6 +204,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
   /** A labelled parcel's label as a part to merge: fetched in its format, or as PDF when that is not PDF, PNG or JPEG. */
   async function labelPart(shipmentId: number, parcel: Parcel): Promise<MergePart> {
     const label = parcel.label!
+    const { partKind } = await loadDocumentEngine()
     let url = label.url
     let format = label.format.toUpperCase()
     try {
@@ -253,9 +259,10 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
           picked.push({ shipmentReference: loaded.shipment.reference, sku: line.sku, name: line.name, location: orderLine?.location || null, quantity: line.quantity })
         }
       }
+      const { DocumentWriter, pickListRows, writePickList } = await loadDocumentEngine()
       const rows = pickListRows(picked)
       return rendering(async () => {
-        const writer = new DocumentWriter(fontStack(), { size: options.pageSize, title: 'Pick list', date: now() })
+        const writer = new DocumentWriter(await fontStack(), { size: options.pageSize, title: 'Pick list', date: now() })
         const units = rows.reduce((sum, row) => sum + row.quantity, 0)
         writePickList(writer, rows, {
           shop: options.shop.name,
@@ -286,7 +293,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
           firstPage += count
         } else parts.push({ kind: 'pdf', bytes: await hostSlip(loaded) })
       }
-      return mergeParts(parts, { title: batchTitle('Labels and packing slips', batch), date: now() })
+      return (await loadDocumentEngine()).mergeParts(parts, { title: batchTitle('Labels and packing slips', batch), date: now() })
     },
   }
 }

@@ -4,9 +4,10 @@
 // `estimateChanged`, the return events) durably (written with the event's delivered mark, with an id derived from
 // the event's), so no notification is lost on a crash or queued twice; the host's `sendMail` sends it.
 import type { FastifyBaseLogger } from 'fastify'
-import { Liquid } from 'liquidjs'
+import type { Liquid } from 'liquidjs'
 import type { DataLayer, NewOutboxMessage, NotificationRow, NotificationValues, OutboxRow } from '../db/data-layer.js'
 import { NotificationConfigError } from '../errors.js'
+import { onFirstUse } from '../lazy.js'
 import { cachedRows, FOLLOW_UP_ROWS_MAX_AGE_MS } from '../outbox/cached-rows.js'
 import { shortError, type JobHandler } from '../outbox/dispatcher.js'
 import type { OrderStore } from '../orders/order-store.js'
@@ -119,7 +120,7 @@ export const TEMPLATE_RENDER_LIMIT_MS = 50
  * when a template is parsed, with a message that says why. It runs no code of theirs, reads only own
  * properties, and the limits bound what one template may cost (characters parsed, time and memory).
  */
-function templateEngine(outputEscape: 'escape' | undefined): Liquid {
+function templateEngine(Liquid: typeof import('liquidjs').Liquid, outputEscape: 'escape' | undefined): Liquid {
   const engine = new Liquid({
     templates: {},
     parseLimit: 100_000,
@@ -161,11 +162,18 @@ export type NotificationService = ReturnType<typeof createNotificationService>
 
 export function createNotificationService(deps: NotificationServiceDependencies) {
   const { data, timeZone } = deps
-  const htmlEngine = templateEngine('escape')
-  const textEngine = templateEngine(undefined)
-  // A first render compiles Liquid's own code paths (several ms): done here, not in a customer's first
+  // liquidjs is imported with the first template checked or rendered, not with the package. A first
+  // render compiles Liquid's own code paths (several ms): done in the load, before a customer's first
   // mail, which would spend part of its render limit on it.
-  for (const engine of [htmlEngine, textEngine]) void engine.parseAndRender('{% for item in items %}{{ item.name | upcase }}{% endfor %}{{ a | default: "b" }}', { items: [{ name: 'x' }] }).catch(() => undefined)
+  const engines = onFirstUse('liquidjs for the notification templates', async () => {
+    const { Liquid } = await import('liquidjs')
+    const html = templateEngine(Liquid, 'escape')
+    const text = templateEngine(Liquid, undefined)
+    for (const engine of [html, text]) await engine.parseAndRender('{% for item in items %}{{ item.name | upcase }}{% endfor %}{{ a | default: "b" }}', { items: [{ name: 'x' }] }).catch(() => undefined)
+    return { html, text }
+  })
+  // A host with a transport renders mail: its engines load at registration (off the import), as before.
+  if (deps.options !== null) void engines().catch(() => undefined)
   const enabledDefinitions = cachedRows(async () => (await data.notifications.list()).filter((row) => row.enabled), FOLLOW_UP_ROWS_MAX_AGE_MS)
 
   const present = (row: NotificationRow): Notification => ({
@@ -185,7 +193,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
   })
 
   /** Checks a definition before it is saved; the message names the field. */
-  function checkInput(input: NotificationInput): void {
+  async function checkInput(input: NotificationInput): Promise<void> {
     const fail = (field: string, problem: string): never => {
       throw new NotificationConfigError(field, problem)
     }
@@ -204,6 +212,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     for (const address of addresses) if (typeof address !== 'string' || address.length > 254 || !EMAIL.test(address)) fail('addresses', `"${String(address)}" is not an email address`)
     if (input.recipient !== 'customer' && addresses.length === 0) fail('addresses', `needs at least one address when the recipient is "${input.recipient}"`)
     if (input.language != null && (typeof input.language !== 'string' || !LANGUAGE.test(input.language))) fail('language', 'must be a language tag such as "en" or "de-CH"')
+    const { html: htmlEngine, text: textEngine } = await engines()
     for (const [field, engine] of [['subject', textEngine], ['html', htmlEngine], ['text', textEngine]] as const) {
       const template = input[field]
       if (typeof template !== 'string' || template.trim() === '') fail(field, 'must not be empty')
@@ -305,6 +314,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     const to = row.recipient === 'customer' ? customer : row.recipient === 'addresses' ? row.addresses : [...new Set([...customer, ...row.addresses])]
     // One template at a time, each in a turn of the event loop of its own: Liquid renders synchronously,
     // so three together would hold every other request of the host for three render limits.
+    const { html: htmlEngine, text: textEngine } = await engines()
     const subject = await renderInTurn(textEngine, row.subject, scope)
     const html = await renderInTurn(htmlEngine, row.html, scope)
     const text = await renderInTurn(textEngine, row.text, scope)
@@ -435,7 +445,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     },
 
     async create(input: NotificationInput): Promise<Notification> {
-      checkInput(input)
+      await checkInput(input)
       const row = await data.notifications.insert(stored(input))
       enabledDefinitions.invalidate()
       return present(row)
@@ -447,7 +457,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       // A key given as undefined keeps its value, as one left out does.
       const given = Object.fromEntries(Object.entries(changes ?? {}).filter(([, value]) => value !== undefined)) as Partial<NotificationInput>
       const merged: NotificationInput = { ...present(row), ...given }
-      checkInput(merged)
+      await checkInput(merged)
       const saved = await data.notifications.update(row.id, stored(merged))
       enabledDefinitions.invalidate()
       return present(saved!)
@@ -458,7 +468,7 @@ export function createNotificationService(deps: NotificationServiceDependencies)
       if (!Object.hasOwn(NOTIFICATION_TEMPLATES, name)) throw new NotificationConfigError('template', `no template "${String(name)}" (${Object.keys(NOTIFICATION_TEMPLATES).join(', ')})`)
       const template = NOTIFICATION_TEMPLATES[name]
       const input: NotificationInput = { ...template, statuses: [...template.statuses], triggers: [...template.triggers] }
-      checkInput(input)
+      await checkInput(input)
       const row = await data.notifications.insert(stored(input))
       enabledDefinitions.invalidate()
       return present(row)

@@ -2,8 +2,12 @@
 // ShipNotice XML. The XML is read by a streaming parser (saxes) in time linear in its size, with its
 // structure bounded while it is read, well-formedness checked, and no DTD or entity expansion at all.
 import { TextDecoder } from 'node:util'
-import { SaxesParser } from 'saxes'
+import type * as Saxes from 'saxes'
 import { OrderExchangeErrors } from '../errors.js'
+import { requireOnFirstUse } from '../lazy.js'
+
+/** saxes is required with the first ship notice in XML: a host without the order exchange never loads it. */
+const saxes = requireOnFirstUse<typeof Saxes>('saxes for ship notices in XML', 'saxes')
 
 export interface ShipNotifyParameters {
   orderNumber: string | null
@@ -90,7 +94,7 @@ export function decodeXmlBody(raw: Buffer): string {
 export function parseShipNotice(xml: string): ShipNotice {
   const values: Record<string, string> = Object.create(null)
   const items: ShipNoticeItem[] = []
-  const parser = new SaxesParser({ position: false })
+  const parser = new (saxes().SaxesParser)({ position: false })
   let depth = 0
   let elements = 0
   let child: string | null = null

