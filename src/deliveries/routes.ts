@@ -1,11 +1,11 @@
 // The deliveries routes under the shipment API: parcels, rates, label purchase, documents and voids.
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { DeliveryErrors, HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { boundJsonDepth } from '../http/json-body.js'
+import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
-import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
+import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import {
   BoxBodySchema,
@@ -42,39 +42,12 @@ export interface DeliveryRoutesOptions {
   hasPermission: HasPermission
 }
 
-const errors = {
-  400: FrameworkErrorSchema,
-  401: FrameworkErrorSchema,
-  403: FrameworkErrorSchema,
-  404: FrameworkErrorSchema,
-  409: FrameworkErrorSchema,
-  413: FrameworkErrorSchema,
-  415: FrameworkErrorSchema,
-  422: Type.Union([ValidationErrorSchema, ServiceErrorSchema]),
-  503: FrameworkErrorSchema,
-}
+const errors = SERVICE_ROUTE_ERRORS
 
-/** Path ids that are not positive 32-bit integers name nothing: a 404, like an unknown id. */
-function pathId(raw: string, notFound: (raw: string) => Error): number {
-  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
-  if (!(id <= 2_147_483_647)) throw notFound(raw)
-  return id
-}
 const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.ShipmentNotFound(value))
 const parcelIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.ParcelNotFound(value))
 const boxIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.BoxNotFound(value))
 
-/** A body that failed its schema: the fields and their messages, as the per-field envelope shows them. */
-function fieldErrors(error: FastifyError): Record<string, string[]> {
-  const errors: Record<string, string[]> = {}
-  for (const problem of error.validation ?? []) {
-    const missing = (problem.params as { missingProperty?: string } | undefined)?.missingProperty
-    const extra = (problem.params as { additionalProperty?: string } | undefined)?.additionalProperty
-    const path = [problem.instancePath.replace(/^\//, '').replaceAll('/', '.'), missing ?? extra].filter(Boolean).join('.') || 'body'
-    ;(errors[path] ??= []).push(extra ? 'is not a field of this request' : (problem.message ?? 'is invalid'))
-  }
-  return errors
-}
 
 export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
@@ -98,7 +71,7 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
   }
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error.validation && error.validationContext === 'body') return reply.code(422).send({ success: false, errors: fieldErrors(error) })
+    if (error.validation && error.validationContext === 'body') return reply.code(422).send({ success: false, errors: schemaFieldErrors(error) })
     if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
     if (error instanceof ShipmentUpdateRejectedError) {
       request.log.warn({ reason: error.message }, 'Deliveries request refused')

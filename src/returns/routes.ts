@@ -1,11 +1,11 @@
 // The returns routes under the shipment API: request, read, update, label, receive.
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { HTTP_ERROR_NAMES, ReturnErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { boundJsonDepth } from '../http/json-body.js'
+import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
-import { FrameworkErrorSchema, OrderIdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
+import { OrderIdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { ReturnState } from '../db/returns.js'
 import type { ReturnLabelInput, ReturnService, UpdateReturnInput } from './service.js'
@@ -29,37 +29,11 @@ export interface ReturnRoutesOptions {
   clock: () => number
 }
 
-const errors = {
-  400: FrameworkErrorSchema,
-  401: FrameworkErrorSchema,
-  403: FrameworkErrorSchema,
-  404: FrameworkErrorSchema,
-  409: FrameworkErrorSchema,
-  413: FrameworkErrorSchema,
-  415: FrameworkErrorSchema,
-  422: Type.Union([ValidationErrorSchema, ServiceErrorSchema]),
-  503: FrameworkErrorSchema,
-}
+const errors = SERVICE_ROUTE_ERRORS
 
-/** Path ids that are not positive 32-bit integers name nothing: a 404, like an unknown id. */
-function pathId(raw: string, notFound: (raw: string) => Error): number {
-  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
-  if (!(id <= 2_147_483_647)) throw notFound(raw)
-  return id
-}
 const returnIdOf = (raw: string) => pathId(raw, (value) => new ReturnErrors.ReturnNotFound(value))
 const orderIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.OrderNotFound(value))
 
-function fieldErrors(error: FastifyError): Record<string, string[]> {
-  const found: Record<string, string[]> = {}
-  for (const problem of error.validation ?? []) {
-    const missing = (problem.params as { missingProperty?: string } | undefined)?.missingProperty
-    const extra = (problem.params as { additionalProperty?: string } | undefined)?.additionalProperty
-    const path = [problem.instancePath.replace(/^\//, '').replaceAll('/', '.'), missing ?? extra].filter(Boolean).join('.') || 'body'
-    ;(found[path] ??= []).push(extra ? 'is not a field of this request' : (problem.message ?? 'is invalid'))
-  }
-  return found
-}
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -84,7 +58,7 @@ export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scop
   }
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error.validation && (error.validationContext === 'body' || error.validationContext === 'querystring')) return reply.code(422).send({ success: false, errors: fieldErrors(error) })
+    if (error.validation && (error.validationContext === 'body' || error.validationContext === 'querystring')) return reply.code(422).send({ success: false, errors: schemaFieldErrors(error) })
     if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
     if (error instanceof ShipmentUpdateRejectedError) {
       request.log.warn({ reason: error.message }, 'Returns request refused')
