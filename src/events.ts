@@ -137,6 +137,8 @@ export interface ShipmentsEventMap {
   returnAuthorised: [ReturnEvent]
   /** A return rejected; `message` is the reason given. */
   returnRejected: [ReturnEvent]
+  /** A return label bought for an authorised return: the return carries its tracking number and label URL. */
+  returnLabelSent: [ReturnEvent]
   /** What arrived of a return, line by line with its condition: the host restocks and refunds from it. */
   returnReceived: [ReturnEvent]
   returnClosed: [ReturnEvent]

@@ -255,6 +255,9 @@ t.test('a return label is bought once through EasyPost as a return shipment, and
   const { db, schema } = tables(s.app)
   const attempts = await db.select().from(schema.labelAttempts).where(eq(schema.labelAttempts.operationId, body.label.operationId))
   t.same(attempts.map((attempt) => attempt.step), ['create', 'buy'], 'the attempt log keeps each call')
+  const labelSent = (await returnEvents(s.app)).filter((event) => event.name === 'returnLabelSent')
+  t.equal(labelSent.length, 1, 'returnLabelSent, written with the purchase')
+  t.match(labelSent[0]!.payload, { from: 'authorised', to: 'label_sent', return: { id: s.returnId, trackingNumber: body.trackingNumber, label: { url: body.label.url } } })
 
   const again = await post(s.app, `/returns/${s.returnId}/label`, LABEL)
   t.equal(again.statusCode, 409)
@@ -292,10 +295,10 @@ t.test('a return label is bought once through EasyPost as a return shipment, and
     ['in_transit', 'easypost'],
     ['received', 'easypost'],
   ])
-  t.same((await returnEvents(s.app)).map((event) => event.name), ['returnRequested', 'returnAuthorised'], 'returnReceived waits for what arrived to be recorded')
+  t.same((await returnEvents(s.app)).map((event) => event.name), ['returnRequested', 'returnAuthorised', 'returnLabelSent'], 'returnReceived waits for what arrived to be recorded')
   const receipt = await post(s.app, `/returns/${s.returnId}/receive`, { lines: [{ lineItemId: s.mug, resellable: 1 }] })
   t.equal(receipt.statusCode, 200, receipt.body)
-  t.same((await returnEvents(s.app)).map((event) => event.name), ['returnRequested', 'returnAuthorised', 'returnReceived'])
+  t.same((await returnEvents(s.app)).map((event) => event.name), ['returnRequested', 'returnAuthorised', 'returnLabelSent', 'returnReceived'])
 })
 
 t.test('a lost answer to the buy is looked up at EasyPost on the next try, never bought again; a refusal frees the return', async (t) => {

@@ -127,6 +127,7 @@ export const TRIGGER_LABELS: Readonly<Record<NotificationTrigger, string>> = {
   returnRequested: 'Return requested',
   returnAuthorised: 'Return authorised',
   returnRejected: 'Return rejected',
+  returnLabelSent: 'Return label sent',
   returnReceived: 'Return received',
   returnClosed: 'Return closed',
 }

@@ -42,7 +42,7 @@ export interface NotificationsOptions {
 }
 
 /** The return events a notification can be sent on (a trigger is the event's name). */
-export const RETURN_TRIGGERS = ['returnRequested', 'returnAuthorised', 'returnRejected', 'returnReceived', 'returnClosed'] as const
+export const RETURN_TRIGGERS = ['returnRequested', 'returnAuthorised', 'returnRejected', 'returnLabelSent', 'returnReceived', 'returnClosed'] as const
 export type ReturnTrigger = (typeof RETURN_TRIGGERS)[number]
 
 /**

@@ -18,6 +18,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'returnRequested',
   'returnAuthorised',
   'returnRejected',
+  'returnLabelSent',
   'returnReceived',
   'returnClosed',
   'estimateChanged',

@@ -406,7 +406,8 @@ export function createReturnService(deps: ReturnServiceDependencies) {
           state: latest.state === 'authorised' ? 'label_sent' : null,
           action: 'label_sent',
           message: `${label.carrier} ${label.service} ${label.trackingNumber} (${label.cost} ${label.currency})`,
-          event: null,
+          // The customer's label is out: mails that carry it (notifications on returnLabelSent) follow it.
+          event: latest.state === 'authorised' ? 'returnLabelSent' : null,
         }))
       if (resumed) {
         try {
