@@ -96,3 +96,36 @@ t.test('the box catalogue page: add a box (errors beside the fields), list it, r
   t.equal((await admin.post(`/boxes/${box.id}/delete`, {})).statusCode, 303)
   t.same(await db.select().from(schema.boxes), [])
 })
+
+t.test("a parcel's weight and size are changed or the parcel removed on the shipment page; refusals beside the parcel's own fields", async (t) => {
+  const app = await buildAdminApp(t)
+  const orderId = await insertOrder(app)
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const parcel = await app.shipments.deliveries.addParcel(shipment.id, { weight: { value: '1.5', unit: 'kg' } })
+  const admin = adminClient(app, 'admin')
+  const page = `/shipments/${shipment.id}`
+  const form = (fields: Record<string, string>) => Object.fromEntries(Object.entries(fields).map(([name, value]) => [`edit.${parcel.id}.${name}`, value]))
+
+  const shown = await admin.get(page)
+  t.match(fieldMarkup(shown.body, `edit.${parcel.id}.weight`), /value="1.5"/, 'the form shows the parcel as stored')
+
+  const bad = await admin.post(`${page}/parcels/${parcel.id}/change`, form({ weight: '2', weightUnit: 'kg', length: '30', width: 'wide', height: '10', dimensionUnit: 'cm' }))
+  t.equal(bad.statusCode, 422)
+  t.match(fieldMarkup(bad.body, `edit.${parcel.id}.width`), /field-error/, 'the error sits beside the width of this parcel')
+  t.match(fieldMarkup(bad.body, `edit.${parcel.id}.length`), /value="30"/, 'what was typed stays')
+  t.match((await parcelRows(app))[0], { weight: '1.5', length: null }, 'nothing changed')
+
+  const saved = await admin.post(`${page}/parcels/${parcel.id}/change`, form({ weight: '2.25', weightUnit: 'lb', length: '30', width: '20', height: '10', dimensionUnit: 'in' }))
+  t.equal(saved.statusCode, 303)
+  t.match((await parcelRows(app))[0], { weight: '2.25', weightUnit: 'lb', length: '30', width: '20', height: '10', dimensionUnit: 'in' })
+  t.same((await app.shipments.shipments.get(shipment.id))!.parcels.map((each) => each.weight), [{ value: '2.25', unit: 'lb' }], 'the read follows')
+
+  const cleared = await admin.post(`${page}/parcels/${parcel.id}/change`, form({ weight: '2.25', weightUnit: 'lb', length: '', width: '', height: '', dimensionUnit: 'in' }))
+  t.equal(cleared.statusCode, 303)
+  t.match((await parcelRows(app))[0], { length: null, width: null, height: null }, 'empty sizes clear the dimensions')
+
+  t.equal((await adminClient(app, 'viewer').post(`${page}/parcels/${parcel.id}/remove`, {})).statusCode, 403)
+  t.equal((await admin.post(`${page}/parcels/${parcel.id}/remove`, {})).statusCode, 303)
+  t.same(await parcelRows(app), [])
+  t.equal((await admin.post(`${page}/parcels/${parcel.id}/remove`, {})).statusCode, 404, 'gone')
+})

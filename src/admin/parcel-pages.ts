@@ -36,7 +36,8 @@ export function parcelsSection(context: PageContext, data: ParcelSectionData): S
 <td>${parcel.label ? html`${labelHref ? html`<a href="${labelHref}" rel="noopener noreferrer" target="_blank">${parcel.label.format}</a>` : parcel.label.format}${parcel.label.cost ? html` · ${parcel.label.cost.amount} ${parcel.label.cost.currency}` : ''}` : '—'}
 ${(data.errors[errorName] ?? []).length > 0 ? html`<p class="field-error" role="alert" id="${`error-${errorName}`}">${data.errors[errorName]!.join(' ')}</p>` : ''}
 ${parcel.label && canBuy ? html`<form method="post" action="${base}/${parcel.id}/void" data-confirm="Void this label? The carrier decides on the refund.">${csrfField(context.csrf)}<button type="submit" class="danger">Void label</button></form>` : ''}
-${!parcel.label && canBuy ? labelForms(context, base, parcel, integrationChoices, quotes) : ''}</td>
+${!parcel.label && canBuy ? labelForms(context, base, parcel, integrationChoices, quotes) : ''}
+${!parcel.label && context.can.edit ? changeParcelForm(context, base, parcel, data) : ''}</td>
 </tr>`
   })
   return html`<h2 id="parcels" tabindex="-1">Parcels</h2>
@@ -55,6 +56,29 @@ ${select('integration', integrations[0]?.[0] ?? '', integrations, html` aria-lab
 <td><form method="post" action="${base}/${parcel.id}/label">${csrfField(context.csrf)}<input type="hidden" name="integration" value="${quote.integration}"><input type="hidden" name="quoteId" value="${quote.id}"><button type="submit" class="primary">Buy</button></form></td></tr>`,
       )}</tbody></table>`
   return html`${rates}${scrollingTable('Rates', table)}`
+}
+
+/**
+ * Change a parcel's weight and size, or remove it: while it has no label (a label was bought for that
+ * size). Fields are `edit.<parcelId>.<field>`, so each parcel's form keeps its own values and errors.
+ */
+function changeParcelForm(context: PageContext, base: string, parcel: Parcel, data: ParcelSectionData): SafeHtml {
+  const name = (key: string) => `edit.${parcel.id}.${key}`
+  const shown = (key: string, stored: string) => data.values[name(key)] ?? stored
+  const failed = Object.keys(data.errors).some((key) => key.startsWith(`edit.${parcel.id}.`))
+  const input = (key: string, label: string, stored: string) =>
+    field({ name: name(key), label, errors: data.errors }, (aria) => textInput(name(key), shown(key, stored), html`${aria} inputmode="decimal"`))
+  const unit = (key: string, label: string, stored: string, units: readonly string[]) =>
+    field({ name: name(key), label, errors: data.errors }, (aria) => select(name(key), shown(key, stored), units.map((each) => [each, each] as const), aria))
+  const size = parcel.dimensions
+  return html`<details${failed ? html` open` : ''}><summary>Change or remove</summary>
+<form method="post" action="${base}/${parcel.id}/change" aria-label="${`Change parcel ${parcel.id}`}" novalidate>${csrfField(context.csrf)}
+${formErrors(Object.fromEntries(Object.entries(data.errors).filter(([key]) => key === name('form'))), new Set())}
+<div class="field-row">${input('weight', 'Weight', parcel.weight.value)}${unit('weightUnit', 'Unit', parcel.weight.unit, WEIGHT_UNITS)}</div>
+<div class="field-row">${input('length', 'Length (optional)', size?.length ?? '')}${input('width', 'Width', size?.width ?? '')}${input('height', 'Height', size?.height ?? '')}
+${unit('dimensionUnit', 'Unit', size?.unit ?? 'cm', DIMENSION_UNITS)}</div>
+<button type="submit">Save parcel</button></form>
+<form method="post" action="${base}/${parcel.id}/remove" data-confirm="Remove this parcel?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove parcel</button></form></details>`
 }
 
 function addParcelForm(context: PageContext, base: string, data: ParcelSectionData): SafeHtml {

@@ -636,6 +636,49 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
   })
 
+  // A parcel's weight and size changed, or the parcel removed (while it has no label): a refusal shows
+  // in the parcel's own form, with what was typed.
+  scope.post<{ Params: { id: string; parcelId: string }; Body: Form }>('/shipments/:id/parcels/:parcelId/change', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const parcel = parcelId(request.params.parcelId)
+    const key = (name: string) => `edit.${parcel}.${name}`
+    const values = Object.fromEntries(['weight', 'weightUnit', 'length', 'width', 'height', 'dimensionUnit'].map((name) => [key(name), text(request.body[key(name)]).trim()]))
+    const sized = [values[key('length')], values[key('width')], values[key('height')]].some((value) => value !== '')
+    const change = {
+      weight: { value: values[key('weight')]!, unit: values[key('weightUnit')] as 'kg' },
+      dimensions: sized ? { length: values[key('length')]!, width: values[key('width')]!, height: values[key('height')]!, unit: values[key('dimensionUnit')] as 'cm' } : null,
+    }
+    try {
+      await options.deliveries.updateParcel(id, parcel, change, { userId: adminUserId(request) })
+    } catch (error) {
+      if (error instanceof ShipmentValidationError) {
+        const parcelErrors: FieldErrors = {}
+        for (const [name, messages] of Object.entries(error.errors)) {
+          // The service names weight.value, dimensions.width...: the form's fields are flat.
+          const flat = name === 'weight.value' ? 'weight' : name === 'weight.unit' ? 'weightUnit' : name === 'dimensions.unit' ? 'dimensionUnit' : name.replace(/^dimensions\./, '')
+          ;(parcelErrors[key(['weight', 'weightUnit', 'length', 'width', 'height', 'dimensionUnit'].includes(flat) ? flat : 'form')] ??= []).push(...messages)
+        }
+        return renderShipment(request, reply, id, { parcelErrors, parcelValues: values, status: 422 })
+      }
+      const refusal = refusalOf(error)
+      if (refusal) return renderShipment(request, reply, id, { parcelErrors: { [key('form')]: [refusal] }, parcelValues: values, status: 422 })
+      throw error
+    }
+    return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
+  })
+  scope.post<{ Params: { id: string; parcelId: string }; Body: Form }>('/shipments/:id/parcels/:parcelId/remove', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const parcel = parcelId(request.params.parcelId)
+    try {
+      await options.deliveries.removeParcel(id, parcel, { userId: adminUserId(request) })
+    } catch (error) {
+      const refusal = refusalOf(error)
+      if (refusal) return renderShipment(request, reply, id, { parcelErrors: { [`edit.${parcel}.form`]: [refusal] }, status: 422 })
+      throw error
+    }
+    return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
+  })
+
   scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/parcels/suggest', { schema: formSchema, config: edit }, async (request, reply) => {
     const id = shipmentId(request.params.id)
     const suggestion = await options.boxes.suggestParcels(id, { apply: true }, { userId: adminUserId(request) })
