@@ -129,3 +129,25 @@ t.test("a parcel's weight and size are changed or the parcel removed on the ship
   t.same(await parcelRows(app), [])
   t.equal((await admin.post(`${page}/parcels/${parcel.id}/remove`, {})).statusCode, 404, 'gone')
 })
+
+t.test("a box is changed from its own form on the Boxes page; a refusal shows beside that box's fields only", async (t) => {
+  const app = await buildAdminApp(t)
+  const box = await app.shipments.boxes.createBox({ name: 'Mailer', innerDimensions: { length: '30', width: '20', height: '10', unit: 'cm' }, emptyWeight: { value: '150', unit: 'g' }, maxWeight: { value: '2000', unit: 'g' } })
+  const admin = adminClient(app, 'admin')
+  const name = (key: string) => `box.${box.id}.${key}`
+  const form = { [name('name')]: 'Large mailer', [name('length')]: '40', [name('width')]: '30', [name('height')]: '15', [name('dimensionUnit')]: 'cm', [name('emptyWeight')]: '200', [name('maxWeight')]: '100', [name('weightUnit')]: 'g' }
+  t.match(fieldMarkup((await admin.get('/boxes')).body, name('length')), /value="30"/, 'the form shows the box as stored')
+
+  const bad = await admin.post(`/boxes/${box.id}`, form)
+  t.equal(bad.statusCode, 422)
+  t.match(fieldMarkup(bad.body, name('maxWeight')), /must be more than the empty weight/)
+  t.notMatch(bad.body, /class="notice notice-error"/, 'no form lists it as an error of its own (the add form, the address)')
+  const { db, schema } = tables(app)
+  t.match((await db.select().from(schema.boxes))[0], { name: 'Mailer', innerLength: '30' }, 'nothing changed')
+
+  const saved = await admin.post(`/boxes/${box.id}`, { ...form, [name('maxWeight')]: '5000' })
+  t.equal(saved.statusCode, 303)
+  t.match((await db.select().from(schema.boxes))[0], { name: 'Large mailer', innerLength: '40', emptyWeight: '200', maxWeight: '5000' })
+  t.equal((await adminClient(app, 'viewer').post(`/boxes/${box.id}`, form)).statusCode, 403)
+  t.equal((await admin.post('/boxes/999999', form)).statusCode, 404)
+})

@@ -128,7 +128,31 @@ function shipFromSection(context: PageContext, form: ShipFromForm, errors: Field
   )
   return html`<h2 id="ship-from">Ship-from address</h2><p class="meta">${origin}</p>
 ${context.can.edit ? html`<form method="post" action="${context.prefix}/boxes/ship-from" aria-labelledby="ship-from" novalidate>${csrfField(context.csrf)}
-${formErrors(errors, fieldNames)}${inputs}<button type="submit" class="primary">Save address</button></form>` : html`<p>${SHIP_FROM_FIELDS.map(([name]) => form.values[`shipFrom.${name}`]).filter(Boolean).join(', ')}</p>`}`
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('shipFrom.'))), fieldNames)}${inputs}<button type="submit" class="primary">Save address</button></form>` : html`<p>${SHIP_FROM_FIELDS.map(([name]) => form.values[`shipFrom.${name}`]).filter(Boolean).join(', ')}</p>`}`
+}
+
+/** A box's own form (fields `box.<id>.<field>`), open when its last save was refused. */
+function changeBoxForm(context: PageContext, url: string, box: Box, data: { values: Record<string, string>; errors: FieldErrors }): SafeHtml {
+  const name = (key: string) => `box.${box.id}.${key}`
+  const stored: Record<string, string> = {
+    name: box.name,
+    length: box.innerDimensions.length,
+    width: box.innerDimensions.width,
+    height: box.innerDimensions.height,
+    dimensionUnit: box.innerDimensions.unit,
+    emptyWeight: box.emptyWeight.value,
+    maxWeight: box.maxWeight.value,
+    weightUnit: box.maxWeight.unit,
+  }
+  const shown = (key: string) => data.values[name(key)] ?? stored[key] ?? ''
+  const input = (key: string, label: string) => field({ name: name(key), label, errors: data.errors }, (aria) => textInput(name(key), shown(key), aria))
+  const unit = (key: string, label: string, units: readonly string[]) =>
+    field({ name: name(key), label, errors: data.errors }, (aria) => select(name(key), shown(key), units.map((each) => [each, each] as const), aria))
+  const failed = Object.keys(data.errors).some((key) => key.startsWith(`box.${box.id}.`))
+  return html`<details${failed ? html` open` : ''}><summary>Change</summary><form method="post" action="${url}/${box.id}" aria-label="${`Change box ${box.name}`}" novalidate>${csrfField(context.csrf)}
+${input('name', 'Name')}<div class="field-row">${input('length', 'Inner length')}${input('width', 'Inner width')}${input('height', 'Inner height')}${unit('dimensionUnit', 'Unit', DIMENSION_UNITS)}</div>
+<div class="field-row">${input('emptyWeight', 'Empty weight')}${input('maxWeight', 'Maximum weight')}${unit('weightUnit', 'Unit', WEIGHT_UNITS)}</div>
+<button type="submit">Save box</button></form></details>`
 }
 
 export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; values: Record<string, string>; errors: FieldErrors; flash: string | null; shipFrom: ShipFromForm }): SafeHtml {
@@ -140,14 +164,14 @@ export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; val
     (box) => html`<tr data-box="${box.id}"><td>${box.name}${box.enabled ? '' : html` <span class="meta">(disabled)</span>`}</td>
 <td>${box.innerDimensions.length} × ${box.innerDimensions.width} × ${box.innerDimensions.height} ${box.innerDimensions.unit}</td>
 <td>${box.emptyWeight.value} ${box.emptyWeight.unit}</td><td>${box.maxWeight.value} ${box.maxWeight.unit}</td>
-<td>${context.can.edit ? html`<form method="post" action="${url}/${box.id}/delete" data-confirm="Remove this box?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove</button></form>` : ''}</td></tr>`,
+<td>${context.can.edit ? html`${changeBoxForm(context, url, box, data)}<form method="post" action="${url}/${box.id}/delete" data-confirm="Remove this box?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove</button></form>` : ''}</td></tr>`,
   )
   const fieldNames = new Set(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'])
   return html`<h1>Boxes</h1>
 ${data.flash ? html`<div class="notice notice-ok" role="status">${data.flash}</div>` : ''}
 ${data.boxes.length === 0 ? html`<p class="meta">No boxes yet: "Suggest parcels" needs at least one.</p>` : scrollingTable('Boxes', html`<table><thead><tr><th>Name</th><th>Inner size</th><th>Empty weight</th><th>Maximum weight</th><th></th></tr></thead><tbody>${rows}</tbody></table>`)}
 ${context.can.edit ? html`<h2>Add a box</h2><form method="post" action="${url}" aria-label="Add a box" novalidate>${csrfField(context.csrf)}
-${formErrors(errors, fieldNames)}
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => !name.includes('.'))), fieldNames)}
 ${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name ?? '', aria))}
 <div class="field-row">${input('length', 'Inner length')}${input('width', 'Inner width')}${input('height', 'Inner height')}
 ${field({ name: 'dimensionUnit', label: 'Unit', errors }, (aria) => select('dimensionUnit', values.dimensionUnit ?? 'cm', DIMENSION_UNITS.map((unit) => [unit, unit] as const), aria))}</div>

@@ -824,27 +824,40 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     return sendPage(request, reply, 'Boxes', content, state.status)
   }
   scope.get('/boxes', { schema: hide, config: view }, async (request, reply) => renderBoxes(request, reply))
-  scope.post<{ Body: Form }>('/boxes', { schema: formSchema, config: edit }, async (request, reply) => {
-    const values = Object.fromEntries(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'].map((name) => [name, text(request.body[name])]))
+  /**
+   * Adds a box (boxId null) or changes one from its form: the fields of a box's own form are named
+   * `box.<id>.<field>`, so a refusal shows beside that box's fields with what was typed.
+   */
+  async function saveBox(request: FastifyRequest<{ Body: Form }>, reply: FastifyReply, boxId: number | null) {
+    const fieldPrefix = boxId === null ? '' : `box.${boxId}.`
+    const names = ['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit']
+    const values = Object.fromEntries(names.map((name) => [`${fieldPrefix}${name}`, text(request.body[`${fieldPrefix}${name}`])]))
+    const value = (name: string) => values[`${fieldPrefix}${name}`]!
+    const input = {
+      name: value('name'),
+      innerDimensions: { length: value('length'), width: value('width'), height: value('height'), unit: value('dimensionUnit') as 'cm' },
+      emptyWeight: { value: value('emptyWeight'), unit: value('weightUnit') as 'g' },
+      maxWeight: { value: value('maxWeight'), unit: value('weightUnit') as 'g' },
+    }
     try {
-      await options.boxes.createBox({
-        name: values.name,
-        innerDimensions: { length: values.length!, width: values.width!, height: values.height!, unit: values.dimensionUnit as 'cm' },
-        emptyWeight: { value: values.emptyWeight!, unit: values.weightUnit as 'g' },
-        maxWeight: { value: values.maxWeight!, unit: values.weightUnit as 'g' },
-      })
+      if (boxId === null) await options.boxes.createBox(input)
+      else await options.boxes.updateBox(boxId, input)
     } catch (error) {
       if (!(error instanceof ShipmentValidationError)) throw error
       // The service names `innerDimensions.length`, `maxWeight.value`...: the form's fields are flat.
       const errors: FieldErrors = {}
       for (const [name, messages] of Object.entries(error.errors)) {
         const flat = name.replace(/^innerDimensions\.(length|width|height)$/, '$1').replace(/^innerDimensions\.unit$/, 'dimensionUnit').replace(/^(emptyWeight|maxWeight)\.value$/, '$1').replace(/^(emptyWeight|maxWeight)\.unit$/, 'weightUnit')
-        ;(errors[flat] ??= []).push(...messages)
+        ;(errors[`${fieldPrefix}${flat}`] ??= []).push(...messages)
       }
       return renderBoxes(request, reply, { values, errors, status: 422 })
     }
-    return reply.redirect(`${prefix}/boxes?notice=created`, 303)
-  })
+    return reply.redirect(`${prefix}/boxes?notice=${boxId === null ? 'created' : 'saved'}`, 303)
+  }
+  scope.post<{ Body: Form }>('/boxes', { schema: formSchema, config: edit }, async (request, reply) => saveBox(request, reply, null))
+  scope.post<{ Params: { boxId: string }; Body: Form }>('/boxes/:boxId', { schema: formSchema, config: edit }, async (request, reply) =>
+    saveBox(request, reply, positiveId(request.params.boxId, () => new DeliveryErrors.BoxNotFound(request.params.boxId))),
+  )
   scope.post<{ Body: Form }>('/boxes/ship-from', { schema: formSchema, config: edit }, async (request, reply) => {
     const values = Object.fromEntries(SHIP_FROM_FIELDS.map(([name]) => [`shipFrom.${name}`, text(request.body[`shipFrom.${name}`])]))
     try {
