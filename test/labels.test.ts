@@ -241,6 +241,24 @@ t.test('two instances buying the same parcel at once buy one label', async (t) =
   t.equal((await labelEvents(s.app)).length, 1)
 })
 
+t.test('twelve parcels bought at once, more than the pool has connections: every label bought, none held up by the locks', async (t) => {
+  const s = await setup(t)
+  const parcels = [{ shipmentId: s.shipmentId, parcelId: s.parcelId }]
+  for (let index = 1; index < 12; index++) {
+    parcels.push({ shipmentId: s.shipmentId, parcelId: (await s.app.shipments.deliveries.addParcel(s.shipmentId, { weight: { value: '1', unit: 'kg' } })).id })
+  }
+  // Every buy waits at the provider at once: on PostgreSQL each parcel's lock used to hold one of the
+  // pool's ten connections, and the purchases then waited for an eleventh until the pool gave up.
+  for (const _ of parcels) s.imitation.fault({ step: 'buy', kind: 'delay', ms: 200 })
+  const answers = await Promise.all(parcels.map((parcel) => buy(s.app, parcel)))
+  t.same(answers.map((answer) => answer.statusCode), Array(12).fill(200), answers.map((answer) => answer.body).join('\n'))
+  t.equal(s.imitation.stats.buys, 12)
+  t.same((await operations(s.app)).map((row) => row.state), Array(12).fill('purchased'))
+  const stored = await Promise.all(parcels.map((parcel) => storedParcel(s.app, parcel.parcelId)))
+  t.same(stored.map((row) => row?.status), Array(12).fill('labelled'))
+  t.equal(new Set(stored.map((row) => row?.trackingNumber)).size, 12, 'twelve tracking numbers')
+})
+
 t.test('a buyer that cannot get the parcel lock in time gets a 409 to retry, and nothing is bought twice', async (t) => {
   const s = await setup(t)
   const impatient = await buildTestApp(t, { clock: () => s.clock.now, deliveries: { shipFrom: SHIP_FROM }, lockTimeoutMs: 200 }, s.database)

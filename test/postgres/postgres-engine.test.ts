@@ -211,3 +211,29 @@ t.test("the host's permission check runs before the transition's transaction: no
   t.ok(seen.length >= 3, 'asked for each transition')
   t.same([...new Set(seen)], [0], 'no transition lock held while the host decided')
 })
+
+t.test("a host's pool of one connection runs the work that holds a named lock (a ShipStation notice with items, under the order's lock)", async (t) => {
+  const pool = new pg.Pool({ connectionString: await testDatabase(t, 'one'), max: 1, connectionTimeoutMillis: 5000 })
+  t.teardown(() => pool.end())
+  // The notice's writes go through the pool while the order's lock is held: on a pool connection,
+  // the lock took the only one and the writes waited for the pool's timeout.
+  const app = await buildExchangeApp(t, { updateShipments: true }, { database: drizzle({ client: pool }) })
+  const orderId = await insertExportOrder(app, { reference: 'ONE-1' }, { items: [{ sku: 'MUG', name: 'Mug', quantity: 2, price: '8.00' }] })
+  const [line] = (await app.shipments.orders.orderLines!(orderId))!
+  const notice =
+    '<?xml version="1.0" encoding="utf-8"?><ShipNotice><OrderNumber>ONE-1</OrderNumber><Carrier>UPS</Carrier><Service>Ground</Service>' +
+    `<TrackingNumber>T-ONE</TrackingNumber><Items><Item><SKU>MUG</SKU><Name>Mug</Name><Quantity>2</Quantity><LineItemID>${line!.id}</LineItemID></Item></Items></ShipNotice>`
+  const response = await app.inject({
+    method: 'POST',
+    url: `${EXCHANGE_URL}?action=shipnotify`,
+    headers: { ...basicAuth(), 'content-type': 'text/xml', accept: 'application/json' },
+    payload: notice,
+  })
+  t.equal(response.statusCode, 200, response.body)
+  t.same(response.json(), { success: true })
+  const { shipments } = await app.shipments.shipments.list({ orderId })
+  t.same(
+    shipments.map(({ status, trackingNumber, items }) => ({ status, trackingNumber, items: items.map(({ lineItemId, quantity }) => ({ lineItemId, quantity })) })),
+    [{ status: 'shipped', trackingNumber: 'T-ONE', items: [{ lineItemId: line!.id, quantity: 2 }] }],
+  )
+})

@@ -23,6 +23,7 @@ import {
   type ShipmentChangeOutcome,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
+import { createAdvisoryLockSession } from './lock-session.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresReturnStore } from './returns.js'
@@ -75,6 +76,7 @@ const exchangeActivityOutcome = (refused: boolean) =>
 export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: boolean }): DataLayer {
   // Waiting requests queue here, not on the server: N requests for one shipment use one connection.
   const queue = createMutex({ directory: null })
+  const lockSession = createAdvisoryLockSession(db.$client)
   let localWrites = 0
   const wrote = <T>(result: T) => {
     localWrites++
@@ -741,33 +743,21 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     outbox: createPostgresOutboxStore(db),
 
     async withNamedLock(name, key, timeoutMs, task) {
-      // In-process first, so waiting callers do not each hold a connection; then a session advisory
-      // lock on a connection of its own, released by the server if this process dies.
+      // In-process first, so waiting callers do not each try the server; then a session advisory lock
+      // on the lock session's own connection (never one of the pool's, which the task needs).
+      const deadline = Date.now() + timeoutMs
       return queue.withLock(`${name}:${key}`, timeoutMs, async () => {
-        const client = await db.$client.connect()
-        const lost = (error: Error) => void error
-        client.on('error', lost)
-        let locked = false
+        const release = await lockSession.acquire(ADVISORY_LOCK_CLASS[name], key, `${name}:${key}`, deadline)
         try {
-          await client.query(`SELECT set_config('lock_timeout', $1, false)`, [`${Math.max(1, timeoutMs)}ms`])
-          try {
-            await client.query('SELECT pg_advisory_lock($1, $2)', [ADVISORY_LOCK_CLASS[name], key])
-          } catch (error) {
-            if (sqlState(error) === LOCK_NOT_AVAILABLE) throw new LockTimeoutError(`${name}:${key}`)
-            throw error
-          }
-          locked = true
-          await client.query('RESET lock_timeout')
           return await task()
         } finally {
-          if (locked) await client.query('SELECT pg_advisory_unlock($1, $2)', [ADVISORY_LOCK_CLASS[name], key]).catch(lost)
-          client.off('error', lost)
-          client.release()
+          await release()
         }
       })
     },
 
     async close() {
+      await lockSession.close()
       if (options.owned) await db.$client.end()
     },
   }
