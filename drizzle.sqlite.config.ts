@@ -3,6 +3,7 @@ import { defineConfig } from 'drizzle-kit'
 
 export default defineConfig({
   dialect: 'sqlite',
-  schema: './src/db/sqlite/schema.ts',
+  // The named locks' table is SQLite's own, outside the schema the package exports.
+  schema: ['./src/db/sqlite/schema.ts', './src/db/sqlite/named-locks-schema.ts'],
   out: './drizzle/sqlite',
 })

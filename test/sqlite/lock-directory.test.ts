@@ -10,6 +10,9 @@ import t, { type Test } from 'tap'
 import Database from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import { createMutex } from '../../src/db/mutex.js'
+import { LockTimeoutError } from '../../src/db/data-layer.js'
+import { openSqliteFile } from '../../src/db/sqlite/dialect.js'
+import { createSqliteNamedLocks } from '../../src/db/sqlite/named-locks.js'
 import { transitionLockName, type ShipmentStatus } from '../../src/index.js'
 import { buildTestApp, historyRows, orderWithShipments, postUpdate, shipmentRow } from '../fixtures/app.js'
 
@@ -189,4 +192,57 @@ t.test('lockDirectory null: no lock directory, no file lock, one history row per
   )
   t.same(await steps(app, other), ['null>new', 'new>shipped', 'shipped>cancelled', 'cancelled>shipped', 'shipped>new', 'new>shipped'])
   t.equal((await shipmentRow(app, other)).status, 'shipped')
+})
+
+/** Two connections to one migrated file, as two processes have: each with its own named locks. */
+async function twoProcessesLocks(t: Test, staleMs: number) {
+  const databaseFile = join(t.testdir(), 'locks.sqlite')
+  await buildTestApp(t, {}, databaseFile) // migrates the file
+  const compromised: string[] = []
+  const [first, second] = [0, 1].map(() => {
+    const db = openSqliteFile(databaseFile)
+    t.teardown(() => db.$client.close())
+    return { db, locks: createSqliteNamedLocks(db, { staleMs, onCompromised: (name, error) => void compromised.push(`${name}: ${error.message}`) }) }
+  })
+  const rows = () => first!.db.$client.prepare('SELECT name, holder, lease_until AS leaseUntil FROM shipments_named_locks').all() as Array<{ name: string; holder: string; leaseUntil: number }>
+  return { first: first!, second: second!, rows, compromised }
+}
+
+t.test('named locks are rows of the file: another process waits for a live one until its timeout, and takes over one whose lease ran out', async (t: Test) => {
+  const { first, second, rows, compromised } = await twoProcessesLocks(t, 300)
+  let inside!: () => void
+  const reached = new Promise<void>((resolve) => (inside = resolve))
+  let finish!: () => void
+  const held = first.locks.withLock('labelPurchase:7', 5_000, async () => {
+    inside()
+    await new Promise<void>((resolve) => (finish = resolve))
+    return 'first'
+  })
+  await reached
+  t.match(rows(), [{ name: 'labelPurchase:7' }], 'the held lock is a row')
+  // Held past two of its leases: renewed at half the lease, it never looks dead to the other process.
+  await sleep(700)
+  await t.rejects(second.locks.withLock('labelPurchase:7', 150, async () => 'second'), LockTimeoutError, 'a live lock is waited for until the timeout')
+  t.equal(await second.locks.withLock('labelPurchase:8', 1_000, async () => 'another'), 'another', 'another name is free')
+  finish()
+  t.equal(await held, 'first')
+  t.same(rows(), [], 'a released lock leaves no row')
+  t.equal(await second.locks.withLock('labelPurchase:7', 1_000, async () => 'second'), 'second', 'released, it is taken at once')
+
+  // A holder that died left its row: once the lease ran out, the next taker replaces it.
+  first.db.$client.prepare('INSERT INTO shipments_named_locks (name, holder, lease_until) VALUES (?, ?, ?)').run('shipmentPush:1', 'dead', Date.now() - 1)
+  t.equal(await second.locks.withLock('shipmentPush:1', 1_000, async () => rows()[0]?.holder !== 'dead'), true, 'the dead holder is replaced')
+  t.same(rows(), [])
+  t.same(compromised, [])
+})
+
+t.test('a named lock taken over while held (an event-loop stall past its lease) is reported as compromised', async (t: Test) => {
+  const { first, rows, compromised } = await twoProcessesLocks(t, 200)
+  await first.locks.withLock('shipNotice:3', 2_000, async () => {
+    // Another process took the row over (as after a stall): the next renewal finds it gone.
+    first.db.$client.prepare("UPDATE shipments_named_locks SET holder = 'other' WHERE name = ?").run('shipNotice:3')
+    await sleep(300)
+  })
+  t.same(compromised, ['shipNotice:3: The lock shipNotice:3 was taken over by another process.'])
+  t.match(rows(), [{ name: 'shipNotice:3', holder: 'other' }], "the other holder's row is left to it")
 })

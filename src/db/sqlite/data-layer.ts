@@ -31,6 +31,7 @@ import {
   type ShipmentRow,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
+import { createSqliteNamedLocks } from './named-locks.js'
 import { createSqliteNotificationStore } from './notifications.js'
 import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
@@ -110,12 +111,11 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
   // A file the package opened is checkpointed off the event loop (see checkpointer.ts).
   const checkpointer = options.owned ? createCheckpointer(db, { onError: options.onCheckpointError }) : null
   if (checkpointer) onWriteCommit(db, checkpointer.committed)
-  // Named locks held across asynchronous work (a push to an integration) cannot be a transaction:
-  // they are lock files, shared by every process on the file.
-  const namedLocks = createMutex({
-    directory: options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory,
-    onCompromised: options.onLockCompromised,
-  })
+  // Named locks held across asynchronous work (a push, a label purchase) cannot be a transaction: they
+  // are rows of the file (see named-locks.ts), or in this process only when the host says it runs one
+  // process per file (lockDirectory: null) or the database is in memory.
+  const lockDirectory = options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory
+  const namedLocks = lockDirectory === null ? createMutex({ directory: null }) : createSqliteNamedLocks(db, { onCompromised: options.onLockCompromised })
 
   // The hot path's statements are prepared once: building and preparing SQL per call cost more than
   // running it. Updates are prepared per set of changed columns, which is small and bounded. Rows come
