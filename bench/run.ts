@@ -170,7 +170,14 @@ async function writeToStore(app: FastifyInstance) {
 const EASYPOST_KEY = 'EZTK-bench-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
 const SHIP_TO = { name: 'Dr. Steve Brule', address1: '179 N Harbor Dr', city: 'Redondo Beach', state: 'CA', postalCode: '90277', country: 'US' }
-const PARCELS_PER_SHIPMENT = 2
+/**
+ * Shipments seeded for the label figure (ten to an order), taking parcels in turn: a round of the
+ * load gives each two or three, as a shop's shipments have (every parcel change rewrites the copy of
+ * the shipment's parcels, so a shipment of dozens would measure that copy). A shipment holds at most 100.
+ */
+const LABEL_SHIPMENTS = 3_000
+const LABEL_SHIPMENTS_PER_ORDER = 10
+const PARCELS_PER_SHIPMENT = 100
 
 /** The part of the official client the direct side calls. */
 type OfficialClientClass = new (
@@ -195,25 +202,28 @@ async function startLabelHost(engine: Engine) {
   const imitation = await easyPostImitation({ teardown: (close) => void closers.push(close) }, { apiKey: EASYPOST_KEY })
   // The CommonJS module's export is the client class (its bundled types do not say so to NodeNext).
   const client = new (EasyPost as unknown as OfficialClientClass)(EASYPOST_KEY, { baseUrl: `${imitation.baseUrl}/` })
-  let orderId = 0
-  // A new shipment after every PARCELS_PER_SHIPMENT parcels (a shipment holds at most 100), reserved
-  // synchronously so concurrent requests never overfill one.
-  let shipment: Promise<number> | null = null
-  let parcelsOnShipment = 0
-  const nextShipment = (app: FastifyInstance) => {
-    if (shipment === null || parcelsOnShipment >= PARCELS_PER_SHIPMENT) {
-      shipment = app.shipments.shipments.create(orderId).then(([created]) => created!.id)
-      parcelsOnShipment = 0
-    }
-    parcelsOnShipment++
-    return shipment
+  // The shipments are seeded before the rounds and taken in turn, so a request pays for its parcel and
+  // its label only (creating shipments on one growing order would measure that order's ledger).
+  const shipmentIds: number[] = []
+  let purchases = 0
+  const nextShipment = () => {
+    const shipmentId = shipmentIds[purchases % shipmentIds.length]!
+    if (++purchases > shipmentIds.length * PARCELS_PER_SHIPMENT) throw new Error('the label bench ran out of seeded shipments')
+    return shipmentId
   }
   const host = await startHost(
     engine,
     'labels',
     { deliveries: { shipFrom: SHIP_FROM } },
     async (app) => {
-      orderId = await app.shipments.referenceOrders!.createOrder({ reference: 'LABELS', isCompleted: true, shippingAddress: SHIP_TO })
+      const seedOrder = async (order: number) => {
+        const orderId = await app.shipments.referenceOrders!.createOrder({ reference: `LABELS-${order}`, isCompleted: true, shippingAddress: SHIP_TO })
+        for (let index = 0; index < LABEL_SHIPMENTS_PER_ORDER; index++) shipmentIds.push((await app.shipments.shipments.create(orderId))[0]!.id)
+      }
+      // Ten orders at a time, as ten connections would.
+      for (let order = 0; order < LABEL_SHIPMENTS / LABEL_SHIPMENTS_PER_ORDER; order += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, index) => seedOrder(order + index)))
+      }
       await app.shipments.integrations.create({
         name: 'EasyPost',
         handle: 'easypost',
@@ -223,7 +233,7 @@ async function startLabelHost(engine: Engine) {
     },
     (app) => {
       app.post('/bench/label', async () => {
-        const shipmentId = await nextShipment(app)
+        const shipmentId = nextShipment()
         const parcel = await app.shipments.deliveries.addParcel(shipmentId, { weight: { value: '1.5', unit: 'kg' } })
         const bought = await app.shipments.deliveries.buyLabel(shipmentId, parcel.id, { integration: 'easypost', carrier: 'USPS', service: 'Priority', labelFormat: 'PNG' })
         return { trackingNumber: bought.parcel.trackingNumber }
