@@ -1,7 +1,7 @@
 // The pick list of a batch: every SKU summed over the batch's shipments, with the shipments it goes
 // to, in the order of the shelves (the lines' `location`), each row with a box to tick.
 import type { PickListRow } from './model.js'
-import { MARGIN, type DocumentWriter } from './writer.js'
+import { MARGIN, yieldToEventLoop, type DocumentWriter } from './writer.js'
 
 /** One line of one shipment of the batch, as the pick list adds it up. */
 export interface PickedLine {
@@ -42,8 +42,8 @@ export function pickListRows(lines: readonly PickedLine[]): PickListRow[] {
   })
 }
 
-/** Writes the pick list (the caller writes the footers). */
-export function writePickList(writer: DocumentWriter, rows: readonly PickListRow[], heading: { shop: string; title: string; subtitle: string }) {
+/** Writes the pick list (the caller writes the footers), yielding to the event loop after each page. */
+export async function writePickList(writer: DocumentWriter, rows: readonly PickListRow[], heading: { shop: string; title: string; subtitle: string }) {
   const { doc } = writer
   let y = writer.addPage()
   const width = writer.contentWidth
@@ -74,7 +74,10 @@ export function writePickList(writer: DocumentWriter, rows: readonly PickListRow
         writer.heightOf(shipments, { size: 8, width: widths.shipments - 6 }),
         box,
       ) + 8
-    if (y + height > writer.bottom) y = header(writer.addPage())
+    if (y + height > writer.bottom) {
+      await yieldToEventLoop()
+      y = header(writer.addPage())
+    }
     doc.rect(columns.check, y + 3, box, box).lineWidth(1).strokeColor('#000000').stroke()
     writer.text(row.location ?? '—', columns.location, y + 4, { size: 9, width: widths.location })
     writer.text(row.sku ?? '—', columns.sku, y + 4, { size: 9, width: widths.sku })

@@ -152,7 +152,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     let replaced = false
     for (const loaded of batch) {
       const slip = slipData(loaded)
-      const barcode = options.show.barcode ? await referenceBarcode(slip.shipment.reference) : null
+      const barcode = options.show.barcode ? referenceBarcode(slip.shipment.reference) : null
       writePackingSlip(writer, slip, options.show, { barcode, logo, dateText }, options.title)
       const footerName = [slip.shop.name, `${options.title} ${slip.shipment.reference}`].filter(Boolean).join(' · ')
       pageCounts.push(writer.footers((page, pages) => `${footerName} · Page ${page} of ${pages}`))
@@ -264,7 +264,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
       return rendering(async () => {
         const writer = new DocumentWriter(await fontStack(), { size: options.pageSize, title: 'Pick list', date: now() })
         const units = rows.reduce((sum, row) => sum + row.quantity, 0)
-        writePickList(writer, rows, {
+        await writePickList(writer, rows, {
           shop: options.shop.name,
           title: 'Pick list',
           subtitle: `${batch.length} shipment${batch.length === 1 ? '' : 's'} · ${rows.length} row${rows.length === 1 ? '' : 's'} · ${units} unit${units === 1 ? '' : 's'} · ${dateText(now())}`,
