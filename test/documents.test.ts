@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify'
 import PDFDocument from 'pdfkit'
 import { PDFDocument as PdfLibDocument } from '@cantoo/pdf-lib'
 import bwipjs from 'bwip-js'
+import opentype from 'opentype.js'
 import { as, buildTestApp } from './fixtures/app.js'
 import { ADMIN, adminClient, buildAdminApp } from './fixtures/admin.js'
 import { tables, TEST_ENGINE } from './fixtures/database.js'
@@ -368,6 +369,74 @@ t.test('a batch of 200 shipments renders, yielding between slips', async (t) => 
   t.match(pick, /SKU-0\s+Item 0\s+58\s/, 'SKU-0 is in 29 shipments of 2 units each')
   const response = await app.inject({ url: `/shipments/api/documents/packing-slips?ids=${[...ids, 1].join(',')}`, headers: as('viewer') })
   t.equal(response.statusCode, 422, 'the documented maximum is 200')
+})
+
+/**
+ * A CJK font as a host supplies one, made here (no CJK font ships with the test tools): one glyph per
+ * character of `text`, a box with the character's code in its shape so no two glyphs are alike, full
+ * width (1,000 units) as CJK glyphs are, and printable ASCII at half width: a CJK font covers Latin too
+ * (the Noto CJK fonts do), so a line mixing both is drawn in it.
+ */
+function cjkFont(text: string): Buffer {
+  const square = (code: number) => {
+    const path = new opentype.Path()
+    const inset = 40 + (code % 7) * 10
+    const right = code < 0x80 ? 500 : 1000
+    path.moveTo(inset, -80)
+    path.lineTo(right - inset, -80)
+    path.lineTo(right - inset, 760)
+    path.lineTo(inset, 760)
+    path.close()
+    return path
+  }
+  const ascii = Array.from({ length: 0x7e - 0x21 + 1 }, (_, index) => 0x21 + index)
+  const cjk = [...new Set(text)].map((character) => character.codePointAt(0)!)
+  const glyph = (code: number, advanceWidth: number) =>
+    new opentype.Glyph({ name: `uni${code.toString(16).toUpperCase().padStart(4, '0')}`, unicode: code, advanceWidth, path: square(code) })
+  const glyphs = [
+    new opentype.Glyph({ name: '.notdef', advanceWidth: 1000, path: new opentype.Path() }),
+    new opentype.Glyph({ name: 'space', unicode: 0x20, advanceWidth: 500, path: new opentype.Path() }),
+    ...ascii.map((code) => glyph(code, 500)),
+    ...cjk.map((code) => glyph(code, 1000)),
+  ]
+  const font = new opentype.Font({ familyName: 'TestCJK', styleName: 'Regular', unitsPerEm: 1000, ascender: 880, descender: -120, glyphs })
+  return Buffer.from(font.toArrayBuffer())
+}
+
+t.test('CJK text in a host font: names, a note and an address in Japanese and Chinese, a long name wrapped without spaces, extracted back whole', async (t) => {
+  const longName = '日本茶の詰め合わせ特別限定版贈答用木箱入り十二種類日本茶の詰め合わせ特別限定版贈答用木箱入り十二種類'
+  const app = await setup(t, { fonts: [{ regular: cjkFont(`${longName}東京都渋谷区神南一丁目山田太郎配送注意中国茶叶礼盒`) }], missingGlyphs: 'error' })
+  const orderId = await app.shipments.referenceOrders!.createOrder({
+    reference: 'JP-1',
+    isCompleted: true,
+    customerNotes: '配送注意',
+    shippingAddress: { name: '山田太郎', address1: '神南一丁目', city: '東京都渋谷区', postalCode: '150-0041', country: 'JP' },
+    items: [
+      { name: longName, sku: 'TEA-JP', quantity: 1 },
+      { name: '中国茶叶礼盒', sku: 'TEA-CN', quantity: 2 },
+    ],
+  })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const path = saved(t, await app.shipments.documents.packingSlip(shipment!.id))
+  t.equal(infoOf(path).pages, 1)
+  const text = textOf(path)
+  for (const expected of ['山田太郎', '神南一丁目', '東京都渋谷区', '配送注意', '中国茶叶礼盒', 'TEA-JP', 'Order JP-1']) t.ok(text.includes(expected), `the slip shows ${expected}`)
+  t.notOk(text.includes('\uFFFD'), 'no character replaced')
+  // Forty-eight characters of 10 pt, 1,000 units wide each, do not fit the item column on one line: CJK text
+  // has no spaces, and breaks between characters.
+  const nameLines = text.split('\n').filter((line) => /[日本茶の詰め合わせ特別限定版贈答用木箱入り十二種類]{3,}/u.test(line))
+  t.ok(nameLines.length >= 2, `the long name wraps over ${nameLines.length} lines`)
+  t.equal(nameLines.map((line) => line.match(/[\u3040-\u30ff\u4e00-\u9fff]+/gu)!.filter((run) => longName.includes(run)).join('')).join(''), longName, 'every character of the long name, in order')
+  const fonts = execFileSync('pdffonts', [path], { encoding: 'utf8' })
+  t.match(fonts, /TestCJK/, 'the host font is embedded')
+
+  // Without the host font, the same order fails clearly (missingGlyphs: 'error') rather than dropping glyphs.
+  const plain = await setup(t, { missingGlyphs: 'error' })
+  const plainOrder = await plain.shipments.referenceOrders!.createOrder({ reference: 'JP-2', isCompleted: true, items: [{ name: '中国茶叶礼盒', sku: 'TEA-CN', quantity: 1 }] })
+  const [plainShipment] = await plain.shipments.shipments.create(plainOrder)
+  const refused = await plain.inject({ url: `/shipments/api/shipments/${plainShipment!.id}/packing-slip`, headers: as('viewer') })
+  t.equal(refused.statusCode, 422, refused.body)
+  t.match(refused.json(), { message: /中/ }, 'the answer names a character no font has')
 })
 
 t.test('a bad documents option fails registration, naming it', async (t) => {
