@@ -259,3 +259,85 @@ t.test('a hasPermission that throws is a 500 with the generic message, and nothi
   t.equal(read!.status, 'new')
   t.equal((await app.shipments.shipments.history(id)).length, 1, 'no history row')
 })
+
+/** The SQL statements (with their values) the app sends while `work` runs. */
+async function statementsOf(app: FastifyInstance, work: () => Promise<unknown>): Promise<Array<{ text: string; values: unknown[] }>> {
+  const seen: Array<{ text: string; values: unknown[] }> = []
+  const handle = app.shipments.database
+  if (handle.engine === 'sqlite') {
+    const client = handle.db.$client
+    const prepare = client.prepare.bind(client)
+    client.prepare = ((text: string) => (seen.push({ text, values: [] }), prepare(text))) as typeof client.prepare
+    try {
+      await work()
+    } finally {
+      client.prepare = prepare
+    }
+  } else {
+    const pool = handle.db.$client
+    const query = pool.query.bind(pool)
+    pool.query = ((config: unknown, values?: unknown[]) => {
+      const asConfig = config as { text?: string; values?: unknown[] }
+      // Drizzle passes the values beside a config object.
+      seen.push(typeof config === 'string' ? { text: config, values: values ?? [] } : { text: asConfig.text ?? '', values: values ?? asConfig.values ?? [] })
+      return query(config as never, values as never)
+    }) as typeof pool.query
+    try {
+      await work()
+    } finally {
+      pool.query = query
+    }
+  }
+  return seen
+}
+
+t.test('search: the start of a reference (ASCII letters in either case) or a whole tracking number, read from an index on each engine', async (t) => {
+  const app = await buildTestApp(t)
+  const references = ['ORD-1042', 'ORD-2042', 'Ωmega-7', 'ab%c']
+  const ids: Record<string, number> = {}
+  for (const reference of references) {
+    const orderId = await app.shipments.referenceOrders!.createOrder({ reference, isCompleted: true })
+    ids[reference] = (await app.shipments.shipments.create(orderId))[0]!.id
+  }
+  await app.shipments.shipments.update(ids['ORD-2042']!, { trackingNumber: '1Z 999 AA1' })
+  const found = async (search: string) => {
+    const page = await app.shipments.shipments.list({ search })
+    t.equal(page.total, page.shipments.length, `the total of ${search} counts its matches`)
+    return page.shipments.map((shipment) => shipment.reference).sort()
+  }
+  t.same(await found('ord-10'), ['ORD-1042-s001'], 'the start of the reference, ASCII letters in either case')
+  t.same(await found('ORD'), ['ORD-1042-s001', 'ORD-2042-s001'])
+  t.same(await found('1042'), [], 'the middle of a reference is not its start')
+  t.same(await found('Ωmega'), ['Ωmega-7-s001'])
+  t.same(await found('ωmega'), [], 'letters beyond ASCII match as written')
+  t.same(await found('%'), [], 'a % is searched for, not a wildcard')
+  t.same(await found('ab%'), ['ab%c-s001'])
+  t.same(await found('1z999aa1'), ['ORD-2042-s001'], 'a whole tracking number, however typed')
+  t.same(await found('1Z 999'), [], 'a part of a tracking number is not one')
+
+  // The list's statement for a search reads the reference index (and the tracking-number index),
+  // never the whole table.
+  const statements = await statementsOf(app, () => app.shipments.shipments.list({ search: 'ORD-1' }))
+  const listing = statements.find((statement) => /select .* from "shipments_shipments"/i.test(statement.text) && /reference/i.test(statement.text) && !/count\(/i.test(statement.text))
+  t.ok(listing, 'the list statement was seen')
+  const handle = app.shipments.database
+  if (handle.engine === 'sqlite') {
+    const plan = (handle.db.$client.prepare(`EXPLAIN QUERY PLAN ${listing!.text}`).all(...(listing!.text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((row) => row.detail).join('\n')
+    t.match(plan, /shipments_shipments_reference_search_idx/, plan)
+    t.notMatch(plan, /SCAN shipments_shipments\b(?! USING)/, 'no scan of the table')
+  } else {
+    const client = await handle.db.$client.connect()
+    try {
+      await client.query('BEGIN')
+      // A few rows: the planner would rather read the table; what matters is that the index answers it.
+      await client.query('SET LOCAL enable_seqscan = off')
+      const { rows } = await client.query(`EXPLAIN ${listing!.text}`, listing!.values)
+      const plan = rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')
+      t.match(plan, /shipments_shipments_reference_search_idx/, plan)
+      t.notMatch(plan, /Seq Scan on shipments_shipments/, 'no scan of the table')
+      await client.query('ROLLBACK')
+    } finally {
+      client.release()
+    }
+  }
+})

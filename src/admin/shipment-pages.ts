@@ -75,7 +75,7 @@ ${extra.bulk ? bulkReport(extra.bulk) : ''}
 <form class="filters" method="get" action="${context.prefix}/shipments" role="search">
   <div><label for="filter-status">Status</label>${statusFilter(filters.status)}</div>
   <div><label for="filter-order">Order</label><input type="search" id="filter-order" name="order" value="${filters.order}" placeholder="Order reference or id"></div>
-  <div><label for="filter-q">Reference</label><input type="search" id="filter-q" name="q" value="${filters.q}" placeholder="Shipment reference contains"></div>
+  <div><label for="filter-q">Reference</label><input type="search" id="filter-q" name="q" value="${filters.q}" placeholder="Reference starts with, or tracking number"></div>
   <button type="submit">Filter</button>
 </form>
 ${extra.orderNotFound ? notice('error', html`No order matches “${filters.order}”.`) : ''}

@@ -486,8 +486,8 @@ export function allocationToCheck(before: ShipmentRow, columns: ShipmentColumns)
 export interface ShipmentListQuery {
   orderId?: number
   status?: string
-  /** Shipments whose reference contains this text (case-insensitive), or whose tracking number is it (trackingNumberKey). */
-  referenceContains?: string
+  /** Shipments whose reference starts with this text (ASCII letters in either case; see referenceSearchKeyOf), or whose tracking number is it (trackingNumberKey). */
+  referenceStartsWith?: string
   /** Shipments with this tracking number, ignoring case, spaces and dashes (trackingNumberKey). */
   trackingNumber?: string
   /** Shipments whose external reference at this integration has this id. */

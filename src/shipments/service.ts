@@ -104,8 +104,9 @@ export interface ListShipmentsQuery {
   orderId?: number | undefined
   status?: ShipmentStatus | undefined
   /**
-   * Shipments whose reference contains this text, case-insensitive (an order's reference finds its
-   * shipments), or whose tracking number is this text, ignoring case, spaces and dashes.
+   * Shipments whose reference starts with this text, ASCII letters in either case (an order's reference
+   * finds its shipments; an index range, as fast at a million shipments as at ten thousand), or whose
+   * tracking number is this text, ignoring case, spaces and dashes.
    */
   search?: string | undefined
   /** Shipments with this tracking number, ignoring case, spaces and dashes (`1z 999-aa1` finds `1Z999AA1`); indexed. */
@@ -621,7 +622,7 @@ export function createShipmentService(deps: ShipmentServiceDependencies) {
       orderId: query.orderId,
       status: query.status,
       // Text no reference can hold (NUL, which PostgreSQL refuses in a parameter) matches nothing else either.
-      referenceContains: query.search?.trim().replaceAll('\u0000', '') || undefined,
+      referenceStartsWith: query.search?.trim().replaceAll('\u0000', '') || undefined,
       trackingNumber: query.trackingNumber,
       externalReference: query.externalReference,
       includeDeleted: query.includeDeleted ?? false,

@@ -1,7 +1,7 @@
 // The package's PostgreSQL tables: the same tables, columns and keys as the SQLite schema, so rows read
 // back the same on both engines (the checks at the end hold the two together).
 import { sql } from 'drizzle-orm'
-import { trackingNumberKeyOf } from '../tracking-number-key.js'
+import { referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 import { boolean, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 import type { StoredParcel } from '../parcels.js'
@@ -51,6 +51,8 @@ export const shipments = pgTable(
     index('shipments_shipments_status_idx').on(table.status, table.id),
     // Tracking services' webhooks and searches find a shipment by its tracking number, however typed.
     index('shipments_shipments_tracking_number_key_idx').on(trackingNumberKeyOf(table.trackingNumber)),
+    // A reference search reads the range of references that start with the text (see referenceSearchKeyOf).
+    index('shipments_shipments_reference_search_idx').on(referenceSearchKeyOf.postgres(table.reference)),
     // The overview: late shipments read only their own rows, at any store size.
     index('shipments_shipments_late_idx')
       .on(table.dateScheduledShip, table.id)

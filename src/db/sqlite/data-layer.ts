@@ -8,7 +8,6 @@ import { inChunks } from '../../in-chunks.js'
 import { trackingNumberKey } from '../../text.js'
 import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notInArray, sql, type Column } from 'drizzle-orm'
 import type { OrderLine } from '../../orders/order-store.js'
-import { likePattern } from '../like.js'
 import {
   LockTimeoutError,
   ShipmentMissingError,
@@ -58,7 +57,7 @@ import {
   statusCounts,
   webhookDeliveries,
 } from './schema.js'
-import { trackingNumberKeyOf } from '../tracking-number-key.js'
+import { referenceSearchBounds, referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 
 /** Order lines written per statement: far below either engine's limit on bound parameters. */
 const LINE_ROWS_PER_INSERT = 500
@@ -99,6 +98,13 @@ function encodeColumnValue(value: unknown): unknown {
 /** The activity log's refused rows (status 400 and above), or its answered ones: each kept against its own bound. */
 const exchangeActivityOutcome = (refused: boolean) =>
   refused ? sql`${exchangeActivity.statusCode} >= 400` : sql`${exchangeActivity.statusCode} < 400`
+
+/** A search: references that start with `text` (an index range, see referenceSearchKeyOf), or the tracking number `text`. */
+function referenceOrTrackingNumber(text: string) {
+  const [from, to] = referenceSearchBounds(text)
+  const key = referenceSearchKeyOf.sqlite(shipments.reference)
+  return sql`((${key} >= ${from} AND ${key} < ${to}) OR ${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(text)})`
+}
 
 export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLayerOptions): DataLayer {
   // Transitions of one shipment in this process wait here, in order, without touching the database;
@@ -388,15 +394,13 @@ export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLay
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
-        query.referenceContains
-          ? sql`(${shipments.reference} LIKE ${likePattern(query.referenceContains)} ESCAPE '\\' OR ${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.referenceContains)})`
-          : undefined,
+        query.referenceStartsWith ? referenceOrTrackingNumber(query.referenceStartsWith) : undefined,
         query.trackingNumber !== undefined ? sql`${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.trackingNumber)}` : undefined,
         query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
         query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
       )
       // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
-      const keptTotal = query.orderId === undefined && !query.referenceContains && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
+      const keptTotal = query.orderId === undefined && !query.referenceStartsWith && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
       const total = keptTotal ? keptCount(query.status) : db.select({ total: count() }).from(shipments).where(where).get()!.total
       const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
       const rows = db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()

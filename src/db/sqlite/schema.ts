@@ -1,6 +1,6 @@
 // The package's SQLite tables: shipments, their history, integrations, and the reference order store.
 import { sql } from 'drizzle-orm'
-import { trackingNumberKeyOf } from '../tracking-number-key.js'
+import { referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import type { ExchangeActivityRow, HistoryRow, IntegrationRow, ShipmentRow, StoredShipmentItem } from '../data-layer.js'
 import type { StoredParcel } from '../parcels.js'
@@ -49,6 +49,8 @@ export const shipments = sqliteTable(
     index('shipments_shipments_status_idx').on(table.status, table.id),
     // Tracking services' webhooks and searches find a shipment by its tracking number, however typed.
     index('shipments_shipments_tracking_number_key_idx').on(trackingNumberKeyOf(table.trackingNumber)),
+    // A reference search reads the range of references that start with the text (see referenceSearchKeyOf).
+    index('shipments_shipments_reference_search_idx').on(referenceSearchKeyOf.sqlite(table.reference)),
     // The overview: late shipments read only their own rows, at any store size.
     index('shipments_shipments_late_idx')
       .on(table.dateScheduledShip, table.id)

@@ -1,0 +1,1 @@
+CREATE INDEX "shipments_shipments_reference_search_idx" ON "shipments_shipments" USING btree ((translate("reference", 'abcdefghijklmnopqrstuvwxyz', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ') COLLATE "C"));

@@ -1,0 +1,1 @@
+CREATE INDEX `shipments_shipments_reference_search_idx` ON `shipments_shipments` (upper("reference"));
