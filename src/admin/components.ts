@@ -74,8 +74,9 @@ export const textInput = (name: string, value: string, aria: SafeHtml, type = 't
 export const textArea = (name: string, value: string, aria: SafeHtml) =>
   html`<textarea id="${`input-${name}`}" name="${name}"${aria}>${value}</textarea>`
 
-export function select(name: string, value: string, choices: ReadonlyArray<readonly [string, string]>, aria: SafeHtml = html``): SafeHtml {
-  return html`<select id="${`input-${name}`}" name="${name}"${aria}>${choices.map(
+/** A select whose id is `input-<name>`, or `id` where one name is used by several forms of a page. */
+export function select(name: string, value: string, choices: ReadonlyArray<readonly [string, string]>, aria: SafeHtml = html``, id = `input-${name}`): SafeHtml {
+  return html`<select id="${id}" name="${name}"${aria}>${choices.map(
     ([choice, label]) => html`<option value="${choice}"${choice === value ? html` selected` : ''}>${label}</option>`,
   )}</select>`
 }
@@ -121,6 +122,12 @@ export function errorSummary(entries: readonly SummaryEntry[]): SafeHtml {
 <h2 id="error-summary-title">There is a problem</h2>
 <ul>${entries.map((entry) => html`<li>${entry.target ? html`<a href="${`#${entry.target}`}" data-focus="${entry.target}">${entry.message}</a>` : entry.message}</li>`)}</ul>
 </div>`
+}
+
+/** A part of a page rendered apart (the shipment page's parcels), with its forms' problems for the page's error summary. */
+export interface PageSection {
+  content: SafeHtml
+  problems: SummaryEntry[]
 }
 
 /**
