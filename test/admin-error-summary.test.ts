@@ -3,7 +3,7 @@
 // messages and aria-invalid; nothing is stored. On every form: the shipment's, the order's, webhooks',
 // the return page's, the Boxes page's and the shipment page's parcel forms. Plus the default layout's
 // skip link, wrapping navigation and viewport meta, and the viewport meta of the layouts a host copies.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -84,7 +84,7 @@ async function shippedOrder(app: FastifyInstance) {
 
 const EASYPOST_KEY = 'EZTK-error-summary-0123456789abcdef'
 /** An EasyPost integration against the local imitation: the return page's label form and the parcels' rates are shown. */
-async function withLabels(t: Parameters<Parameters<typeof t.test>[1]>[0], options: Parameters<typeof buildAdminApp>[1] = {}) {
+async function withLabels(t: Test, options: Parameters<typeof buildAdminApp>[1] = {}) {
   const imitation = await easyPostImitation(t, { apiKey: EASYPOST_KEY })
   const app = await buildAdminApp(t, options)
   await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'secret', apiKey: EASYPOST_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 1000 } })
