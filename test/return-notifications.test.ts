@@ -124,7 +124,7 @@ t.test('a return moving through its states mails the customer and the staff, onc
   const page = await adminClient(app, 'admin').get(`/notifications/${staff.id}`)
   t.equal(page.statusCode, 200)
   t.match(page.body, `<a href="${ADMIN}/returns/${second.id}" data-return="${second.id}">Return R700-r002</a>`)
-  t.match(page.body, '<span class="badge" data-return-state="rejected">Rejected</span>')
+  t.match(page.body, '<span class="badge badge-return-rejected" data-return-state="rejected">Rejected</span>')
 })
 
 t.test('a return notification disabled before its job runs is skipped, not sent', async (t) => {

@@ -5,6 +5,7 @@ import type { ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset, parseIsoDateTime, wallTimeAt } from '../time.js'
 
 import { STATUS_LABELS } from '../shipments/shipment.js'
+import { RETURN_STATE_LABELS, RETURN_STATES, type ReturnState } from '../returns/return.js'
 
 export { STATUS_LABELS }
 
@@ -29,6 +30,10 @@ export function standaloneLayout(page: AdminPage): string {
 
 export const statusBadge = (status: string) =>
   html`<span class="badge badge-${status}" data-status="${status}">${STATUS_LABELS[status as ShipmentStatus] ?? status}</span>`
+
+/** A return's state as a badge, coloured per state (admin.css); a state this version does not know shows as it is, neutral. */
+export const returnStateBadge = (state: string) =>
+  html`<span class="badge badge-return-${(RETURN_STATES as readonly string[]).includes(state) ? state : 'other'}" data-return-state="${state}">${RETURN_STATE_LABELS[state as ReturnState] ?? state}</span>`
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 

@@ -6,10 +6,10 @@ import { RETURN_STATE_LABELS, RETURN_STATES } from '../returns/return.js'
 export { RETURN_STATE_LABELS }
 import type { ReturnableLine } from '../returns/service.js'
 import { WEIGHT_UNITS } from '../deliveries/units.js'
-import { csrfField, dateTime, errorSummary, field, formErrors, notice, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
+import { csrfField, dateTime, errorSummary, returnStateBadge, field, formErrors, notice, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 import { html, safeHref, type SafeHtml } from '../html.js'
 
-const stateBadge = (state: ReturnState) => html`<span class="badge badge-return-${state}" data-return-state="${state}">${RETURN_STATE_LABELS[state]}</span>`
+const stateBadge = (state: ReturnState) => returnStateBadge(state)
 const linesText = (entry: Return) => entry.lines.map((line) => `${line.quantity} × line ${line.lineItemId}`).join(', ')
 
 export interface ReturnListData {

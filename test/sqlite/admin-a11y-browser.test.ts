@@ -68,17 +68,26 @@ function phoneTargetProblems(page: Page): Promise<string[]> {
 }
 
 /**
- * Badges whose text is under 4.5:1 against their colour. axe leaves out text of one or two characters
- * (it cannot tell it is text), so the attention count needs this check of its own.
+ * Badges whose text is under 4.5:1 against their colour, or against what shows through a badge with no
+ * colour of its own. axe leaves out text of one or two characters (it cannot tell it is text) and text
+ * of its background's very colour (it takes it for hidden), so the attention count and a badge class
+ * missing from the style sheet (white on white) need this check of their own.
  */
 function lowContrastBadges(page: Page): Promise<string[]> {
   return page.evaluate(`(() => {
-    const rgb = (value) => value.match(/[\\d.]+/g).slice(0, 3).map(Number)
+    const channels = (value) => value.match(/[\\d.]+/g).map(Number)
     const luminance = (channels) => { const [r, g, b] = channels.map((c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4 }); return 0.2126 * r + 0.7152 * g + 0.0722 * b }
+    const background = (element) => {
+      for (let node = element; node; node = node.parentElement) {
+        const colour = channels(getComputedStyle(node).backgroundColor)
+        if (colour.length < 4 || colour[3] > 0) return colour.slice(0, 3)
+      }
+      return [255, 255, 255]
+    }
     const problems = []
     for (const badge of document.querySelectorAll('.badge')) {
       const style = getComputedStyle(badge)
-      const [light, dark] = [luminance(rgb(style.color)), luminance(rgb(style.backgroundColor))].sort((a, b) => b - a)
+      const [light, dark] = [luminance(channels(style.color).slice(0, 3)), luminance(background(badge))].sort((a, b) => b - a)
       const ratio = (light + 0.05) / (dark + 0.05)
       if (ratio < 4.5) problems.push(badge.outerHTML.slice(0, 100) + ' is ' + ratio.toFixed(2) + ':1')
     }
@@ -302,6 +311,12 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
   const colours = (await page.evaluate(`[...document.querySelectorAll('.status-counts .badge')].map((badge) => getComputedStyle(badge).backgroundColor)`)) as string[]
   t.equal(colours.length, 6)
   t.equal(new Set(colours).size, 6, `six distinct status colours: ${colours.join(', ')}`)
+
+  // The attempt badges: failed, unknown and skipped each look different (colour, or an outline).
+  await page.goto(`${base}${ADMIN}/notifications/${attempts.id}`)
+  const looks = (await page.evaluate(`[...document.querySelectorAll('.attempts .badge')].map((badge) => { const style = getComputedStyle(badge); return badge.textContent + ': ' + style.backgroundColor + ' ' + style.color + ' ' + style.borderStyle })`)) as string[]
+  t.same(looks.map((look) => look.split(':')[0]), ['skipped', 'unknown', 'failed'])
+  t.equal(new Set(looks.map((look) => look.split(': ')[1])).size, 3, `three distinct attempt badges: ${looks.join('; ')}`)
 
   // The overview's chart fits the phone.
   await page.setViewportSize({ width: SMALL_PHONE, height: 800 })
