@@ -225,7 +225,7 @@ t.test('the admin form offers the return triggers; a bad definition is refused w
   const [stored] = await app.shipments.notifications.list()
   t.match(stored, { name: 'Return desk', statuses: [], triggers: ['returnRequested', 'returnReceived'], recipient: 'addresses', addresses: [STAFF], enabled: true })
   const list = await admin.get('/notifications')
-  t.match(list.body, '<span class="badge" data-trigger="returnRequested">Return requested</span>')
+  t.match(list.body, '<span class="badge badge-trigger" data-trigger="returnRequested">Return requested</span>')
 
   // "Send test" takes a return's reference too (disabled first: the request itself sends nothing then).
   await app.shipments.notifications.update(stored.id, { enabled: false })
