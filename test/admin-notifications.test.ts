@@ -250,6 +250,33 @@ t.test("a definition's page lists its deliveries with the attempt log once a shi
   t.same(sent.map((message) => message.to), [['kim@example.com']])
 })
 
+t.test('a skipped job and an attempt whose outcome is unknown show as such, each with its own badge, not as failed', async (t) => {
+  const { app, shipment, failNext } = await setup(t)
+  const { id } = await app.shipments.notifications.create({ name: 'Shipped', statuses: ['shipped'], recipient: 'customer', subject: 's', html: 'h', text: 't' })
+  failNext(1)
+  await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
+  await eventually(app, async () => (await app.shipments.notifications.deliveries(id))[0]?.attempts.length === 1)
+  // The notification is disabled while the job waits for its retry; then the instance holding the job
+  // stops renewing its claim (it died): the one that takes the job over logs an attempt whose outcome
+  // is unknown, and the job, with nothing to send now, is skipped.
+  await app.shipments.notifications.update(id, { enabled: false })
+  const past = app.shipments.database.engine === 'sqlite' ? Date.now() - 1000 : new Date(Date.now() - 1000)
+  await rawQuery(app, "UPDATE shipments_outbox SET claimed_by = 'a-dead-instance', claimed_until = ?, available_at = ? WHERE name = 'customerNotification'", [past, past])
+  await eventually(app, async () => (await app.shipments.notifications.deliveries(id))[0]?.state === 'skipped')
+  t.match(
+    await app.shipments.notifications.deliveries(id),
+    [{ state: 'skipped', attempts: [{ error: 'Skipped: the notification was disabled before it was sent.' }, { error: /^Outcome unknown: / }, { error: 'SMTP 451 mailbox busy' }] }],
+    'stored: skipped, unknown, failed',
+  )
+  const page = await adminClient(app, 'admin').get(`/notifications/${id}`)
+  t.equal(page.statusCode, 200)
+  const badges = [...page.body.matchAll(/<li><span class="meta"><time[^>]*>[^<]+<\/time><\/span> <span class="badge ([\w-]+)">(\w+)<\/span>/g)].map((match) => `${match[1]} ${match[2]}`)
+  t.same(badges, ['badge-skipped skipped', 'badge-unknown unknown', 'badge-error failed'], 'newest first: only the failed attempt shows as failed')
+  t.match(page.body, /<span class="badge badge-skipped">skipped<\/span> the notification was disabled before it was sent\.<\/li>/)
+  t.match(page.body, /<span class="badge badge-unknown">unknown<\/span> the instance that held this job stopped renewing its claim/)
+  t.match(page.body, /<span class="badge badge-muted">skipped<\/span><\/td>/, "the job's own state")
+})
+
 t.test("a delivery's shipment is shown by its reference, linked to its page, not by its bare id; one gone since as #id", async (t) => {
   const { app, shipment } = await setup(t)
   const admin = adminClient(app, 'admin')

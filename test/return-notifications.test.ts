@@ -124,7 +124,7 @@ t.test('a return moving through its states mails the customer and the staff, onc
   const page = await adminClient(app, 'admin').get(`/notifications/${staff.id}`)
   t.equal(page.statusCode, 200)
   t.match(page.body, `<a href="${ADMIN}/returns/${second.id}" data-return="${second.id}">Return R700-r002</a>`)
-  t.match(page.body, '<span class="badge" data-return-state="rejected">Rejected</span>')
+  t.match(page.body, '<span class="badge badge-return-rejected" data-return-state="rejected">Rejected</span>')
 })
 
 t.test('a return notification disabled before its job runs is skipped, not sent', async (t) => {
@@ -225,7 +225,7 @@ t.test('the admin form offers the return triggers; a bad definition is refused w
   const [stored] = await app.shipments.notifications.list()
   t.match(stored, { name: 'Return desk', statuses: [], triggers: ['returnRequested', 'returnReceived'], recipient: 'addresses', addresses: [STAFF], enabled: true })
   const list = await admin.get('/notifications')
-  t.match(list.body, '<span class="badge" data-trigger="returnRequested">Return requested</span>')
+  t.match(list.body, '<span class="badge badge-trigger" data-trigger="returnRequested">Return requested</span>')
 
   // "Send test" takes a return's reference too (disabled first: the request itself sends nothing then).
   await app.shipments.notifications.update(stored.id, { enabled: false })

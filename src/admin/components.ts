@@ -5,6 +5,7 @@ import type { ShipmentStatus } from '../shipments/shipment.js'
 import { formatIsoWithOffset, parseIsoDateTime, wallTimeAt } from '../time.js'
 
 import { STATUS_LABELS } from '../shipments/shipment.js'
+import { RETURN_STATE_LABELS, RETURN_STATES, type ReturnState } from '../returns/return.js'
 
 export { STATUS_LABELS }
 
@@ -29,6 +30,10 @@ export function standaloneLayout(page: AdminPage): string {
 
 export const statusBadge = (status: string) =>
   html`<span class="badge badge-${status}" data-status="${status}">${STATUS_LABELS[status as ShipmentStatus] ?? status}</span>`
+
+/** A return's state as a badge, coloured per state (admin.css); a state this version does not know shows as it is, neutral. */
+export const returnStateBadge = (state: string) =>
+  html`<span class="badge badge-return-${(RETURN_STATES as readonly string[]).includes(state) ? state : 'other'}" data-return-state="${state}">${RETURN_STATE_LABELS[state as ReturnState] ?? state}</span>`
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
@@ -74,8 +79,9 @@ export const textInput = (name: string, value: string, aria: SafeHtml, type = 't
 export const textArea = (name: string, value: string, aria: SafeHtml) =>
   html`<textarea id="${`input-${name}`}" name="${name}"${aria}>${value}</textarea>`
 
-export function select(name: string, value: string, choices: ReadonlyArray<readonly [string, string]>, aria: SafeHtml = html``): SafeHtml {
-  return html`<select id="${`input-${name}`}" name="${name}"${aria}>${choices.map(
+/** A select whose id is `input-<name>`, or `id` where one name is used by several forms of a page. */
+export function select(name: string, value: string, choices: ReadonlyArray<readonly [string, string]>, aria: SafeHtml = html``, id = `input-${name}`): SafeHtml {
+  return html`<select id="${id}" name="${name}"${aria}>${choices.map(
     ([choice, label]) => html`<option value="${choice}"${choice === value ? html` selected` : ''}>${label}</option>`,
   )}</select>`
 }
@@ -121,6 +127,12 @@ export function errorSummary(entries: readonly SummaryEntry[]): SafeHtml {
 <h2 id="error-summary-title">There is a problem</h2>
 <ul>${entries.map((entry) => html`<li>${entry.target ? html`<a href="${`#${entry.target}`}" data-focus="${entry.target}">${entry.message}</a>` : entry.message}</li>`)}</ul>
 </div>`
+}
+
+/** A part of a page rendered apart (the shipment page's parcels), with its forms' problems for the page's error summary. */
+export interface PageSection {
+  content: SafeHtml
+  problems: SummaryEntry[]
 }
 
 /**

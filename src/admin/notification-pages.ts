@@ -3,9 +3,8 @@
 import { NOTIFICATION_TEMPLATES } from '../notifications/templates.js'
 import { NOTIFICATION_TRIGGERS, RETURN_TRIGGERS, type Notification, type NotificationInput, type NotificationService, type NotificationTrigger, type RenderedNotification } from '../notifications/service.js'
 import { SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
-import { RETURN_STATE_LABELS, type ReturnState } from '../returns/return.js'
 import { html, type SafeHtml } from '../html.js'
-import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
+import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, returnStateBadge, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 
 export type NotificationDelivery = Awaited<ReturnType<NotificationService['deliveries']>>[number]
 
@@ -147,7 +146,7 @@ ${data.canSend ? '' : transportMissing()}
   )}</div>
 ${data.notifications.length === 0 ? html`<p>No notifications yet.</p>` : scrollingTable('Notifications', html`<table class="notifications"><thead><tr><th>Name</th><th>Statuses</th><th>Recipient</th><th>Enabled</th></tr></thead><tbody>${data.notifications.map(
     (notification) => html`<tr data-notification="${notification.id}"><td><a href="${context.prefix}/notifications/${notification.id}">${notification.name}</a></td>
-<td>${notification.statuses.map((status) => html`${statusBadge(status)} `)}${notification.triggers.map((trigger) => html`<span class="badge" data-trigger="${trigger}">${TRIGGER_LABELS[trigger] ?? trigger}</span> `)}</td><td>${recipientText(notification)}</td><td>${enabledBadge(notification.enabled)}</td></tr>`,
+<td>${notification.statuses.map((status) => html`${statusBadge(status)} `)}${notification.triggers.map((trigger) => html`<span class="badge badge-trigger" data-trigger="${trigger}">${TRIGGER_LABELS[trigger] ?? trigger}</span> `)}</td><td>${recipientText(notification)}</td><td>${enabledBadge(notification.enabled)}</td></tr>`,
   )}</tbody></table>`)}`
 }
 
@@ -227,9 +226,9 @@ ${result ? testResult(result, data.canSend) : ''}
 <h2>Recent deliveries</h2>
 ${data.deliveries.length === 0 ? html`<p class="meta">No deliveries yet.</p>` : scrollingTable('Recent deliveries', html`<table class="deliveries"><thead><tr><th>Time</th><th>Shipment or return</th><th>Status reached</th><th>State</th><th>Attempts (newest first)</th></tr></thead><tbody>${data.deliveries.map(
     (delivery) => html`<tr data-delivery="${delivery.id}"><td class="meta">${dateTime(delivery.dateCreated, context.timeZone)}</td><td>${delivery.returnId !== null ? deliveryReturn(context, delivery.returnId, data.returnReferences) : deliveryShipment(context, delivery.shipmentId ?? 0, data.shipmentReferences)}</td>
-<td>${delivery.returnId !== null ? html`<span class="badge" data-return-state="${delivery.toStatus}">${RETURN_STATE_LABELS[delivery.toStatus as ReturnState] ?? delivery.toStatus}</span>` : statusBadge(delivery.toStatus)}</td><td>${deliveryState(delivery.state)}</td>
+<td>${delivery.returnId !== null ? returnStateBadge(delivery.toStatus) : statusBadge(delivery.toStatus)}</td><td>${deliveryState(delivery.state)}</td>
 <td>${delivery.attempts.length === 0 ? html`<span class="meta">Not attempted yet</span>` : html`<ul class="attempts">${delivery.attempts.map(
-      (attempt) => html`<li><span class="meta">${dateTime(attempt.date, context.timeZone)}</span> ${attempt.error === null ? html`<span class="badge badge-ok">sent</span>` : html`<span class="badge badge-error">failed</span> ${attempt.error}`}</li>`,
+      (attempt) => html`<li><span class="meta">${dateTime(attempt.date, context.timeZone)}</span> ${attemptOutcome(attempt.error)}</li>`,
     )}</ul>`}</td></tr>`,
   )}</tbody></table>`)}`
 }
@@ -265,6 +264,19 @@ function deliveryShipment(context: PageContext, shipmentId: number, references: 
 function deliveryReturn(context: PageContext, returnId: number, references: ReadonlyMap<number, string>): SafeHtml {
   const reference = references.get(returnId)
   return reference === undefined ? html`<span class="meta">Return #${returnId}</span>` : html`<a href="${context.prefix}/returns/${returnId}" data-return="${returnId}">Return ${reference}</a>`
+}
+
+// How the outbox words an attempt that did not fail: a job with nothing to send (src/outbox/dispatcher.ts)
+// and an attempt whose instance stopped answering before it told the outcome (TAKEN_OVER_ATTEMPT_ERROR).
+const SKIPPED_PREFIX = 'Skipped: '
+const UNKNOWN_PREFIX = 'Outcome unknown: '
+
+/** An attempt as it went: sent, skipped (nothing to send), outcome unknown, or failed, with its reason. */
+function attemptOutcome(error: string | null): SafeHtml {
+  if (error === null) return html`<span class="badge badge-ok">sent</span>`
+  if (error.startsWith(SKIPPED_PREFIX)) return html`<span class="badge badge-skipped">skipped</span> ${error.slice(SKIPPED_PREFIX.length)}`
+  if (error.startsWith(UNKNOWN_PREFIX)) return html`<span class="badge badge-unknown">unknown</span> ${error.slice(UNKNOWN_PREFIX.length)}`
+  return html`<span class="badge badge-error">failed</span> ${error}`
 }
 
 const deliveryState = (state: string) =>

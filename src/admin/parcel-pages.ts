@@ -4,7 +4,7 @@ import type { Parcel } from '../deliveries/parcel.js'
 import type { RateQuote } from '../deliveries/service.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
 import type { Box } from '../deliveries/boxes.js'
-import { csrfField, field, formErrors, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
+import { csrfField, errorSummary, field, formErrors, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext, type PageSection, type SummaryEntry } from './components.js'
 import { html, safeHref, type SafeHtml } from '../html.js'
 
 export interface ParcelSectionData {
@@ -22,7 +22,48 @@ export interface ParcelSectionData {
 const weightText = (parcel: Parcel) => `${parcel.weight.value} ${parcel.weight.unit}`
 const sizeText = (parcel: Parcel) => (parcel.dimensions ? `${parcel.dimensions.length} × ${parcel.dimensions.width} × ${parcel.dimensions.height} ${parcel.dimensions.unit}` : '—')
 
-export function parcelsSection(context: PageContext, data: ParcelSectionData): SafeHtml {
+/** The fields of a parcel's change form, with their labels as the summary names them. */
+const PARCEL_FIELDS = new Map([
+  ['weight', 'weight'],
+  ['weightUnit', 'weight unit'],
+  ['length', 'length'],
+  ['width', 'width'],
+  ['height', 'height'],
+  ['dimensionUnit', 'size unit'],
+])
+
+/**
+ * The parcel forms' problems for the shipment page's error summary: a field's message links to its
+ * input, a parcel's label refusal to its row (its rates form first), a form's own refusal to that form;
+ * a parcel no longer on the page is named without a link.
+ */
+function parcelProblems(context: PageContext, data: ParcelSectionData, canBuy: boolean): SummaryEntry[] {
+  const targets: Record<string, string> = {}
+  const labels: Record<string, string> = {}
+  const parcels = new Map(data.parcels.map((parcel) => [String(parcel.id), parcel]))
+  for (const name of Object.keys(data.errors)) {
+    const [group, id, key] = name.split('.')
+    if (group === 'parcel') {
+      labels[name] = id === 'weight' ? 'New parcel, weight' : id === 'weightUnit' ? 'New parcel, weight unit' : 'Parcels'
+      if (context.can.edit) targets[name] = id === 'weight' || id === 'weightUnit' ? `input-${name}` : 'add-parcel'
+      continue
+    }
+    const parcel = parcels.get(id ?? '')
+    if (group === 'label') {
+      labels[name] = `Parcel ${id}, label`
+      if (parcel && (canBuy || parcel.label)) targets[name] = `parcel-${id}`
+    } else if (group === 'edit') {
+      labels[name] = `Parcel ${id}${key && PARCEL_FIELDS.has(key) ? `, ${PARCEL_FIELDS.get(key)}` : ''}`
+      const changeable = parcel && !parcel.label && context.can.edit
+      if (changeable) targets[name] = key && PARCEL_FIELDS.has(key) ? `input-${name}` : `change-parcel-${id}`
+      else if (parcel) targets[name] = `parcel-${id}`
+    }
+  }
+  return summaryEntries(data.errors, new Set(), targets, labels)
+}
+
+/** The parcels section and its problems: the shipment page lists them in its error summary. */
+export function parcelsSection(context: PageContext, data: ParcelSectionData): PageSection {
   const base = `${context.prefix}/shipments/${data.shipmentId}/parcels`
   const integrationChoices = data.labelIntegrations.map((handle) => [handle, handle] as const)
   const canBuy = context.can.buyLabels && data.labelIntegrations.length > 0
@@ -30,24 +71,27 @@ export function parcelsSection(context: PageContext, data: ParcelSectionData): S
     const labelHref = parcel.label ? safeHref(parcel.label.url) : null
     const errorName = `label.${parcel.id}`
     const quotes = data.quotes?.parcelId === parcel.id ? data.quotes.quotes : null
-    return html`<tr data-parcel="${parcel.id}">
+    return html`<tr data-parcel="${parcel.id}" id="${`parcel-${parcel.id}`}">
 <td>${weightText(parcel)}</td><td>${sizeText(parcel)}</td>
 <td>${parcel.trackingNumber ? html`${parcel.carrier ?? ''} ${parcel.service ?? ''}<br>${parcel.trackingNumber}` : '—'}</td>
 <td>${parcel.label ? html`${labelHref ? html`<a href="${labelHref}" rel="noopener noreferrer" target="_blank">${parcel.label.format}</a>` : parcel.label.format}${parcel.label.cost ? html` · ${parcel.label.cost.amount} ${parcel.label.cost.currency}` : ''}` : '—'}
 ${(data.errors[errorName] ?? []).length > 0 ? html`<p class="field-error" role="alert" id="${`error-${errorName}`}">${data.errors[errorName]!.join(' ')}</p>` : ''}
 ${parcel.label && canBuy ? html`<form method="post" action="${base}/${parcel.id}/void" data-confirm="Void this label? The carrier decides on the refund.">${csrfField(context.csrf)}<button type="submit" class="danger">Void label</button></form>` : ''}
-${!parcel.label && canBuy ? labelForms(context, base, parcel, integrationChoices, quotes) : ''}
+${!parcel.label && canBuy ? labelForms(context, base, parcel, integrationChoices, quotes, (data.errors[errorName] ?? []).length > 0) : ''}
 ${!parcel.label && context.can.edit ? changeParcelForm(context, base, parcel, data) : ''}</td>
 </tr>`
   })
-  return html`<h2 id="parcels" tabindex="-1">Parcels</h2>
+  const content = html`<h2 id="parcels" tabindex="-1">Parcels</h2>
 ${data.parcels.length === 0 ? html`<p class="meta">No parcels yet: the shipment's own tracking number is used.</p>` : scrollingTable('Parcels', html`<table><thead><tr><th>Weight</th><th>Size</th><th>Tracking</th><th>Label</th></tr></thead><tbody>${rows}</tbody></table>`)}
 ${context.can.edit ? addParcelForm(context, base, data) : ''}`
+  return { content, problems: parcelProblems(context, data, canBuy === true) }
 }
 
-function labelForms(context: PageContext, base: string, parcel: Parcel, integrations: ReadonlyArray<readonly [string, string]>, quotes: RateQuote[] | null): SafeHtml {
+/** Rates, then a quote's "Buy"; the integration select's id is the parcel's own (each parcel has one). */
+function labelForms(context: PageContext, base: string, parcel: Parcel, integrations: ReadonlyArray<readonly [string, string]>, quotes: RateQuote[] | null, refused: boolean): SafeHtml {
+  const aria = refused ? html` aria-invalid="true" aria-describedby="${`error-label.${parcel.id}`}"` : html``
   const rates = html`<form method="post" action="${base}/${parcel.id}/rates" aria-label="Get rates">${csrfField(context.csrf)}
-${select('integration', integrations[0]?.[0] ?? '', integrations, html` aria-label="Integration"`)} <button type="submit">Get rates</button></form>`
+${select('integration', integrations[0]?.[0] ?? '', integrations, html` aria-label="Integration"${aria}`, `input-rates.${parcel.id}.integration`)} <button type="submit">Get rates</button></form>`
   if (!quotes) return rates
   const table = quotes.length === 0
     ? html`<p class="meta">No rates.</p>`
@@ -72,7 +116,7 @@ function changeParcelForm(context: PageContext, base: string, parcel: Parcel, da
     field({ name: name(key), label, errors: data.errors }, (aria) => select(name(key), shown(key, stored), units.map((each) => [each, each] as const), aria))
   const size = parcel.dimensions
   return html`<details${failed ? html` open` : ''}><summary>Change or remove</summary>
-<form method="post" action="${base}/${parcel.id}/change" aria-label="${`Change parcel ${parcel.id}`}" novalidate>${csrfField(context.csrf)}
+<form method="post" action="${base}/${parcel.id}/change" aria-label="${`Change parcel ${parcel.id}`}" id="${`change-parcel-${parcel.id}`}" novalidate>${csrfField(context.csrf)}
 ${formErrors(Object.fromEntries(Object.entries(data.errors).filter(([key]) => key === name('form'))), new Set())}
 <div class="field-row">${input('weight', 'Weight', parcel.weight.value)}${unit('weightUnit', 'Unit', parcel.weight.unit, WEIGHT_UNITS)}</div>
 <div class="field-row">${input('length', 'Length (optional)', size?.length ?? '')}${input('width', 'Width', size?.width ?? '')}${input('height', 'Height', size?.height ?? '')}
@@ -84,7 +128,7 @@ ${unit('dimensionUnit', 'Unit', size?.unit ?? 'cm', DIMENSION_UNITS)}</div>
 function addParcelForm(context: PageContext, base: string, data: ParcelSectionData): SafeHtml {
   const { errors, values } = data
   const names = new Set(['parcel.weight', 'parcel.weightUnit'])
-  return html`<form method="post" action="${base}" aria-label="Add a parcel" novalidate>${csrfField(context.csrf)}
+  return html`<form method="post" action="${base}" aria-label="Add a parcel" id="add-parcel" novalidate>${csrfField(context.csrf)}
 ${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('parcel.') && !names.has(name))), new Set())}
 <div class="field-row">
 ${field({ name: 'parcel.weight', label: 'Weight', errors }, (aria) => textInput('parcel.weight', values['parcel.weight'] ?? '', html`${aria} inputmode="decimal"`))}
@@ -94,7 +138,6 @@ ${field({ name: 'parcel.weightUnit', label: 'Unit', errors }, (aria) => select('
 <form method="post" action="${base}/suggest" aria-label="Suggest parcels">${csrfField(context.csrf)}<button type="submit">Suggest parcels from boxes</button></form>`
 }
 
-/** The box catalogue page: the boxes, a form to add one, and a remove button each. */
 /** The ship-from form's fields: `shipFrom.<field>` names, so they never clash with the box form's. */
 export const SHIP_FROM_FIELDS = [
   ['name', 'Name (optional)'],
@@ -127,7 +170,7 @@ function shipFromSection(context: PageContext, form: ShipFromForm, errors: Field
     field({ name: `shipFrom.${name}`, label, errors }, (aria) => textInput(`shipFrom.${name}`, form.values[`shipFrom.${name}`] ?? '', aria)),
   )
   return html`<h2 id="ship-from">Ship-from address</h2><p class="meta">${origin}</p>
-${context.can.edit ? html`<form method="post" action="${context.prefix}/boxes/ship-from" aria-labelledby="ship-from" novalidate>${csrfField(context.csrf)}
+${context.can.edit ? html`<form method="post" action="${context.prefix}/boxes/ship-from" aria-labelledby="ship-from" id="ship-from-address" novalidate>${csrfField(context.csrf)}
 ${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('shipFrom.'))), fieldNames)}${inputs}<button type="submit" class="primary">Save address</button></form>` : html`<p>${SHIP_FROM_FIELDS.map(([name]) => form.values[`shipFrom.${name}`]).filter(Boolean).join(', ')}</p>`}`
 }
 
@@ -149,12 +192,53 @@ function changeBoxForm(context: PageContext, url: string, box: Box, data: { valu
   const unit = (key: string, label: string, units: readonly string[]) =>
     field({ name: name(key), label, errors: data.errors }, (aria) => select(name(key), shown(key), units.map((each) => [each, each] as const), aria))
   const failed = Object.keys(data.errors).some((key) => key.startsWith(`box.${box.id}.`))
-  return html`<details${failed ? html` open` : ''}><summary>Change</summary><form method="post" action="${url}/${box.id}" aria-label="${`Change box ${box.name}`}" novalidate>${csrfField(context.csrf)}
+  return html`<details${failed ? html` open` : ''}><summary>Change</summary><form method="post" action="${url}/${box.id}" aria-label="${`Change box ${box.name}`}" id="${`change-box-${box.id}`}" novalidate>${csrfField(context.csrf)}
 ${input('name', 'Name')}<div class="field-row">${input('length', 'Inner length')}${input('width', 'Inner width')}${input('height', 'Inner height')}${unit('dimensionUnit', 'Unit', DIMENSION_UNITS)}</div>
 <div class="field-row">${input('emptyWeight', 'Empty weight')}${input('maxWeight', 'Maximum weight')}${unit('weightUnit', 'Unit', WEIGHT_UNITS)}</div>
 <button type="submit">Save box</button></form></details>`
 }
 
+/** A box form's fields (the add form's names; a box's own form prefixes them `box.<id>.`) and their labels. */
+const BOX_FIELDS = new Map([
+  ['name', 'Name'],
+  ['length', 'Inner length'],
+  ['width', 'Inner width'],
+  ['height', 'Inner height'],
+  ['dimensionUnit', 'Size unit'],
+  ['emptyWeight', 'Empty weight'],
+  ['maxWeight', 'Maximum weight'],
+  ['weightUnit', 'Weight unit'],
+])
+
+/**
+ * The Boxes page's problems for its error summary, named by form (the new box, a box by its name, the
+ * ship-from address): a field's message links to its input, a form's other messages to the form.
+ */
+function boxPageProblems(context: PageContext, boxes: Box[], errors: FieldErrors): SummaryEntry[] {
+  const targets: Record<string, string> = {}
+  const labels: Record<string, string> = {}
+  const shipFromLabels = new Map<string, string>(SHIP_FROM_FIELDS)
+  for (const name of Object.keys(errors)) {
+    const parts = name.split('.')
+    if (parts[0] === 'shipFrom') {
+      const label = shipFromLabels.get(parts[1] ?? '')
+      labels[name] = label ? `Ship-from address, ${label.replace(/ \(.*\)$/, '')}` : 'Ship-from address'
+      if (context.can.edit) targets[name] = label ? `input-${name}` : 'ship-from-address'
+    } else if (parts[0] === 'box' && parts.length === 3) {
+      const box = boxes.find((each) => String(each.id) === parts[1])
+      const label = BOX_FIELDS.get(parts[2]!)
+      labels[name] = `Box ${box?.name ?? parts[1]}${label ? `, ${label}` : ''}`
+      if (box && context.can.edit) targets[name] = label ? `input-${name}` : `change-box-${box.id}`
+    } else {
+      const label = BOX_FIELDS.get(name)
+      labels[name] = `New box${label ? `, ${label}` : ''}`
+      if (context.can.edit) targets[name] = label ? `input-${name}` : 'add-box'
+    }
+  }
+  return summaryEntries(errors, new Set(), targets, labels)
+}
+
+/** The box catalogue page: the boxes (each changed from its own form), a form to add one, the ship-from address. */
 export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; values: Record<string, string>; errors: FieldErrors; flash: string | null; shipFrom: ShipFromForm }): SafeHtml {
   const { values, errors } = data
   const url = `${context.prefix}/boxes`
@@ -167,10 +251,10 @@ export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; val
 <td>${context.can.edit ? html`${changeBoxForm(context, url, box, data)}<form method="post" action="${url}/${box.id}/delete" data-confirm="Remove this box?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove</button></form>` : ''}</td></tr>`,
   )
   const fieldNames = new Set(['name', 'length', 'width', 'height', 'dimensionUnit', 'emptyWeight', 'maxWeight', 'weightUnit'])
-  return html`<h1>Boxes</h1>
+  return html`${errorSummary(boxPageProblems(context, data.boxes, errors))}<h1>Boxes</h1>
 ${data.flash ? html`<div class="notice notice-ok" role="status">${data.flash}</div>` : ''}
 ${data.boxes.length === 0 ? html`<p class="meta">No boxes yet: "Suggest parcels" needs at least one.</p>` : scrollingTable('Boxes', html`<table><thead><tr><th>Name</th><th>Inner size</th><th>Empty weight</th><th>Maximum weight</th><th></th></tr></thead><tbody>${rows}</tbody></table>`)}
-${context.can.edit ? html`<h2>Add a box</h2><form method="post" action="${url}" aria-label="Add a box" novalidate>${csrfField(context.csrf)}
+${context.can.edit ? html`<h2>Add a box</h2><form method="post" action="${url}" aria-label="Add a box" id="add-box" novalidate>${csrfField(context.csrf)}
 ${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => !name.includes('.'))), fieldNames)}
 ${field({ name: 'name', label: 'Name', errors }, (aria) => textInput('name', values.name ?? '', aria))}
 <div class="field-row">${input('length', 'Inner length')}${input('width', 'Inner width')}${input('height', 'Inner height')}

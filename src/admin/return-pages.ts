@@ -6,10 +6,10 @@ import { RETURN_STATE_LABELS, RETURN_STATES } from '../returns/return.js'
 export { RETURN_STATE_LABELS }
 import type { ReturnableLine } from '../returns/service.js'
 import { WEIGHT_UNITS } from '../deliveries/units.js'
-import { csrfField, dateTime, field, formErrors, notice, scrollingTable, select, textInput, type FieldErrors, type PageContext } from './components.js'
+import { csrfField, dateTime, errorSummary, returnStateBadge, field, formErrors, notice, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 import { html, safeHref, type SafeHtml } from '../html.js'
 
-const stateBadge = (state: ReturnState) => html`<span class="badge badge-return-${state}" data-return-state="${state}">${RETURN_STATE_LABELS[state]}</span>`
+const stateBadge = (state: ReturnState) => returnStateBadge(state)
 const linesText = (entry: Return) => entry.lines.map((line) => `${line.quantity} × line ${line.lineItemId}`).join(', ')
 
 export interface ReturnListData {
@@ -53,26 +53,37 @@ export function returnPage(context: PageContext, data: ReturnPageData): SafeHtml
     (line) => html`<tr data-line="${line.lineItemId}"><td>${line.lineItemId}</td><td>${line.quantity}</td><td>${line.reason}</td><td>${line.note ?? ''}</td>
 <td>${line.received ? `${line.received.resellable} resellable, ${line.received.damaged} damaged, ${line.received.missing} missing` : '—'}</td></tr>`,
   )
+  // The message field is named after its form (`message.rejected`): its id, its label's `for` and the
+  // summary's link agree; the form posts it as `message`.
   const stateForm = (state: ReturnState, label: string, options: { message?: boolean; danger?: boolean } = {}) =>
     html`<form method="post" action="${`${base}/state`}" aria-label="${label}">${csrfField(context.csrf)}<input type="hidden" name="state" value="${state}">
-${options.message ? field({ name: `message.${state}`, label: 'Message', errors }, (aria) => textInput('message', '', aria)) : ''}
+${options.message ? field({ name: `message.${state}`, label: 'Message', errors }, (aria) => html`<input type="text" id="${`input-message.${state}`}" name="message" value=""${aria}>`) : ''}
 <button type="submit"${options.danger ? html` class="danger"` : html` class="primary"`}>${label}</button></form>`
   const actions: SafeHtml[] = []
+  // The error summary links only to what is on the page (a refusal may come back after the state moved on).
+  const shown = new Set<string>()
   if (manage) {
+    if (entry.state === 'requested' || entry.state === 'authorised') shown.add('message.rejected')
     if (entry.state === 'requested') actions.push(stateForm('authorised', 'Authorise'), stateForm('rejected', 'Reject', { message: true, danger: true }))
     if (entry.state === 'authorised') {
-      if (context.can.buyLabels && data.labelIntegrations.length > 0) actions.push(labelForm(context, base, data))
+      if (context.can.buyLabels && data.labelIntegrations.length > 0) {
+        actions.push(labelForm(context, base, data))
+        for (const name of [...LABEL_FIELDS.keys(), 'label']) shown.add(name)
+      }
       actions.push(html`<form method="post" action="${`${base}/tracking`}" aria-label="Tracking number by hand">${csrfField(context.csrf)}
 ${field({ name: 'trackingNumber', label: 'Tracking number (the customer ships it)', errors }, (aria) => textInput('trackingNumber', '', aria))}
 ${field({ name: 'carrier', label: 'Carrier', errors }, (aria) => textInput('carrier', '', aria))}
 <button type="submit">Save tracking number</button></form>`)
+      shown.add('trackingNumber').add('carrier')
       actions.push(stateForm('rejected', 'Reject', { message: true, danger: true }))
     }
-    if (['authorised', 'label_sent', 'in_transit', 'received'].includes(entry.state) && entry.dateReceived === null) actions.push(receiveForm(context, base, entry, errors))
+    if (['authorised', 'label_sent', 'in_transit', 'received'].includes(entry.state) && entry.dateReceived === null) {
+      actions.push(receiveForm(context, base, entry, errors))
+      shown.add('receive')
+    }
     if (entry.state === 'received' && entry.dateReceived !== null) actions.push(stateForm('closed', 'Close'))
   }
-  return html`<h1>Return ${entry.reference}</h1>${data.flash ? notice('ok', data.flash) : ''}
-${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name === 'form')), new Set())}
+  return html`${errorSummary(returnProblems(entry, errors, shown))}<h1>Return ${entry.reference}</h1>${data.flash ? notice('ok', data.flash) : ''}
 <dl class="details"><dt>State</dt><dd>${stateBadge(entry.state)}${entry.stateMessage ? html` <span class="meta">${entry.stateMessage}</span>` : ''}</dd>
 <dt>Order</dt><dd><a href="${`${context.prefix}/orders/${entry.orderId}`}">${entry.orderId}</a></dd>
 <dt>Tracking</dt><dd>${entry.trackingNumber ? `${entry.carrier ?? ''} ${entry.service ?? ''} ${entry.trackingNumber}`.trim() : '—'}</dd>
@@ -88,9 +99,41 @@ ${scrollingTable('Return history', html`<table><thead><tr><th>When</th><th>From<
   )}</tbody></table>`)}`
 }
 
+/** The label form's fields and their labels (the routes file the service's `carrier` under `labelCarrier`). */
+const LABEL_FIELDS = new Map([
+  ['integration', 'Integration'],
+  ['labelCarrier', 'Carrier'],
+  ['service', 'Service'],
+  ['weight', 'Weight'],
+  ['weightUnit', 'Unit'],
+])
+
+/** A line's errors in the receive form: the service names a line `line <id>` (its sum) or `lines.<index>`. */
+const receivedLineErrors = (errors: FieldErrors, line: { lineItemId: number }, index: number) => [...(errors[`line ${line.lineItemId}`] ?? []), ...(errors[`lines.${index}`] ?? [])]
+const isLineKey = (entry: Return, name: string) => entry.lines.some((line, index) => name === `line ${line.lineItemId}` || name === `lines.${index}`)
+
+/**
+ * The return page's problems for its error summary: each field's message linking to its input (the
+ * rejection's message, the tracking number, the label form's fields, a received line's first count),
+ * the label's and the receipt's refusals to their forms; a state change's refusal (`form`) unlinked.
+ */
+function returnProblems(entry: Return, errors: FieldErrors, shown: ReadonlySet<string>) {
+  const targets: Record<string, string> = {}
+  const labels: Record<string, string> = { 'message.rejected': 'Message', trackingNumber: 'Tracking number', carrier: 'Carrier', label: 'Return label', ...Object.fromEntries(LABEL_FIELDS) }
+  entry.lines.forEach((line, index) => {
+    for (const name of [`line ${line.lineItemId}`, `lines.${index}`]) {
+      labels[name] = `Line ${line.lineItemId}`
+      if (shown.has('receive')) targets[name] = `input-resellable.${line.lineItemId}`
+    }
+  })
+  if (shown.has('label')) targets.label = 'buy-return-label'
+  for (const name of Object.keys(errors)) if (shown.has('receive') && name.startsWith('line') && !isLineKey(entry, name)) targets[name] = 'record-arrival'
+  return summaryEntries(errors, new Set([...shown].filter((name) => name !== 'receive' && name !== 'label')), targets, labels)
+}
+
 function labelForm(context: PageContext, base: string, data: ReturnPageData): SafeHtml {
   const { errors } = data
-  return html`<form method="post" action="${`${base}/label`}" aria-label="Buy the return label" novalidate>${csrfField(context.csrf)}
+  return html`<form method="post" action="${`${base}/label`}" aria-label="Buy the return label" id="buy-return-label" novalidate>${csrfField(context.csrf)}
 ${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name === 'label')), new Set())}
 <div class="field-row">
 ${field({ name: 'integration', label: 'Integration', errors }, (aria) => select('integration', data.labelIntegrations[0] ?? '', data.labelIntegrations.map((handle) => [handle, handle] as const), aria))}
@@ -101,15 +144,19 @@ ${field({ name: 'weightUnit', label: 'Unit', errors }, (aria) => select('weightU
 </div><button type="submit" class="primary">Buy return label</button></form>`
 }
 
+/** What arrived, line by line: a line's refusal beside it, its counts marked invalid. */
 function receiveForm(context: PageContext, base: string, entry: Return, errors: FieldErrors): SafeHtml {
-  const rows = entry.lines.map(
-    (line) => html`<tr><td>${line.lineItemId} (${line.quantity})</td>${(['resellable', 'damaged', 'missing'] as const).map(
+  const rows = entry.lines.map((line, index) => {
+    const messages = receivedLineErrors(errors, line, index)
+    const errorId = `error-line-${line.lineItemId}`
+    const aria = messages.length > 0 ? html` aria-invalid="true" aria-describedby="${errorId}"` : html``
+    return html`<tr data-receive-line="${line.lineItemId}"><td>${line.lineItemId} (${line.quantity})${messages.length > 0 ? html`<p class="field-error" id="${errorId}" role="alert">${messages.join(' ')}</p>` : ''}</td>${(['resellable', 'damaged', 'missing'] as const).map(
       (condition) =>
-        html`<td><input type="number" min="0" max="${line.quantity}" name="${`${condition}.${line.lineItemId}`}" value="${condition === 'resellable' ? String(line.quantity) : '0'}" aria-label="${`Line ${line.lineItemId}: ${condition}`}"></td>`,
-    )}</tr>`,
-  )
-  return html`<form method="post" action="${`${base}/receive`}" aria-label="Record what arrived">${csrfField(context.csrf)}
-${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('line') || name === 'lines')), new Set())}
+        html`<td><input type="number" min="0" max="${line.quantity}" id="${`input-${condition}.${line.lineItemId}`}" name="${`${condition}.${line.lineItemId}`}" value="${condition === 'resellable' ? String(line.quantity) : '0'}" aria-label="${`Line ${line.lineItemId}: ${condition}`}"${aria}></td>`,
+    )}</tr>`
+  })
+  return html`<form method="post" action="${`${base}/receive`}" aria-label="Record what arrived" id="record-arrival" novalidate>${csrfField(context.csrf)}
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('line') && !isLineKey(entry, name))), new Set())}
 ${scrollingTable('What arrived', html`<table><thead><tr><th>Line (quantity)</th><th>Resellable</th><th>Damaged</th><th>Missing</th></tr></thead><tbody>${rows}</tbody></table>`)}
 <button type="submit" class="primary">Record what arrived</button></form>`
 }

@@ -755,14 +755,17 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   }
   scope.get<{ Params: { id: string } }>('/returns/:id', { schema: hide, config: view }, async (request, reply) => renderReturn(request, reply, returnId(request.params.id)))
 
-  /** Runs a return action; a refusal (422, 409) shows on the return's page, beside its form. */
-  async function returnAction(request: FastifyRequest, reply: FastifyReply, id: number, errorKey: string, action: () => Promise<unknown>) {
+  /**
+   * Runs a return action; a refusal (422, 409) shows on the return's page, beside its form: beside the
+   * form's field when `fields` names the form field of the service's field, else under `errorKey`.
+   */
+  async function returnAction(request: FastifyRequest, reply: FastifyReply, id: number, errorKey: string, action: () => Promise<unknown>, fields: Readonly<Record<string, string>> = {}) {
     try {
       await action()
     } catch (error) {
       if (error instanceof ShipmentValidationError) {
         const errors: FieldErrors = {}
-        for (const [name, messages] of Object.entries(error.errors)) (errors[name === 'message' ? errorKey : name.startsWith('line') ? name : errorKey] ??= []).push(...messages)
+        for (const [name, messages] of Object.entries(error.errors)) (errors[name === 'message' ? errorKey : name.startsWith('line') ? name : Object.hasOwn(fields, name) ? fields[name]! : errorKey] ??= []).push(...messages)
         return renderReturn(request, reply, id, errors, 422)
       }
       const refusal = refusalOf(error)
@@ -783,6 +786,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     const id = returnId(request.params.id)
     return returnAction(request, reply, id, 'trackingNumber', () =>
       options.returns.update(id, { trackingNumber: text(request.body.trackingNumber).trim(), carrier: text(request.body.carrier).trim() || null }, returnContext(request)),
+      { carrier: 'carrier' },
     )
   })
   scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/receive', { schema: formSchema, config: returnsManager }, async (request, reply) => {
@@ -806,6 +810,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
         { integration: text(body.integration), carrier: text(body.labelCarrier).trim(), service: text(body.service).trim(), weight: { value: text(body.weight).trim(), unit: text(body.weightUnit) } },
         returnContext(request),
       ),
+      { integration: 'integration', carrier: 'labelCarrier', service: 'service', weight: 'weight', 'weight.value': 'weight', 'weight.unit': 'weightUnit' },
     )
   })
 

@@ -10,7 +10,7 @@ import type { OrderSummary } from '../orders/order-store.js'
 import { attributeLabel } from '../shipments/update-input.js'
 import { formatIsoWithOffset } from '../time.js'
 import { html, safeHref, type SafeHtml } from '../html.js'
-import type { PageContext } from './components.js'
+import type { PageContext, PageSection } from './components.js'
 import {
   csrfField,
   dateTime,
@@ -255,8 +255,8 @@ export interface ShipmentPageData {
   userNames: ReadonlyMap<string, string>
   /** The public tracking link's block (with the `trackingPage` option). */
   trackingLink?: SafeHtml | null
-  /** The parcels section (parcel-pages.ts). */
-  parcels?: SafeHtml | null
+  /** The parcels section (parcel-pages.ts), its problems listed in the page's error summary. */
+  parcels?: PageSection | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -274,6 +274,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     ...summaryEntries(errors, new Set([...names, `${DATE_FIELD}.date`])),
     ...summaryEntries(data.items?.errors ?? {}, itemFields),
     ...summaryEntries(data.transitionErrors, new Set(['status', 'statusMessage'])),
+    ...(data.parcels?.problems ?? []),
   ]
   // The status change sits below every field: a link near the top reaches it in a few tab stops.
   const pageLinks = [
@@ -306,7 +307,7 @@ ${data.fields.length > 0 ? html`<h2>Custom fields</h2>${data.fields.map((definit
 ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` : html`<p class="meta">You may view this shipment, not edit it.</p>`}
 </form>
 ${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
-${data.parcels ?? ''}
+${data.parcels?.content ?? ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
 </div><aside>
 <h2>Details</h2>
