@@ -5,26 +5,18 @@ import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, historyRows, shipmentRow } from './fixtures/app.js'
 import { testDatabase } from './fixtures/database.js'
 import { exited, lineMatching, spawnWorker } from './fixtures/processes.js'
+import { completedOrderWithLines } from './fixtures/orders.js'
 import type { ShipmentsPluginOptions } from '../src/index.js'
 
 /** A completed reference order of three shippable lines (2, 3, 1) and a digital one; returns its id and line ids. */
 async function orderWithLines(app: FastifyInstance, reference = 'L100') {
-  const orders = app.shipments.referenceOrders!
-  await orders.saveStatus({ handle: 'processing', name: 'Processing', isDefault: true })
-  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
-  const orderId = await orders.createOrder({
-    reference,
-    isCompleted: true,
-    statusHandle: 'processing',
-    items: [
-      { name: 'Mug', sku: 'MUG', quantity: 2 },
-      { name: 'Tea', sku: 'TEA', quantity: 3 },
-      { name: 'Spoon', sku: 'SPN', quantity: 1 },
-      { name: 'E-book', sku: 'EBOOK', quantity: 1, shippable: false },
-    ],
-  })
-  const lines = (await app.shipments.orders.orderLines!(orderId))!
-  const [mug, tea, spoon, ebook] = lines.map((line) => line.id)
+  const { orderId, lineIds } = await completedOrderWithLines(app, reference, [
+    { name: 'Mug', sku: 'MUG', quantity: 2 },
+    { name: 'Tea', sku: 'TEA', quantity: 3 },
+    { name: 'Spoon', sku: 'SPN', quantity: 1 },
+    { name: 'E-book', sku: 'EBOOK', quantity: 1, shippable: false },
+  ])
+  const [mug, tea, spoon, ebook] = lineIds
   return { orderId, mug, tea, spoon, ebook }
 }
 

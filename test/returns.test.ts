@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
+import { completedOrderWithLines } from './fixtures/orders.js'
 import { exited, lineMatching, spawnWorker } from './fixtures/processes.js'
 import { contentTypes, hostileString, snapshotDatabase, STACK_TRACE } from './fixtures/hostile.js'
 import { signEasyPostEvent, type ShipmentsPluginOptions } from '../src/index.js'
@@ -18,20 +19,12 @@ const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: '
 
 /** A completed order of Mug x2, Tea x3, Spoon x1; a shipment of Mug x2 and Tea x1 shipped, one of Tea x2 not. */
 async function orderWithShipped(app: FastifyInstance, reference = 'R100') {
-  const orders = app.shipments.referenceOrders!
-  await orders.saveStatus({ handle: 'processing', name: 'Processing', isDefault: true })
-  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
-  const orderId = await orders.createOrder({
-    reference,
-    isCompleted: true,
-    statusHandle: 'processing',
-    items: [
-      { name: 'Mug', sku: 'MUG', quantity: 2 },
-      { name: 'Tea', sku: 'TEA', quantity: 3 },
-      { name: 'Spoon', sku: 'SPN', quantity: 1 },
-    ],
-  })
-  const [mug, tea, spoon] = (await app.shipments.orders.orderLines!(orderId))!.map((line) => line.id)
+  const { orderId, lineIds } = await completedOrderWithLines(app, reference, [
+    { name: 'Mug', sku: 'MUG', quantity: 2 },
+    { name: 'Tea', sku: 'TEA', quantity: 3 },
+    { name: 'Spoon', sku: 'SPN', quantity: 1 },
+  ])
+  const [mug, tea, spoon] = lineIds
   const [shipped] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug!, quantity: 2 }, { lineItemId: tea!, quantity: 1 }] })
   await app.shipments.shipments.update(shipped!.id, { status: 'shipped' })
   await app.shipments.shipments.create(orderId, { items: [{ lineItemId: tea!, quantity: 2 }] })

@@ -349,48 +349,34 @@ export function createNotificationService(deps: NotificationServiceDependencies)
     const returnChanges = events.filter((event) => isReturnTrigger(event.name))
     if (changes.length === 0 && news.length === 0 && returnChanges.length === 0) return []
     const definitions = await enabledDefinitions.get()
-    const jobs: NewOutboxMessage[] = []
-    for (const event of returnChanges) {
-      const { return: entry, from, to, message } = event.payload as { return: Return; from: string | null; to: string; message: string | null }
-      const trigger = event.name as ReturnTrigger
-      for (const definition of definitions) {
-        if (!definition.triggers.includes(trigger)) continue
-        jobs.push({
+    /**
+     * One job per enabled definition `wanted` picks, each on its own ordering key: a mail failing for
+     * hours holds up nothing but this notification of this shipment (or return).
+     */
+    const jobsFor = (event: OutboxRow, subject: string, wanted: (definition: (typeof definitions)[number]) => boolean, payload: Record<string, unknown>) =>
+      definitions.filter(wanted).map(
+        (definition): NewOutboxMessage => ({
           kind: 'job',
           name: NOTIFICATION_JOB,
           messageId: `${event.messageId}:notification:${definition.id}`,
-          orderingKey: `notification:${definition.id}:return:${entry.id}`,
-          payload: { notificationId: definition.id, returnId: entry.id, from, to, message, trigger, eventId: event.messageId },
-        })
-      }
-    }
-    for (const { event, trigger, shipment, change } of news) {
-      for (const definition of definitions) {
-        if (!definition.triggers.includes(trigger)) continue
-        jobs.push({
-          kind: 'job',
-          name: NOTIFICATION_JOB,
-          messageId: `${event.messageId}:notification:${definition.id}`,
-          orderingKey: `notification:${definition.id}:shipment:${shipment.id}`,
-          payload: { notificationId: definition.id, shipmentId: shipment.id, ...change, eventId: event.messageId },
-        })
-      }
-    }
-    for (const event of changes) {
-      const { shipment, from, to, message } = event.payload as { shipment: Shipment; from: string; to: string; message: string | null }
-      for (const definition of definitions) {
-        if (!definition.statuses.includes(to)) continue
-        jobs.push({
-          kind: 'job',
-          name: NOTIFICATION_JOB,
-          messageId: `${event.messageId}:notification:${definition.id}`,
-          // Its own key: a mail failing for hours holds up nothing but this notification of this shipment.
-          orderingKey: `notification:${definition.id}:shipment:${shipment.id}`,
-          payload: { notificationId: definition.id, shipmentId: shipment.id, from, to, message, eventId: event.messageId },
-        })
-      }
-    }
-    return jobs
+          orderingKey: `notification:${definition.id}:${subject}`,
+          payload: { notificationId: definition.id, ...payload, eventId: event.messageId },
+        }),
+      )
+    return [
+      ...returnChanges.flatMap((event) => {
+        const { return: entry, from, to, message } = event.payload as { return: Return; from: string | null; to: string; message: string | null }
+        const trigger = event.name as ReturnTrigger
+        return jobsFor(event, `return:${entry.id}`, (definition) => definition.triggers.includes(trigger), { returnId: entry.id, from, to, message, trigger })
+      }),
+      ...news.flatMap(({ event, trigger, shipment, change }) =>
+        jobsFor(event, `shipment:${shipment.id}`, (definition) => definition.triggers.includes(trigger), { shipmentId: shipment.id, ...change }),
+      ),
+      ...changes.flatMap((event) => {
+        const { shipment, from, to, message } = event.payload as { shipment: Shipment; from: string; to: string; message: string | null }
+        return jobsFor(event, `shipment:${shipment.id}`, (definition) => definition.statuses.includes(to), { shipmentId: shipment.id, from, to, message })
+      }),
+    ]
   }
 
   const notificationJob: JobHandler = {
