@@ -189,12 +189,13 @@ function parseEstimate(value: unknown): string | undefined {
  * by its end, since a shipment keeps its reference when the order's own changes later), and a whole
  * reference names itself.
  */
-function shipmentNamed(shipmentNumber: string | number): { search: string; matches: (reference: string) => boolean } {
+function shipmentNamed(shipmentNumber: string | number): { search?: string; matches: (reference: string) => boolean } {
   const wanted = String(shipmentNumber).trim()
   const number = /^s?\d+$/i.test(wanted) ? Number(wanted.replace(/^s/i, '')) : Number.NaN
+  // A whole reference is searched for (a search matches the start of references, so it finds itself).
   if (!Number.isSafeInteger(number) || number < 1) return { search: wanted, matches: (reference) => reference === wanted }
   const suffix = `-s${String(number).padStart(3, '0')}`
-  return { search: suffix, matches: (reference) => reference.endsWith(suffix) }
+  return { matches: (reference) => reference.endsWith(suffix) }
 }
 
 async function findTargetShipment(event: ShipmentWebhookEvent, context: ProviderContext) {
@@ -206,13 +207,17 @@ async function findTargetShipment(event: ShipmentWebhookEvent, context: Provider
     if (total > 1) throw new IntegrationError(`Order ${event.orderNumber} has ${total} shipments: shipmentNumber is required.`)
     return shipments[0]!
   }
-  // Found by its reference, however many shipments the order has (the search is a "contains": -s100
-  // also finds -s1000 to -s1009, which the comparison of the end leaves out).
+  // A number is found by the end of the reference (which the order's later renaming leaves alone), among
+  // the order's shipments a page at a time (by key: an order of a thousand shipments reads ten pages).
   const named = shipmentNamed(event.shipmentNumber)
-  const { shipments } = await context.shipments.list({ orderId: order.id, search: named.search, perPage: 100 })
-  const shipment = shipments.find((candidate) => named.matches(candidate.reference))
-  if (!shipment) throw new IntegrationError(`Unknown shipment ${event.shipmentNumber} of order ${event.orderNumber}.`)
-  return shipment
+  let afterId: number | undefined
+  for (;;) {
+    const { shipments } = await context.shipments.list({ orderId: order.id, search: named.search, perPage: 100, afterId })
+    const shipment = shipments.find((candidate) => named.matches(candidate.reference))
+    if (shipment) return shipment
+    if (shipments.length < 100) throw new IntegrationError(`Unknown shipment ${event.shipmentNumber} of order ${event.orderNumber}.`)
+    afterId = shipments.at(-1)!.id
+  }
 }
 
 export const signedWebhookProvider = defineProvider({
