@@ -129,7 +129,7 @@ export function createCustomerReturns(deps: CustomerReturnDependencies) {
    * The form's lines (`quantity.<lineId>`, `reason.<lineId>`, `note.<lineId>`) against the offer: a 422
    * naming each line by its name when over what the parcel offers; at least one unit.
    */
-  function parseForm(form: Record<string, string>, offered: readonly CustomerReturnLine[]): CustomerReturnLine[] {
+  function parseForm(form: Record<string, string>, offered: readonly CustomerReturnLine[], shipment: Shipment): CustomerReturnLine[] {
     const errors: Record<string, string[]> = {}
     const chosen: CustomerReturnLine[] = []
     for (const line of offered) {
@@ -143,6 +143,12 @@ export function createCustomerReturns(deps: CustomerReturnDependencies) {
         if (!returns.reasons.includes(reason)) errors[`reason.${line.lineItemId}`] = [`${line.name}: choose a reason.`]
         else chosen.push({ ...line, quantity, reason })
       }
+    }
+    // A line of the parcel no longer offered (another return took it since the form was shown).
+    for (const item of shipment.items) {
+      const raw = form[`quantity.${item.lineItemId}`]
+      if (offered.some((line) => line.lineItemId === item.lineItemId) || raw === undefined || !/^\s*0*[1-9]\d{0,8}\s*$/.test(raw)) continue
+      errors[`quantity.${item.lineItemId}`] = [`${item.name}: ${Number(raw)} to return, 0 left to return.`]
     }
     if (Object.keys(errors).length === 0 && chosen.length === 0) errors.lines = ['Choose at least one item to return.']
     if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
@@ -158,7 +164,7 @@ export function createCustomerReturns(deps: CustomerReturnDependencies) {
   async function start(shipment: Shipment, form: Record<string, string>): Promise<StartedReturn> {
     const current = await offer(shipment)
     if (current === null || !current.open) throw new CustomerReturnRefused(current?.reason ?? 'Returns are not started online. Please contact the shop.')
-    const lines = parseForm(form, current.lines)
+    const lines = parseForm(form, current.lines, shipment)
     const refusal = await askHost({ order: current.order, lines, shipment })
     if (refusal !== null) throw new CustomerReturnRefused(refusal)
     const note = (form.note ?? '').trim().slice(0, 2000) || null
