@@ -376,7 +376,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     })
   }
   if (options.openapi) {
-    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null, trackingPage: options.trackingPage?.prefix ?? null })
+    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null, trackingPage: options.trackingPage?.prefix ?? null, customerReturns: options.returns.windowDays > 0 })
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
   }
   if (options.admin) {

@@ -285,3 +285,20 @@ t.test('bad customer-return options fail ready() naming them', async (t) => {
   })
   await t.rejects(buildTestApp(t, { trackingPage: TRACKING, returns: { windowDays: 14, customerRateLimit: { max: 0 } } }), { message: /returns\.customerRateLimit\.max/ })
 })
+
+t.test("the OpenAPI document shows the customers' return pages, with the statuses they answer, only when a window is set", async (t) => {
+  const { app, link, mug } = await setup(t, { windowDays: 14, customerRateLimit: { max: 1, windowMs: 60_000 } }, { openapi: { path: '/docs/shipments.json' } })
+  const document = (await app.inject({ url: '/docs/shipments.json' })).json()
+  const form = document.paths['/shipments/track/{token}/return']
+  const answered = [
+    [await app.inject({ url: `${link}/return` }), 'get'],
+    [await app.inject({ url: '/shipments/track/nonsense/return' }), 'get'],
+    [await send(app, `${link}/return`, { [`quantity.${mug}`]: '1', [`reason.${mug}`]: 'damaged' }), 'post'],
+    [await send(app, `${link}/return`, {}), 'post'],
+  ] as const
+  for (const [response, method] of answered) t.ok(form[method].responses[String(response.statusCode)], `${method} ${response.statusCode} is documented`)
+  t.same(Object.keys(document.paths['/shipments/track/returns/{token}'].get.responses), ['200', '404'])
+  t.ok(form.post.requestBody.content['application/x-www-form-urlencoded'])
+  const without = await buildTestApp(t, { trackingPage: TRACKING, openapi: { path: '/docs/shipments.json' } })
+  t.notOk('/shipments/track/{token}/return' in (await without.inject({ url: '/docs/shipments.json' })).json().paths, 'left out without a window')
+})

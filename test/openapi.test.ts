@@ -231,6 +231,7 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     default: await shipmentsOpenApiDocument(),
     'moved prefixes, no order exchange': await shipmentsOpenApiDocument({ prefixes: { shipmentApi: '/api/v2', gateway: '/hooks', orderExchange: '/ss' }, orderExchange: false, trackingPage: '/parcel' }),
     'no tracking page': await shipmentsOpenApiDocument({ trackingPage: null, info: { title: 'Shop', version: '9.9.9' } }),
+    "customers' return pages": await shipmentsOpenApiDocument({ customerReturns: true }),
   }
   const ajv = new Ajv2020({ strict: false })
   for (const [name, document] of Object.entries(variants)) {
