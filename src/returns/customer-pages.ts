@@ -80,7 +80,9 @@ export async function registerCustomerReturnPages(scope: FastifyInstance, option
   const siteOrigin = new URL(options.baseUrl).origin
 
   const page = async (reply: FastifyReply, status: number, title: string, body: SafeHtml, policy: string | null = null) => {
-    if (policy) reply.header('content-security-policy', policy)
+    // A form's page: its POST names this site as its Origin (under no-referrer a browser sends `null`);
+    // a Referer still never leaves the site.
+    if (policy) reply.header('content-security-policy', policy).header('referrer-policy', 'same-origin')
     return reply.code(status).type('text/html; charset=utf-8').send(await options.layout({ title, body: body.value, language: 'en' }))
   }
   const notFound = async (reply: FastifyReply) => reply.code(404).type('text/html; charset=utf-8').send(await options.notFound())
@@ -93,15 +95,17 @@ export async function registerCustomerReturnPages(scope: FastifyInstance, option
   }
 
   /**
-   * A form is only taken from the shop's own pages: a browser names the page's origin on every POST
-   * (Origin, Sec-Fetch-Site), so a page elsewhere cannot send a customer's form for them. Without either
-   * header (a script, a test) the token alone decides, as it does for reading.
+   * A form is only taken from the shop's own pages: a browser names where a POST comes from (Sec-Fetch-Site,
+   * Origin), so a page elsewhere cannot send a customer's form for them. An opaque origin (`null`: a
+   * sandboxed frame, a page under no-referrer) is refused unless the browser says it is this site's own.
+   * Without either header (a script, a test) the token alone decides, as it does for reading.
    */
   function fromElsewhere(request: FastifyRequest): boolean {
+    const site = request.headers['sec-fetch-site']
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') return true
     const origin = request.headers.origin
-    if (typeof origin === 'string' && origin !== 'null' && origin !== siteOrigin && origin !== `${request.protocol}://${request.host}`) return true
-    if (origin === 'null') return true
-    return request.headers['sec-fetch-site'] === 'cross-site'
+    if (origin === 'null') return site !== 'same-origin'
+    return typeof origin === 'string' && origin !== siteOrigin && origin !== `${request.protocol}://${request.host}`
   }
 
   const formPage = (token: string, offer: CustomerReturnOffer & { open: true }, values: Record<string, string>, errors: Record<string, string[]>): SafeHtml => {
