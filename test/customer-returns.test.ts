@@ -303,3 +303,45 @@ t.test("the OpenAPI document shows the customers' return pages, with the statuse
   const without = await buildTestApp(t, { trackingPage: TRACKING, openapi: { path: '/docs/shipments.json' } })
   t.notOk('/shipments/track/{token}/return' in (await without.inject({ url: '/docs/shipments.json' })).json().paths, 'left out without a window')
 })
+
+t.test('another return taking the units between the form and the ledger: refused under the order’s lock, the line named by its product', async (t) => {
+  let app: FastifyInstance | null = null
+  let orderId = 0
+  let raced = false
+  const s = await setup(t, {
+    windowDays: 14,
+    // The hook runs after the form is read and before the request: the shop's return lands in between.
+    customerMayReturn: async ({ lines }) => {
+      if (!raced && lines.some((line) => line.reason !== undefined)) {
+        raced = true
+        await app!.shipments.returns.request(orderId, { lines: [{ lineItemId: lines[0]!.lineItemId, quantity: 2, reason: 'damaged' }] })
+      }
+      return true
+    },
+  })
+  app = s.app
+  orderId = s.orderId
+  const sent = await send(s.app, `${s.link}/return`, { [`quantity.${s.mug}`]: '1', [`reason.${s.mug}`]: 'damaged' })
+  t.equal(sent.statusCode, 422)
+  t.match(sent.body, '<li>Mug &lt;big&gt;: 1 to return, 0 of 2 shipped left to return.</li>', "the ledger's refusal, named by the product")
+  t.match(await storedReturns(s.app), [{ state: 'requested', lines: [{ lineItemId: s.mug, quantity: 2 }] }])
+  t.equal((await storedReturns(s.app)).length, 1, "only the shop's return")
+})
+
+t.test('the rate limiter: a fixed window per key, bounded in keys (ended windows dropped first, then the oldest)', async (t) => {
+  const { createRateLimiter } = await import('../src/http/rate-limit.js')
+  const clock = { now: 0 }
+  const limiter = createRateLimiter({ max: 2, windowMs: 10_000, clock: () => clock.now, maxKeys: 3 })
+  t.ok(limiter.take(['a', 'x']))
+  t.ok(limiter.take(['a', 'y']))
+  t.notOk(limiter.take(['a', 'z']), 'a is at its limit: nothing counted, z included')
+  t.equal(limiter.retryAfterSeconds(['a']), 10)
+  clock.now = 4_000
+  t.equal(limiter.retryAfterSeconds(['a']), 6)
+  t.ok(limiter.take(['z']), 'a new key when 3 are kept drops the oldest window (a)')
+  t.ok(limiter.take(['a']) && limiter.take(['a']), 'a counts afresh')
+  t.notOk(limiter.take(['a']))
+  clock.now = 20_000
+  t.ok(limiter.take(['d']) && limiter.take(['d']), 'every window ended: dropped, d counts')
+  t.notOk(limiter.take(['d']))
+})
