@@ -311,7 +311,7 @@ t.test('another return taking the units between the form and the ledger: refused
   const s = await setup(t, {
     windowDays: 14,
     // The hook runs after the form is read and before the request: the shop's return lands in between.
-    customerMayReturn: async ({ lines }) => {
+    customerMayReturn: async ({ lines }): Promise<true> => {
       if (!raced && lines.some((line) => line.reason !== undefined)) {
         raced = true
         await app!.shipments.returns.request(orderId, { lines: [{ lineItemId: lines[0]!.lineItemId, quantity: 2, reason: 'damaged' }] })
@@ -344,4 +344,22 @@ t.test('the rate limiter: a fixed window per key, bounded in keys (ended windows
   clock.now = 20_000
   t.ok(limiter.take(['d']) && limiter.take(['d']), 'every window ended: dropped, d counts')
   t.notOk(limiter.take(['d']))
+})
+
+t.test("a return mail's template sees the return's own page as return.pageUrl", async (t) => {
+  const { app, link, mug } = await setup(t)
+  const sent = await send(app, `${link}/return`, { [`quantity.${mug}`]: '1', [`reason.${mug}`]: 'damaged' })
+  const [row] = await storedReturns(app)
+  const notification = await app.shipments.notifications.create({
+    name: 'Return started',
+    statuses: [],
+    triggers: ['returnRequested'],
+    recipient: 'customer',
+    subject: 'Return {{ return.reference }}',
+    html: '<a href="{{ return.pageUrl }}">Your return</a>',
+    text: 'Your return: {{ return.pageUrl }}',
+  })
+  const rendered = await app.shipments.notifications.sendTest(notification.id, { returnId: row!.id }, ['lee@example.com'])
+  t.equal(rendered.text, `Your return: https://shop.example${sent.headers.location}`)
+  t.equal(rendered.sent, false, 'no sendMail: rendered only')
 })
