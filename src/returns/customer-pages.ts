@@ -162,7 +162,8 @@ ${messages.length > 0 ? html`<div class="errors" role="alert"><p>Please check yo
       const shipment = await shipmentOf(request.params.token)
       if (!shipment) return notFound(reply)
       const body = request.body
-      const values: Record<string, string> = {}
+      // Text fields only (a repeated field is an array: ignored), on an object no key can reach the prototype of.
+      const values: Record<string, string> = Object.create(null)
       if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
         for (const [key, value] of Object.entries(body)) if (typeof value === 'string') values[key] = value
       }
