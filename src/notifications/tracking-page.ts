@@ -4,7 +4,6 @@
 // names or internal ids), a button to the carrier's own page, and the items, in the host's layout.
 import { createHash } from 'node:crypto'
 import type { FastifyError, FastifyPluginAsync } from 'fastify'
-import fastifyFormbody from '@fastify/formbody'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { escapeHtml, html, safeHref, type SafeHtml } from '../html.js'
@@ -152,9 +151,12 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
   // further segment) lands here instead of the server's JSON 414 or the host's 404.
   app.get('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
 
-  // The return form is the only body these pages take: an HTML form, small, nothing else parsed.
-  scope.removeAllContentTypeParsers()
-  await scope.register(fastifyFormbody, { bodyLimit: 16_384 })
+  // The return form is the only body these pages take: an HTML form, small, nothing else parsed (the
+  // parser loads only for a shop that takes returns from customers).
+  if (options.customerReturns) {
+    scope.removeAllContentTypeParsers()
+    await scope.register((await import('@fastify/formbody')).default, { bodyLimit: 16_384 })
+  }
   // Whatever fails here (a body of another type, too large, a fault) is a page for a person, never JSON.
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
