@@ -225,6 +225,8 @@ export async function buildDemoHost(options: DemoHostOptions) {
     admin: { prefix: ADMIN_PREFIX, loginUrl: '/login', csrfSession: (request) => sessionFingerprint(sessionOf(request)), userName: (userId) => DEMO_USERS.find((user) => String(user.id) === userId)?.username ?? null },
     // Customer notifications go to the capture (the /demo/mail page), never to a real mailbox.
     notifications: { sendMail: mailbox.sendMail },
+    // Customers start returns from the tracking page for 30 days after delivery; the shop authorises them.
+    returns: { windowDays: 30 },
     trackingPage: {
       secret: '$DEMO_TRACKING_SECRET',
       baseUrl: options.baseUrl ?? process.env.DEMO_BASE_URL ?? 'http://127.0.0.1:3000',

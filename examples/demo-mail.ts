@@ -1,7 +1,7 @@
 // The demo's mail: a capture transport that keeps sent messages in memory (no mail leaves the machine),
 // the notification definition the demo starts with, and the page listing what was "sent".
 import type { FastifyInstance } from 'fastify'
-import type { MailMessage, NotificationInput } from '../src/index.js'
+import { NOTIFICATION_TEMPLATES, type MailMessage, type NotificationInput, type NotificationTemplateName } from '../src/index.js'
 
 export interface CapturedMail extends MailMessage {
   /** When the transport took it (ISO 8601, UTC). */
@@ -50,11 +50,17 @@ Track your parcel: {{ trackingLink }}
   language: 'en',
 }
 
-/** Creates the demo's notification once (a definition of that name, kept or edited, is left alone). */
+/** The ready-made return mails the demo starts with, enabled: a customer's return started on the tracking page sends them. */
+export const DEMO_RETURN_NOTIFICATIONS = ['returnAuthorised', 'returnReceived'] as const satisfies readonly NotificationTemplateName[]
+
+/** Creates the demo's notifications once each (a definition of that name, kept or edited, is left alone). */
 export async function ensureDemoNotification(app: FastifyInstance): Promise<void> {
-  const existing = await app.shipments.notifications.list()
-  if (existing.some((notification) => notification.name === DEMO_NOTIFICATION.name)) return
-  await app.shipments.notifications.create(DEMO_NOTIFICATION)
+  const existing = new Set((await app.shipments.notifications.list()).map((notification) => notification.name))
+  if (!existing.has(DEMO_NOTIFICATION.name)) await app.shipments.notifications.create(DEMO_NOTIFICATION)
+  for (const name of DEMO_RETURN_NOTIFICATIONS) {
+    const template = NOTIFICATION_TEMPLATES[name]
+    if (!existing.has(template.name)) await app.shipments.notifications.create({ ...template, enabled: true, statuses: [...template.statuses], triggers: [...template.triggers] })
+  }
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)

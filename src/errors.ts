@@ -39,6 +39,7 @@ export const ReturnErrors = {
   LabelExists: createError<[id: number]>('SHIPMENTS_RETURN_LABEL_EXISTS', 'Return %s has a label or a tracking number already.', 409),
   LabelBusy: createError<[id: number]>('SHIPMENTS_RETURN_LABEL_BUSY', 'A label purchase for return %s is under way elsewhere; try again shortly.', 409),
   AlreadyReceived: createError<[id: number]>('SHIPMENTS_RETURN_RECEIVED', 'Return %s was received already: what arrived is recorded once.', 409),
+  LabelNotVoidable: createError<[id: number, state: string]>('SHIPMENTS_RETURN_LABEL_NOT_VOIDABLE', 'Return %s has no unused label to void (it is %s).', 409),
   LabelOutcomeUnknown: createError<[id: number]>(
     'SHIPMENTS_RETURN_LABEL_OUTCOME_UNKNOWN',
     'The label purchase for return %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',

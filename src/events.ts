@@ -139,6 +139,8 @@ export interface ShipmentsEventMap {
   returnRejected: [ReturnEvent]
   /** A return label bought for an authorised return: the return carries its tracking number and label URL. */
   returnLabelSent: [ReturnEvent]
+  /** An unused return label voided (refund asked of the carrier); `message` holds the refund's status. */
+  returnLabelVoided: [ReturnEvent]
   /** What arrived of a return, line by line with its condition: the host restocks and refunds from it. */
   returnReceived: [ReturnEvent]
   returnClosed: [ReturnEvent]

@@ -159,4 +159,5 @@ export {
   type ReceiveReturnInput,
   type ReturnableLine,
 } from './returns/service.js'
+export type { CustomerMayReturn, CustomerMayReturnInput, CustomerReturnLine, CustomerReturnLabel } from './returns/customer-returns.js'
 export { RETURN_STATES, type Return, type ReturnState, type ReturnLineView, type ReturnLabel, type ReturnHistoryEntry, type ReceivedQuantities } from './returns/return.js'

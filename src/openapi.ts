@@ -97,6 +97,33 @@ function describeUnschematizedResponses(document: OpenAPIV3_1.Document, prefixes
       '404': page('The token is forged, malformed or revoked, or the shipment is deleted: a page saying the link is not valid any more.'),
     }
   }
+  const returnForm = document.paths?.[`${trackingPage}/{token}/return`] as Partial<Record<'get' | 'post', Operation>> | undefined
+  if (returnForm?.get) {
+    returnForm.get.responses = {
+      '200': page("The return form of a delivered parcel (lines offered, reasons, the window's end), or why a return cannot be started; Content-Security-Policy form-action 'self'."),
+      '404': page('The token is not a valid link, or the shop offers no returns to customers.'),
+    }
+  }
+  if (returnForm?.post) {
+    returnForm.post.requestBody = {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', description: 'quantity.<lineItemId>, reason.<lineItemId> (a configured reason), note', additionalProperties: { type: 'string' } } } },
+    }
+    returnForm.post.responses = {
+      '303': { description: "The return is started: Location is the return's own page (with ?label=later when an automatic label could not be bought)." },
+      '403': page("Sent from another site's page, outside the return window, before delivery, or refused by the host's hook (its reason)."),
+      '404': page('The token is not a valid link.'),
+      '415': page('The body is not an HTML form.'),
+      '422': page('The form again, each problem named by its line (over what is left to return, no reason, nothing chosen).'),
+      '429': page('Too many forms from this link or address (returns.customerRateLimit); Retry-After says when to try again.'),
+    }
+  }
+  for (const operation of Object.values(document.paths?.[`${trackingPage}/returns/{token}`] ?? {}) as Operation[]) {
+    operation.responses = {
+      '200': page("A return's own page: its state, what comes next, the label's link, the lines and its timeline; no login."),
+      '404': page('The token is not a valid return link.'),
+    }
+  }
   for (const operation of Object.values(document.paths?.[`${prefixes.gateway}/handle`] ?? {}) as Operation[]) {
     operation.responses = {
       default: { description: "The provider's response, passed through unchanged (status, headers, body)." },
@@ -137,6 +164,8 @@ export interface OpenApiDocumentOptions {
   orderExchange?: boolean | undefined
   /** Where the public tracking page is mounted (the `trackingPage.prefix` option), or null to leave it out. Default '/shipments/track'. */
   trackingPage?: string | null | undefined
+  /** Include the customers' return pages beside the tracking page (the `returns.windowDays` option above 0). Default false. */
+  customerReturns?: boolean | undefined
   /** The document's `info`. Default: the package's title and version 0.1.0. */
   info?: OpenAPIV3_1.InfoObject | undefined
 }
@@ -171,7 +200,10 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
     await app.register(orderExchangeRoutes, { prefix: prefixes.orderExchange, service: absent, settings })
   }
   const trackingPage = options.trackingPage === undefined ? '/shipments/track' : options.trackingPage
-  if (trackingPage !== null) await app.register(trackingPageRoutes, { prefix: trackingPage, links: absent, shipments: absent, timeZone: 'UTC', layout: absent })
+  const customerReturns = options.customerReturns
+    ? { customerReturns: absent, returns: absent, prefix: trackingPage ?? '', baseUrl: 'https://documented.example', rateLimit: { max: 1, windowMs: 1000 }, clock: Date.now }
+    : undefined
+  if (trackingPage !== null) await app.register(trackingPageRoutes, { prefix: trackingPage, links: absent, shipments: absent, timeZone: 'UTC', layout: absent, customerReturns })
   await app.ready()
   const document = app.swagger() as OpenAPIV3_1.Document
   await app.close()

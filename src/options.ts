@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { BUILT_IN_SPLIT_RULES, type SplitRule } from './shipments/items.js'
 import type { CarrierOptions } from './shipments/carriers.js'
 import type { NotificationsOptions } from './notifications/service.js'
+import type { CustomerMayReturn, CustomerReturnLabel } from './returns/customer-returns.js'
 import { standaloneTrackingLayout, type TrackingPageLayout } from './notifications/tracking-page.js'
 import { resolveEnvironmentValue } from './env.js'
 import { Type, type Static } from '@sinclair/typebox'
@@ -110,6 +111,30 @@ const DataOptionsSchema = Type.Object({
         uniqueItems: true,
         default: ['damaged', 'defective', 'wrong_item', 'not_as_described', 'no_longer_needed', 'other'],
       }),
+      // Customers start returns from the tracking page for this many days after delivery; 0: they cannot.
+      windowDays: Type.Integer({ minimum: 0, maximum: 3650, default: 0 }),
+      // Returns customers start are authorised at once (their label bought when `customerLabel` is set).
+      autoAuthorise: Type.Boolean({ default: false }),
+      customerLabel: Type.Optional(
+        Type.Object(
+          {
+            integration: Type.String({ minLength: 1, maxLength: 255 }),
+            carrier: Type.String({ minLength: 1, maxLength: 255 }),
+            service: Type.String({ minLength: 1, maxLength: 255 }),
+            weight: Type.Object({ value: Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,6})?$' }), unit: Type.String({ minLength: 1, maxLength: 8 }) }, { additionalProperties: false }),
+            dimensions: Type.Optional(
+              Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }, { additionalProperties: false }),
+            ),
+            labelFormat: Type.Optional(Type.Union([Type.Literal('PDF'), Type.Literal('PNG'), Type.Literal('ZPL')])),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+      // Return forms sent per link and per client address in a window, counted in each process.
+      customerRateLimit: Type.Object(
+        { max: Type.Integer({ minimum: 1, default: 10 }), windowMs: Type.Integer({ minimum: 1000, default: 60 * 60 * 1000 }) },
+        { additionalProperties: false, default: {} },
+      ),
     },
     { additionalProperties: false, default: {} },
   ),
@@ -159,7 +184,27 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
    * Returns: `reasons`, the codes a return line may give (default damaged, defective, wrong_item,
    * not_as_described, no_longer_needed, other).
    */
-  returns?: { reasons?: string[] | undefined } | undefined
+  returns?:
+    | {
+        reasons?: string[] | undefined
+        /**
+         * Customers start returns themselves from the tracking page of a delivered shipment, for this many
+         * days after delivery. Default 0: they cannot (and the page offers nothing). Needs `trackingPage`.
+         */
+        windowDays?: number | undefined
+        /** Returns customers start are authorised at once (source `automatic`). Default false: the shop authorises. */
+        autoAuthorise?: boolean | undefined
+        /**
+         * With `autoAuthorise`: the return label bought at once for a customer's return (the delivery
+         * provider's integration, carrier, service and the parcel); the page shows its link.
+         */
+        customerLabel?: CustomerReturnLabel | undefined
+        /** Return forms accepted per tracking link and per client address in `windowMs`, per process. Default 10 an hour. */
+        customerRateLimit?: { max?: number | undefined; windowMs?: number | undefined } | undefined
+        /** The host's word on a customer's return: true, or the reason it refuses (shown to the customer). */
+        customerMayReturn?: CustomerMayReturn | undefined
+      }
+    | undefined
   /** Order status applied when every shipment of an order is shipped; null turns the advance off. Default 'shipped'. */
   shippedOrderStatus?: string | null | undefined
   /** IANA timezone of the site. Default 'UTC'. */
@@ -290,6 +335,8 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout; frameAncestors: string[]; contentSecurityPolicy: string | null } | null
   /** The packer of "suggest parcels": `deliveries.packer`, or binpackingjs. */
   packer: Packer
+  /** `returns.customerMayReturn`, or null. */
+  customerMayReturn: CustomerMayReturn | null
 }
 
 function fail(option: string, reason: string): never {
@@ -327,6 +374,14 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
       packer = given as Packer
     }
     data.deliveries = rest
+  }
+  // The host's hook on customers' returns is a function: checked here, kept out of the plain-data schema.
+  let customerMayReturn: CustomerMayReturn | null = null
+  if (typeof data.returns === 'object' && data.returns !== null && 'customerMayReturn' in data.returns) {
+    const { customerMayReturn: given, ...rest } = data.returns as { customerMayReturn?: unknown }
+    if (given !== undefined && typeof given !== 'function') fail('returns.customerMayReturn', 'must be a function returning true or the reason it refuses')
+    customerMayReturn = (given as CustomerMayReturn | undefined) ?? null
+    data.returns = rest
   }
   const engine = engineOf(database)
   if ('problem' in engine) fail('database', engine.problem)
@@ -416,6 +471,8 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   if (!isValidTimeZone(resolved.timezone)) fail('timezone', `"${resolved.timezone}" is not an IANA timezone`)
   refuseDuplicateHandles('shipmentFields', resolved.shipmentFields)
   refuseDuplicateHandles('orderFields', resolved.orderFields)
+  if (resolved.returns.windowDays > 0 && trackingPageOptions === null) fail('returns.windowDays', 'needs the trackingPage option: customers start returns from the tracking page')
+  if (resolved.returns.customerLabel !== undefined && !resolved.returns.autoAuthorise) fail('returns.customerLabel', 'needs returns.autoAuthorise: a label is bought only for a return the shop authorised')
 
   return {
     ...resolved,
@@ -434,5 +491,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     notifications: notificationOptions,
     trackingPage: trackingPageOptions,
     packer,
+    customerMayReturn,
   }
 }

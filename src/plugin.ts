@@ -39,6 +39,7 @@ import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
 import { createReturnService, type ReturnService } from './returns/service.js'
 import { returnRoutes } from './returns/routes.js'
+import { createCustomerReturns } from './returns/customer-returns.js'
 import { createDocumentService, loadDocumentEngine, type DocumentService } from './documents/service.js'
 import { documentRoutes } from './documents/routes.js'
 import type { FontStack } from './documents/fonts.js'
@@ -72,8 +73,8 @@ export interface ShipmentsDecorator {
   integrations: IntegrationService
   /** Customer notifications: definitions (list, create, update, remove), test sends, deliveries. */
   notifications: NotificationService
-  /** Public tracking links (`url`, `revoke`); null when the `trackingPage` option is absent. */
-  trackingLinks: Pick<TrackingLinks, 'url' | 'revoke'> | null
+  /** Public tracking links (`url`, `revoke`, a return's page `returnUrl`); null when the `trackingPage` option is absent. */
+  trackingLinks: Pick<TrackingLinks, 'url' | 'revoke' | 'returnUrl'> | null
   /** Providers by id; `register` adds one (duplicate ids are refused). */
   providers: ProviderRegistry
   /** ShipStation's export page and ship notification, or null when `orderExchange` is not configured. */
@@ -298,7 +299,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     returns,
     documents,
     notifications,
-    trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke },
+    trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   })
 
   // Every surface logs its request line with credential-like query parameters masked (SS-Password,
@@ -353,10 +354,29 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       layout: options.trackingPage.layout,
       frameAncestors: options.trackingPage.frameAncestors,
       contentSecurityPolicy: options.trackingPage.contentSecurityPolicy,
+      // Customers start returns here only when the shop sets a return window.
+      customerReturns:
+        options.returns.windowDays > 0
+          ? {
+              customerReturns: createCustomerReturns({
+                returns,
+                shipments,
+                orderStore,
+                logger,
+                clock: options.clock,
+                options: { ...options.returns, customerMayReturn: options.customerMayReturn },
+              }),
+              returns,
+              prefix: options.trackingPage.prefix,
+              baseUrl: options.trackingPage.baseUrl,
+              rateLimit: options.returns.customerRateLimit,
+              clock: options.clock,
+            }
+          : undefined,
     })
   }
   if (options.openapi) {
-    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null, trackingPage: options.trackingPage?.prefix ?? null })
+    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null, trackingPage: options.trackingPage?.prefix ?? null, customerReturns: options.returns.windowDays > 0 })
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
   }
   if (options.admin) {

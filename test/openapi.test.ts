@@ -95,6 +95,7 @@ t.test('real responses of every route validate against the served document', asy
   check(await updateReturn({ state: 'closed' }), '/shipments/api/returns/{returnId}', 'post')
   const label = { integration: 'none', carrier: 'USPS', service: 'Priority', weight: { value: '1', unit: 'kg' } }
   check(await app.inject({ method: 'POST', url: `/shipments/api/returns/${returnId}/label`, headers: as('admin'), payload: label }), '/shipments/api/returns/{returnId}/label', 'post')
+  check(await app.inject({ method: 'POST', url: `/shipments/api/returns/${returnId}/label/void`, headers: as('admin') }), '/shipments/api/returns/{returnId}/label/void', 'post')
   const receipt = { lines: [{ lineItemId: line.id, resellable: 1 }] }
   check(await app.inject({ method: 'POST', url: `/shipments/api/returns/${returnId}/receive`, headers: as('admin'), payload: receipt }), '/shipments/api/returns/{returnId}/receive', 'post')
 
@@ -122,7 +123,7 @@ t.test('real responses of every route validate against the served document', asy
   check(await app.inject({ method: 'POST', url: `${EXCHANGE_URL}?action=shipnotify`, headers: { ...basicAuth(), ...json }, payload: 'x'.repeat(65) }), exchange, 'post')
   check(await app.inject({ url: `${EXCHANGE_URL}?action=shipnotify&order_number=OA-1`, headers: basicAuth() }), exchange, 'get')
 
-  t.equal(checked.size, 50, 'route and status pairs checked')
+  t.equal(checked.size, 51, 'route and status pairs checked')
 })
 
 t.test('the document follows the prefixes and leaves out an order exchange that is not mounted', async (t) => {
@@ -154,6 +155,7 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/returns/{returnId}',
     '/api/v2/shipments/returns/{returnId}/history',
     '/api/v2/shipments/returns/{returnId}/label',
+    '/api/v2/shipments/returns/{returnId}/label/void',
     '/api/v2/shipments/returns/{returnId}/receive',
     // Documents (issue 35): packing slips, pick lists, labels merged with slips (application/pdf).
     '/api/v2/shipments/shipments/{id}/packing-slip',
@@ -231,6 +233,7 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     default: await shipmentsOpenApiDocument(),
     'moved prefixes, no order exchange': await shipmentsOpenApiDocument({ prefixes: { shipmentApi: '/api/v2', gateway: '/hooks', orderExchange: '/ss' }, orderExchange: false, trackingPage: '/parcel' }),
     'no tracking page': await shipmentsOpenApiDocument({ trackingPage: null, info: { title: 'Shop', version: '9.9.9' } }),
+    "customers' return pages": await shipmentsOpenApiDocument({ customerReturns: true }),
   }
   const ajv = new Ajv2020({ strict: false })
   for (const [name, document] of Object.entries(variants)) {

@@ -348,3 +348,41 @@ t.test('random bodies, ids and users on the return routes never give a 500, and 
   )
   t.pass(`${runs} random requests`)
 })
+
+t.test('an unused return label is voided: refunded at EasyPost, the return authorised again with history and returnLabelVoided; a used one is not', async (t) => {
+  const s = await labelSetup(t)
+  t.equal((await post(s.app, `/returns/${s.returnId}/label/void`, {})).statusCode, 409, 'no label to void')
+  await s.app.shipments.returns.update(s.returnId, { state: 'authorised' })
+  const bought = (await post(s.app, `/returns/${s.returnId}/label`, LABEL)).json().return
+  t.equal((await post(s.app, `/returns/${s.returnId}/label/void`, {}, 'editor')).statusCode, 403)
+
+  // The carrier refuses the refund: a 422 with its message, and the label stays.
+  s.imitation.fault({ step: 'refund', kind: 'error', status: 422, code: 'SHIPMENT.REFUND.NOT_ELIGIBLE', message: 'Not eligible for a refund.' })
+  const refused = await post(s.app, `/returns/${s.returnId}/label/void`, {})
+  t.equal(refused.statusCode, 422)
+  t.match(refused.json(), { success: false, error: /Not eligible for a refund/ })
+  t.match((await storedReturns(s.app))[0], { state: 'label_sent', labelState: 'purchased', trackingNumber: bought.trackingNumber })
+
+  const voided = await post(s.app, `/returns/${s.returnId}/label/void`, {})
+  t.equal(voided.statusCode, 200, voided.body)
+  t.match(voided.json(), { success: true, refundStatus: 'submitted', return: { id: s.returnId, state: 'authorised', label: null, trackingNumber: null, carrier: null, labelPending: false } })
+  t.equal(s.imitation.stats.refunds, 1, 'refunded once (the refused call did nothing)')
+  const [row] = await storedReturns(s.app)
+  t.match(row, { state: 'authorised', labelState: null, labelOperationId: null, labelExternalId: null, labelUrl: null, trackingNumber: null })
+  const [latest] = await s.app.shipments.returns.history(s.returnId)
+  t.match(latest, { fromState: 'label_sent', toState: 'label_voided', message: `Refund submitted (USPS ${bought.trackingNumber})`, userId: 'admin', source: 'api' })
+  const events = (await returnEvents(s.app)).filter((event) => event.name === 'returnLabelVoided')
+  t.equal(events.length, 1)
+  t.match(events[0]!.payload, { from: 'label_sent', to: 'authorised', return: { id: s.returnId, label: null } })
+  t.equal((await post(s.app, `/returns/${s.returnId}/label/void`, {})).statusCode, 409, 'voided once')
+
+  // A new label for the same return; once the carrier has it, it is not voided.
+  const again = await post(s.app, `/returns/${s.returnId}/label`, LABEL)
+  t.equal(again.statusCode, 200, again.body)
+  t.not(again.json().return.trackingNumber, bought.trackingNumber)
+  await s.app.shipments.returns.update(s.returnId, { state: 'in_transit' })
+  const used = await post(s.app, `/returns/${s.returnId}/label/void`, {})
+  t.equal(used.statusCode, 409)
+  t.equal(used.json().message, `Return ${s.returnId} has no unused label to void (it is in_transit).`)
+  t.equal(s.imitation.stats.refunds, 1, 'EasyPost was not asked')
+})

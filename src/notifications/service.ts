@@ -293,6 +293,8 @@ export function createNotificationService(deps: NotificationServiceDependencies)
         carrier: entry.carrier,
         service: entry.service,
         labelUrl: entry.label?.url ?? null,
+        // The return's own page beside the tracking page (its state, timeline and label), when it is mounted.
+        pageUrl: deps.trackingLinks ? deps.trackingLinks.returnUrl(entry.id) : null,
         dateCreated: entry.dateCreated,
         dateReceived: entry.dateReceived,
       },

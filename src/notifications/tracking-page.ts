@@ -3,7 +3,7 @@
 // checkpoints newest first (or, before any, the status timeline: statuses and dates only, no notes, user
 // names or internal ids), a button to the carrier's own page, and the items, in the host's layout.
 import { createHash } from 'node:crypto'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyError, FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { escapeHtml, html, safeHref, type SafeHtml } from '../html.js'
@@ -12,6 +12,7 @@ import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
 import { milestoneOf, type Checkpoint } from '../shipments/checkpoints.js'
 import type { TrackingLinks } from './tracking-links.js'
+import { customerReturnSection, registerCustomerReturnPages, type CustomerReturnPagesOptions } from '../returns/customer-pages.js'
 
 /** What the layout hook gets: the page's title, its body (safe markup) and the language. */
 export interface TrackingPage {
@@ -36,6 +37,8 @@ export interface TrackingPageRoutesOptions {
   frameAncestors?: readonly string[] | undefined
   /** A host's own Content-Security-Policy, replacing the package's. */
   contentSecurityPolicy?: string | null | undefined
+  /** Customers' returns (`returns.windowDays` above 0): the return section, the form and the return's own page. */
+  customerReturns?: Pick<CustomerReturnPagesOptions, 'customerReturns' | 'returns' | 'prefix' | 'baseUrl' | 'rateLimit' | 'clock'> | undefined
 }
 
 /** "24 Nov 2026, 14:05" in the site timezone. */
@@ -102,14 +105,15 @@ const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base6
  * needs nothing more, and an injected tag (were escaping ever to fail) could do nothing. A host layout
  * may add stylesheets and images of its own origin; one that needs more sets `contentSecurityPolicy`.
  */
-export function trackingPagePolicy(frameAncestors: readonly string[]): string {
+export function trackingPagePolicy(frameAncestors: readonly string[], formAction: "'none'" | "'self'" = "'none'"): string {
   return [
     "default-src 'none'",
     `style-src 'self' ${STYLE_SOURCE}`,
     "img-src 'self' data:",
     "font-src 'self'",
     "base-uri 'none'",
-    "form-action 'none'",
+    // Only the return form posts, and only to this site (its page's policy says 'self').
+    `form-action ${formAction}`,
     `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ')}`,
   ].join('; ')
 }
@@ -122,6 +126,7 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
   const { links, shipments, timeZone } = options
   const frameAncestors = options.frameAncestors ?? []
   const policy = options.contentSecurityPolicy ?? trackingPagePolicy(frameAncestors)
+  const formPolicy = options.contentSecurityPolicy ?? trackingPagePolicy(frameAncestors, "'self'")
 
   const notFound = async (language = 'en') =>
     options.layout({ title: 'Tracking link not found', body: html`<h1>Tracking link not found</h1><p>This link is not valid any more. Please ask the shop for a new one.</p>`.value, language })
@@ -145,6 +150,22 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
   // Beside the token route: what it cannot take (a token longer than the router's parameter limit, a
   // further segment) lands here instead of the server's JSON 414 or the host's 404.
   app.get('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
+
+  // The return form is the only body these pages take: an HTML form, small, nothing else parsed (the
+  // parser loads only for a shop that takes returns from customers).
+  if (options.customerReturns) {
+    scope.removeAllContentTypeParsers()
+    await scope.register((await import('@fastify/formbody')).default, { bodyLimit: 16_384 })
+  }
+  // Whatever fails here (a body of another type, too large, a fault) is a page for a person, never JSON.
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'Tracking page request failed')
+    const message = status === 500 ? 'Something went wrong on our side. Please try again later.' : 'The shop could not read this request.'
+    return reply.code(status).type('text/html; charset=utf-8').send(await options.layout({ title: 'Request not completed', body: html`<h1>Request not completed</h1><p>${message}</p>`.value, language: 'en' }))
+  })
+  const customer = options.customerReturns ? { ...options.customerReturns, shipments, orders: options.orders, links, timeZone, layout: options.layout, notFound, formPolicy } : null
+  if (customer) await registerCustomerReturnPages(scope, customer)
 
   /** One shipment of the order: progress, estimate, the carrier's button, checkpoints (or the status timeline), items. */
   async function shipmentSection(shipment: Shipment, caption: string | null): Promise<SafeHtml> {
@@ -207,8 +228,10 @@ ${items}</section>`
       if (!shown.some((other) => other.id === shipment.id)) shown.unshift(shipment)
       const sections = await Promise.all(shown.map((each, index) => shipmentSection(each, shown.length > 1 ? `Parcel ${index + 1} of ${shown.length}` : null)))
       const heading = order ? `Order ${order.reference}` : `Shipment ${shipment.reference}`
+      const returnSection = customer ? await customerReturnSection(customer, shipment, request.params.token) : ''
       const body = html`<h1>${heading}</h1>
-${sections}`
+${sections}
+${returnSection}`
       return reply.send(await options.layout({ title: heading, body: body.value, language: 'en' }))
     },
   )

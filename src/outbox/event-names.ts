@@ -19,6 +19,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'returnAuthorised',
   'returnRejected',
   'returnLabelSent',
+  'returnLabelVoided',
   'returnReceived',
   'returnClosed',
   'estimateChanged',

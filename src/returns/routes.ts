@@ -14,6 +14,7 @@ import {
   RequestReturnBodySchema,
   ReturnHistoryResponseSchema,
   ReturnLabelBodySchema,
+  ReturnLabelVoidResponseSchema,
   ReturnListQuerySchema,
   ReturnListResponseSchema,
   ReturnParamsSchema,
@@ -130,6 +131,15 @@ export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scop
     '/returns/:returnId/label',
     { onRequest: buy, schema: { summary: 'Buy the return label, exactly once (EasyPost: a return shipment)', params: ReturnParamsSchema, body: ReturnLabelBodySchema, response: { 200: ReturnResponseSchema, ...errors } } },
     async (request) => ({ success: true as const, return: await service.buyLabel(returnIdOf(request.params.returnId), request.body as ReturnLabelInput, contextOf(request)) }),
+  )
+
+  app.post(
+    '/returns/:returnId/label/void',
+    {
+      onRequest: buy,
+      schema: { summary: 'Void an unused return label (EasyPost: a refund); a label_sent return is authorised again', params: ReturnParamsSchema, response: { 200: ReturnLabelVoidResponseSchema, ...errors } },
+    },
+    async (request) => ({ success: true as const, ...(await service.voidLabel(returnIdOf(request.params.returnId), contextOf(request))) }),
   )
 
   app.post(

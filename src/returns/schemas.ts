@@ -49,6 +49,8 @@ export const ReturnSchema = Type.Object({
 })
 
 export const ReturnResponseSchema = Type.Object({ success: Type.Literal(true), return: ReturnSchema })
+/** A voided return label: the return without it, and the refund's status at the provider (EasyPost: submitted). */
+export const ReturnLabelVoidResponseSchema = Type.Object({ success: Type.Literal(true), return: ReturnSchema, refundStatus: Type.String() })
 export const ReturnListResponseSchema = Type.Object({ success: Type.Literal(true), returns: Type.Array(ReturnSchema), nextBeforeId: Type.Union([Type.Integer(), Type.Null()]) })
 export const ReturnHistoryResponseSchema = Type.Object({
   success: Type.Literal(true),

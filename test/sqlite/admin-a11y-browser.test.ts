@@ -303,6 +303,8 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
     get('shipstation', '/shipstation'),
     get('not-found', '/no-such-page'),
     { name: 'tracking-page', open: async (page) => page.goto(await app.shipments.trackingLinks!.url(shipment.id).then((url) => `${base}${new URL(url).pathname}`)) },
+    // The demo sets a return window: the customer's return page beside the tracking page.
+    { name: 'return-form', open: async (page) => page.goto(await app.shipments.trackingLinks!.url(shipment.id).then((url) => `${base}${new URL(url).pathname}/return`)) },
   ]
   for (const screen of screens) await checkScreen(t, page, screen)
 

@@ -97,8 +97,8 @@ t.test('the notification admin pages over the demo, in chromium: list, test send
   await Promise.all([page.waitForURL(/\/shipments\/admin\/shipments/), page.click('button[type=submit]')])
   await Promise.all([page.waitForURL(/\/shipments\/admin\/notifications$/), page.click('header nav a:text("Notifications")')])
   t.equal(await page.locator('h1').textContent(), 'Notifications')
-  t.equal(await page.locator('tr[data-notification]').count(), 1)
-  t.match(await page.locator('tr[data-notification]').textContent(), /Your order has shipped\s*Shipped\s*The order's customer\s*Enabled/)
+  t.equal(await page.locator('tr[data-notification]').count(), 3, 'the shipped mail and the two return mails the demo seeds')
+  t.match(await page.locator('tr[data-notification]').first().textContent(), /Your order has shipped\s*Shipped\s*The order's customer\s*Enabled/)
   await shot('03-notifications')
 
   await Promise.all([page.waitForURL(/\/notifications\/\d+$/), page.click('a:text("Your order has shipped")')])
@@ -221,4 +221,36 @@ t.test('tracking page v2 in chromium at phone and desktop widths: the order, eac
   }
   t.same(dialogs, [], 'no script ran')
   t.same(violations, [], 'no Content-Security-Policy violation')
+})
+
+t.test('a customer starts a return in chromium: the button, the form posted without script, the return’s own page', async (t) => {
+  const app = await buildTestApp(t, { trackingPage: { secret: 'a-browser-tracking-page-secret-of-32-chars', baseUrl: 'https://shop.example' }, returns: { windowDays: 30 } })
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({ reference: 'R500', isCompleted: true, items: [{ name: 'Lamp', sku: 'LAMP', quantity: 2 }] })
+  const [line] = (await app.shipments.orders.orderLines!(orderId))!
+  const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: line!.id, quantity: 2 }] })
+  // Shipped without carrier tracking: the window counts from the ship date.
+  await app.shipments.shipments.update(shipment!.id, { status: 'shipped' })
+  const base = await listenOnLoopback(app)
+  const { page, dialogs, violations, shot } = await openBrowser(t)
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  await page.goto(`${base}${new URL(await app.shipments.trackingLinks!.url(shipment!.id)).pathname}`)
+  await Promise.all([page.waitForURL(/\/return$/), page.click('a:text("Return items")')])
+  await page.fill(`#quantity-${line!.id}`, '1')
+  await page.selectOption(`select[name="reason.${line!.id}"]`, 'damaged')
+  await shot('10-customer-return-form')
+  // The browser sends its Origin (this server's own): the form is taken.
+  await Promise.all([page.waitForURL(/\/shipments\/track\/returns\//), page.click('button:text("Start the return")')])
+  t.equal(await page.locator('h1').textContent(), 'Return R500-r001')
+  t.equal(await page.locator('.status').textContent(), 'Requested')
+  t.equal(await page.locator('td').first().textContent(), 'Lamp')
+  await shot('11-customer-return-page')
+  const [stored] = await app.shipments.returns.ofOrder(orderId)
+  t.match(stored, { state: 'requested', lines: [{ lineItemId: line!.id, quantity: 1, reason: 'damaged' }] })
+  t.same(dialogs, [], 'no script ran')
+  t.same(violations, [], 'no Content-Security-Policy violation (the form may post to this site)')
 })
