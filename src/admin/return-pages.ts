@@ -77,6 +77,12 @@ ${field({ name: 'carrier', label: 'Carrier', errors }, (aria) => textInput('carr
       shown.add('trackingNumber').add('carrier')
       actions.push(stateForm('rejected', 'Reject', { message: true, danger: true }))
     }
+    // A label bought and not used yet (the return not on its way) can be voided: EasyPost refunds it.
+    if (context.can.buyLabels && entry.label && ['authorised', 'label_sent', 'rejected'].includes(entry.state)) {
+      actions.push(html`<form method="post" action="${`${base}/label/void`}" aria-label="Void the return label" id="void-return-label">${csrfField(context.csrf)}
+<button type="submit" class="danger">Void the label (refund)</button></form>`)
+      shown.add('void')
+    }
     if (['authorised', 'label_sent', 'in_transit', 'received'].includes(entry.state) && entry.dateReceived === null) {
       actions.push(receiveForm(context, base, entry, errors))
       shown.add('receive')
@@ -119,7 +125,7 @@ const isLineKey = (entry: Return, name: string) => entry.lines.some((line, index
  */
 function returnProblems(entry: Return, errors: FieldErrors, shown: ReadonlySet<string>) {
   const targets: Record<string, string> = {}
-  const labels: Record<string, string> = { 'message.rejected': 'Message', trackingNumber: 'Tracking number', carrier: 'Carrier', label: 'Return label', ...Object.fromEntries(LABEL_FIELDS) }
+  const labels: Record<string, string> = { 'message.rejected': 'Message', trackingNumber: 'Tracking number', carrier: 'Carrier', label: 'Return label', void: 'Voiding the label', ...Object.fromEntries(LABEL_FIELDS) }
   entry.lines.forEach((line, index) => {
     for (const name of [`line ${line.lineItemId}`, `lines.${index}`]) {
       labels[name] = `Line ${line.lineItemId}`
@@ -127,8 +133,9 @@ function returnProblems(entry: Return, errors: FieldErrors, shown: ReadonlySet<s
     }
   })
   if (shown.has('label')) targets.label = 'buy-return-label'
+  if (shown.has('void')) targets.void = 'void-return-label'
   for (const name of Object.keys(errors)) if (shown.has('receive') && name.startsWith('line') && !isLineKey(entry, name)) targets[name] = 'record-arrival'
-  return summaryEntries(errors, new Set([...shown].filter((name) => name !== 'receive' && name !== 'label')), targets, labels)
+  return summaryEntries(errors, new Set([...shown].filter((name) => name !== 'receive' && name !== 'label' && name !== 'void')), targets, labels)
 }
 
 function labelForm(context: PageContext, base: string, data: ReturnPageData): SafeHtml {

@@ -90,6 +90,11 @@ export function registerReturnRoutes(screen: AdminScreen) {
     const lines = entry.lines.map((line) => ({ lineItemId: line.lineItemId, resellable: count(`resellable.${line.lineItemId}`), damaged: count(`damaged.${line.lineItemId}`), missing: count(`missing.${line.lineItemId}`) }))
     return returnAction(request, reply, id, 'lines', () => options.returns.receive(id, { lines }, returnContext(request)))
   })
+  scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/label/void', { schema: formSchema, config: buyLabels }, async (request, reply) => {
+    const id = returnId(request.params.id)
+    if (!request.shipmentsAdmin!.can.manageReturns) throw new ShipmentsErrors.Forbidden(ShipmentsPermissions.manageReturns)
+    return returnAction(request, reply, id, 'void', () => options.returns.voidLabel(id, returnContext(request)))
+  })
   scope.post<{ Params: { id: string }; Body: Form }>('/returns/:id/label', { schema: formSchema, config: buyLabels }, async (request, reply) => {
     const id = returnId(request.params.id)
     if (!request.shipmentsAdmin!.can.manageReturns) throw new ShipmentsErrors.Forbidden(ShipmentsPermissions.manageReturns)
