@@ -123,6 +123,9 @@ const READS: Read[] = [
   { name: 'admin list by status', url: async () => '/shipments/admin/shipments?status=in_progress' },
   // Halfway through the store, by key: the page a store admin reaches by Next, Next, Next...
   { name: 'admin list, halfway by key', url: async (app, size) => `/shipments/admin/shipments?page=${Math.floor(size / 100)}&after=${(await app.shipments.shipments.list({ perPage: 1 })).shipments[0]!.id + Math.floor(size / 2)}` },
+  // A search reads an index range (the start of a reference) or the tracking-number index, never every reference.
+  { name: 'admin search by reference', url: async (_app, size) => `/shipments/admin/shipments?q=r${Math.floor(size / 10)}-s` },
+  { name: 'API list by tracking number', url: async () => '/shipments/api/shipments?trackingNumber=1Z999AA10123456784' },
   { name: 'admin attention', url: async () => '/shipments/admin/attention' },
   { name: 'admin order page', url: async () => '/shipments/admin/orders/1' },
   { name: 'API list by status', url: async () => '/shipments/api/shipments?status=on_hold&perPage=50' },
