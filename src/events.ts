@@ -161,17 +161,29 @@ export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {
    * marked delivered, so one interrupted by a crash is delivered again.
    */
   emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): Promise<void> {
+    return this.deliverCommitted(name, ...payload).settled
+  }
+
+  /**
+   * emitCommitted, with how many async listeners have not settled yet: the outbox gives them a
+   * deadline and names that count in its warning when they miss it.
+   */
+  deliverCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): { settled: Promise<void>; unsettled(): number } {
     const logFailure = (error: unknown) => this.logger.error({ err: error, event: name }, `A shipments event listener failed (${name})`)
     const pending: Promise<unknown>[] = []
+    let unsettled = 0
     // rawListeners keeps `once` wrappers, so a one-time listener still removes itself when called.
     for (const listener of this.rawListeners(name) as Array<(...args: ShipmentsEventMap[Name]) => unknown>) {
       try {
         const result = listener.apply(this, payload)
-        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') pending.push(Promise.resolve(result).catch(logFailure))
+        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
+          unsettled++
+          pending.push(Promise.resolve(result).catch(logFailure).finally(() => unsettled--))
+        }
       } catch (error) {
         logFailure(error)
       }
     }
-    return pending.length === 0 ? Promise.resolve() : Promise.all(pending).then(() => undefined)
+    return { settled: pending.length === 0 ? Promise.resolve() : Promise.all(pending).then(() => undefined), unsettled: () => unsettled }
   }
 }
