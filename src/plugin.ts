@@ -353,6 +353,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       layout: options.trackingPage.layout,
       frameAncestors: options.trackingPage.frameAncestors,
       contentSecurityPolicy: options.trackingPage.contentSecurityPolicy,
+      mountedOn: { server: app, prefix: options.trackingPage.prefix },
     })
   }
   if (options.openapi) {
