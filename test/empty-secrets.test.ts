@@ -142,3 +142,35 @@ t.test('EasyPost: a push with an apiKey that reads empty is a failed attempt, re
   t.match(warnings[0], { level: 40, integration: 'easypost', variable: VARIABLE, msg: EXPECTED_WARNING })
   t.notMatch(logLines.join('\n'), EASYPOST_KEY, 'no key in the log')
 })
+
+t.test('EasyPost: a return label with an apiKey that reads empty is a 422 with the same warning; the return keeps its state, nothing bought', async (t) => {
+  const logLines: string[] = []
+  const s = await labelSetup(t, logLines)
+  const orders = s.app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({ reference: 'RET-1', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 1 }] })
+  const [line] = (await s.app.shipments.orders.orderLines!(orderId))!
+  const [shipped] = await s.app.shipments.shipments.create(orderId, { items: [{ lineItemId: line.id, quantity: 1 }] })
+  await s.app.shipments.shipments.update(shipped.id, { status: 'shipped' })
+  const { db, schema } = tables(s.app)
+  await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', fullName: 'Dr. Steve Brule', address1: '179 N Harbor Dr', city: 'Redondo Beach', state: 'CA', postalCode: '90277', countryCode: 'US' })
+  const requested = await s.app.shipments.returns.request(orderId, { lines: [{ lineItemId: line.id, quantity: 1, reason: 'defective' }] })
+  await s.app.shipments.returns.update(requested.id, { state: 'authorised' })
+
+  process.env[VARIABLE] = ''
+  const response = await s.app.inject({
+    method: 'POST',
+    url: `/shipments/api/returns/${requested.id}/label`,
+    headers: { ...as('admin'), 'content-type': 'application/json' },
+    payload: JSON.stringify({ integration: 'easypost', carrier: 'USPS', service: 'Priority', weight: { value: '1.5', unit: 'kg' }, labelFormat: 'PNG' }),
+  })
+  t.equal(response.statusCode, 422, response.body)
+  t.match(response.json(), { success: false, error: 'Integration easypost is not configured: one of its secret settings is empty or not set.' })
+  t.same(s.imitation.calls, [], 'EasyPost was never called')
+  const [stored] = await db.select().from(schema.returns).where(eq(schema.returns.id, requested.id))
+  t.match(stored, { state: 'authorised', labelState: null, labelOperationId: null, trackingNumber: null }, 'the return is as it was')
+  t.same((await s.app.shipments.outbox.list({ kind: 'event' })).filter((message) => message.name === 'returnLabelSent'), [], 'no returnLabelSent')
+  const warnings = secretWarnings(logLines)
+  t.equal(warnings.length, 1)
+  t.match(warnings[0], { level: 40, integration: 'easypost', variable: VARIABLE, msg: EXPECTED_WARNING })
+})
