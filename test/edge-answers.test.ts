@@ -88,6 +88,14 @@ t.test('links with broken percent-encoding: the HTML not-found page with trackin
   const elsewhere = await composed.inject({ url: '/elsewhere/%' })
   t.same([elsewhere.statusCode, elsewhere.body, seen], [400, 'bad link', ['FST_ERR_BAD_URL']])
 
+  // A host layout that throws: the error answer the page's own not-found answer gives, no unhandled rejection.
+  const failing = await buildTestApp(t, { trackingPage: { ...TRACKING, layout: () => Promise.reject(new Error('layout broke')) } }, undefined, undefined, { frameworkErrors: trackingPageFrameworkErrors() })
+  const answerOf = async (url: string) => {
+    const response = await failing.inject({ url })
+    return { status: response.statusCode, type: response.headers['content-type'], body: response.json<unknown>() }
+  }
+  t.same(await answerOf('/shipments/track/%'), await answerOf('/shipments/track/nope/more'), 'a bad URL fails as any malformed link does')
+
   // Without it the router answers before any hook of the page runs: what a host gets that does not set it.
   const without = await buildTestApp(t, { trackingPage: TRACKING })
   for (const url of broken) {

@@ -145,7 +145,8 @@ type FrameworkErrorHandler = (error: FastifyError, request: FastifyRequest, repl
  */
 export function trackingPageFrameworkErrors(otherwise?: FrameworkErrorHandler): FrameworkErrorHandler {
   return (error, request, reply) => {
-    if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    // Only the bad URL: a token over the router's parameter limit reaches the page's own catch-all route.
+    if (error.code === 'FST_ERR_BAD_URL') {
       const path = (request.raw.url ?? '').split('?')[0]
       const page = badLinkAnswers.get(request.server)?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))
       if (page) {
