@@ -154,19 +154,13 @@ export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {
   }
 
   /**
-   * Delivers a committed event. Every listener is called at once, in registration order, each on its
-   * own: one that throws, or an async one whose promise rejects, is logged with the event's name and
-   * never stops the others, undoes the committed change, fails the caller or takes the host down.
-   * The promise settles (never rejects) when every async listener has settled: only then is the event
-   * marked delivered, so one interrupted by a crash is delivered again.
-   */
-  emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): Promise<void> {
-    return this.deliverCommitted(name, ...payload).settled
-  }
-
-  /**
-   * emitCommitted, with how many async listeners have not settled yet: the outbox gives them a
-   * deadline and names that count in its warning when they miss it.
+   * Delivers a committed event (the outbox calls it). Every listener is called at once, in registration
+   * order, each on its own: one that throws, or an async one whose promise rejects, is logged with the
+   * event's name and never stops the others, undoes the committed change, fails the caller or takes the
+   * host down. `settled` settles (never rejects) when every async listener has settled: only then is the
+   * event marked delivered, so one interrupted by a crash is delivered again. `unsettled()` counts the
+   * async listeners still running: the outbox gives them a deadline and names that count in its warning
+   * when they miss it.
    */
   deliverCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): { settled: Promise<void>; unsettled(): number } {
     const logFailure = (error: unknown) => this.logger.error({ err: error, event: name }, `A shipments event listener failed (${name})`)
