@@ -5,7 +5,7 @@ import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOpti
 import cookie from '@fastify/cookie'
 import rateLimit from '@fastify/rate-limit'
 import formbody from '@fastify/formbody'
-import { ADMIN_CSRF_COOKIE, fastifyShipments, ShipmentsPermissions, standaloneTrackingLayout, type ShipmentsUser } from '../src/index.js'
+import { ADMIN_CSRF_COOKIE, fastifyShipments, ShipmentsPermissions, standaloneTrackingLayout, trackingPageFrameworkErrors, type ShipmentsUser } from '../src/index.js'
 import { DEMO_ORDER_FIELDS, seedDemoData } from './seed.js'
 import { acmeThreePlProvider } from './custom-provider.js'
 import { ensureDemoIntegrations } from './demo-integrations.js'
@@ -158,7 +158,9 @@ export async function buildDemoHost(options: DemoHostOptions) {
   // trustProxy: behind a TLS-terminating proxy, request.protocol is the client's (for Secure cookies),
   // and request.ip the address the proxy saw (for the login throttle).
   const trustProxy = demoTrustProxy(options.trustProxy ?? process.env.DEMO_TRUST_PROXY)
-  const app = Fastify({ ...DEMO_SERVER_OPTIONS, logger: options.logger ?? true, trustProxy })
+  // A tracking link with broken percent-encoding is refused by the router before the page's routes run:
+  // only this server option turns it into the page's own not-found page.
+  const app = Fastify({ ...DEMO_SERVER_OPTIONS, logger: options.logger ?? true, trustProxy, frameworkErrors: trackingPageFrameworkErrors() })
   await app.register(cookie, { secret: options.cookieSecret ?? process.env.DEMO_COOKIE_SECRET ?? 'demo-cookie-secret-change-me' })
   // Login throttling, the way a host should: per client address and username, and per username from
   // all addresses together, on the login route only (the route's preHandler asks both counts).

@@ -156,24 +156,30 @@ export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {
   }
 
   /**
-   * Delivers a committed event. Every listener is called at once, in registration order, each on its
-   * own: one that throws, or an async one whose promise rejects, is logged with the event's name and
-   * never stops the others, undoes the committed change, fails the caller or takes the host down.
-   * The promise settles (never rejects) when every async listener has settled: only then is the event
-   * marked delivered, so one interrupted by a crash is delivered again.
+   * Delivers a committed event (the outbox calls it). Every listener is called at once, in registration
+   * order, each on its own: one that throws, or an async one whose promise rejects, is logged with the
+   * event's name and never stops the others, undoes the committed change, fails the caller or takes the
+   * host down. `settled` settles (never rejects) when every async listener has settled: only then is the
+   * event marked delivered, so one interrupted by a crash is delivered again. `unsettled()` counts the
+   * async listeners still running: the outbox gives them a deadline and names that count in its warning
+   * when they miss it.
    */
-  emitCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): Promise<void> {
+  deliverCommitted<Name extends keyof ShipmentsEventMap>(name: Name, ...payload: ShipmentsEventMap[Name]): { settled: Promise<void>; unsettled(): number } {
     const logFailure = (error: unknown) => this.logger.error({ err: error, event: name }, `A shipments event listener failed (${name})`)
     const pending: Promise<unknown>[] = []
+    let unsettled = 0
     // rawListeners keeps `once` wrappers, so a one-time listener still removes itself when called.
     for (const listener of this.rawListeners(name) as Array<(...args: ShipmentsEventMap[Name]) => unknown>) {
       try {
         const result = listener.apply(this, payload)
-        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') pending.push(Promise.resolve(result).catch(logFailure))
+        if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
+          unsettled++
+          pending.push(Promise.resolve(result).catch(logFailure).finally(() => unsettled--))
+        }
       } catch (error) {
         logFailure(error)
       }
     }
-    return pending.length === 0 ? Promise.resolve() : Promise.all(pending).then(() => undefined)
+    return { settled: pending.length === 0 ? Promise.resolve() : Promise.all(pending).then(() => undefined), unsettled: () => unsettled }
   }
 }

@@ -115,7 +115,7 @@ export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVIT
 export type { DeliveryRecord } from './gateway/integrations.js'
 export { NOTIFICATION_JOB, NOTIFICATION_RECIPIENTS, NOTIFICATION_TRIGGERS, RETURN_TRIGGERS, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type NotificationRecipient, type NotificationTrigger, type ReturnTrigger, type RenderedNotification } from './notifications/service.js'
 export { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './notifications/templates.js'
-export { standaloneTrackingLayout, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
+export { standaloneTrackingLayout, trackingPageFrameworkErrors, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
 export { DeliveryErrors, DocumentErrors } from './errors.js'
 export type { DocumentService } from './documents/service.js'
 export type { DocumentsOptions, LabelFile } from './documents/options.js'

@@ -373,6 +373,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
               clock: options.clock,
             }
           : undefined,
+      mountedOn: { server: app, prefix: options.trackingPage.prefix },
     })
   }
   if (options.openapi) {

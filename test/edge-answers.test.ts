@@ -3,7 +3,7 @@
 // not-found page, with the page's security headers (no framing, no scripts, no sniffing).
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { trackingPagePolicy } from '../src/index.js'
+import { trackingPageFrameworkErrors, trackingPagePolicy } from '../src/index.js'
 import { as, buildTestApp, orderWithShipments } from './fixtures/app.js'
 import { rawQuery } from './fixtures/database.js'
 
@@ -57,6 +57,51 @@ t.test('every malformed tracking link gets the HTML not-found page with the secu
     t.match(response.headers['content-type'], /^text\/html/, 'HTML, not JSON')
     t.match(response.body, /<h1>Tracking link not found<\/h1>/)
     t.match(response.headers, expectedHeaders)
+  }
+})
+
+t.test('links with broken percent-encoding: the HTML not-found page with trackingPageFrameworkErrors, Fastify\'s JSON 400 without it', async (t) => {
+  const broken = ['/shipments/track/%E0%A4%A', '/shipments/track/%', '/shipments/track/abc%zz', '/shipments/track/%E0%A4%A?x=1']
+  const withHelper = await buildTestApp(t, { trackingPage: TRACKING }, undefined, undefined, { frameworkErrors: trackingPageFrameworkErrors() })
+  for (const url of broken) {
+    const response = await withHelper.inject({ url })
+    t.equal(response.statusCode, 404, url)
+    t.match(response.headers['content-type'], /^text\/html/, 'HTML, not JSON')
+    t.match(response.body, /<h1>Tracking link not found<\/h1>/)
+    t.match(response.headers, { 'content-security-policy': trackingPagePolicy([]), 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'private, no-store' })
+  }
+  // Elsewhere, and for a prefix that only starts alike, Fastify's own answer.
+  for (const url of ['/shipments/api/shipments/%', '/shipments/trackers/%E0%A4%A']) {
+    const response = await withHelper.inject({ url })
+    t.equal(response.statusCode, 400, url)
+    t.match(response.json(), { code: 'FST_ERR_BAD_URL', statusCode: 400 })
+  }
+  // A host's own handler gets the rest.
+  const seen: string[] = []
+  const composed = await buildTestApp(t, { trackingPage: TRACKING }, undefined, undefined, {
+    frameworkErrors: trackingPageFrameworkErrors((error, _request, reply) => {
+      seen.push(error.code)
+      void reply.code(400).send('bad link')
+    }),
+  })
+  t.equal((await composed.inject({ url: '/shipments/track/%' })).statusCode, 404)
+  const elsewhere = await composed.inject({ url: '/elsewhere/%' })
+  t.same([elsewhere.statusCode, elsewhere.body, seen], [400, 'bad link', ['FST_ERR_BAD_URL']])
+
+  // A host layout that throws: the error answer the page's own not-found answer gives, no unhandled rejection.
+  const failing = await buildTestApp(t, { trackingPage: { ...TRACKING, layout: () => Promise.reject(new Error('layout broke')) } }, undefined, undefined, { frameworkErrors: trackingPageFrameworkErrors() })
+  const answerOf = async (url: string) => {
+    const response = await failing.inject({ url })
+    return { status: response.statusCode, type: response.headers['content-type'], body: response.json<unknown>() }
+  }
+  t.same(await answerOf('/shipments/track/%'), await answerOf('/shipments/track/nope/more'), 'a bad URL fails as any malformed link does')
+
+  // Without it the router answers before any hook of the page runs: what a host gets that does not set it.
+  const without = await buildTestApp(t, { trackingPage: TRACKING })
+  for (const url of broken) {
+    const response = await without.inject({ url })
+    t.equal(response.statusCode, 400, `${url} without the helper`)
+    t.match(response.json(), { code: 'FST_ERR_BAD_URL' })
   }
 })
 

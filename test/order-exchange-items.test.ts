@@ -4,8 +4,9 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { ShipNotificationRecordedEvent } from '../src/index.js'
-import { historyRows, orderRow, shipmentRow } from './fixtures/app.js'
-import { basicAuth, buildExchangeApp, child, EXCHANGE_URL, exportedOrders, exportRequest, insertExportOrder, textOf } from './fixtures/exchange.js'
+import { buildTestApp, historyRows, orderRow, shipmentRow } from './fixtures/app.js'
+import { testDatabase } from './fixtures/database.js'
+import { basicAuth, buildExchangeApp, child, EXCHANGE_PASSWORD, EXCHANGE_URL, EXCHANGE_USER, exportedOrders, exportRequest, insertExportOrder, ORDER_FIELDS, textOf } from './fixtures/exchange.js'
 import { snapshotDatabase } from './fixtures/hostile.js'
 
 interface NoticeItem {
@@ -469,30 +470,81 @@ t.test('the ShipNotice parser reads Items/Item where ShipStation puts them: the 
   ])
 })
 
-t.test('units taken by another request between the notice plan and its write: planned again, those gone reported as nothing left, a 200', async (t) => {
-  const { app, events, orderId, mug, tea } = await setup(t, 'IT-RACE')
-  // The notice reads the lines when it plans, then again when it creates its shipment: in between,
-  // another instance ships both mugs in a shipment of its own (as a request racing on another instance).
-  const store = app.shipments.orders
+/**
+ * The notice (sent to `notifier`) reads the lines when it plans, then again when it creates its
+ * shipment: in between, `taker` ships both mugs in a shipment of its own. The notice plans again,
+ * answers 200 and reports the mugs as nothing left; both instances read the same, nothing over-allocated.
+ */
+async function unitsTakenBetweenPlanAndWrite(
+  t: Test,
+  { notifier, taker, events, orderId, mug, tea, reference }: { notifier: FastifyInstance; taker: FastifyInstance; events: ShipNotificationRecordedEvent[]; orderId: number; mug: number; tea: number; reference: string },
+) {
+  const store = notifier.shipments.orders
   const readLines = store.orderLines!.bind(store)
   let reads = 0
   store.orderLines = async (id) => {
     const lines = await readLines(id)
     if (++reads === 2) {
-      const [other] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
-      await app.shipments.shipments.update(other.id, { status: 'shipped', trackingNumber: 'OTHER-1' })
+      const [other] = await taker.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
+      await taker.shipments.shipments.update(other.id, { status: 'shipped', trackingNumber: 'OTHER-1' })
     }
     return lines
   }
-  const response = await notify(app, shipNotice('IT-RACE', [{ sku: 'MUG', quantity: 2 }, { sku: 'TEA', quantity: 1 }], 'R-1'))
+  const response = await notify(notifier, shipNotice(reference, [{ sku: 'MUG', quantity: 2 }, { sku: 'TEA', quantity: 1 }], 'R-1'))
   t.equal(response.statusCode, 200, 'not a 500 that ShipStation would retry')
   t.same(response.json(), { success: true })
   t.ok(reads >= 3, 'the notice planned again')
-  t.match(await shipmentsOf(app, orderId), [
-    { status: 'shipped', trackingNumber: 'OTHER-1', items: [{ lineItemId: mug, quantity: 2 }] },
-    { status: 'shipped', trackingNumber: 'R-1', items: [{ lineItemId: tea, quantity: 1 }] },
-  ], 'the other request keeps its mugs; the notice ships what was left of what it named')
-  t.same(await held(app, orderId), { MUG: [2, 0], TEA: [1, 2], SPN: [0, 1], EBOOK: [0, 0] }, 'nothing over-allocated')
+  for (const app of new Set([notifier, taker])) {
+    t.match(await shipmentsOf(app, orderId), [
+      { status: 'shipped', trackingNumber: 'OTHER-1', items: [{ lineItemId: mug, quantity: 2 }] },
+      { status: 'shipped', trackingNumber: 'R-1', items: [{ lineItemId: tea, quantity: 1 }] },
+    ], 'the other request keeps its mugs; the notice ships what was left of what it named')
+    t.same(await held(app, orderId), { MUG: [2, 0], TEA: [1, 2], SPN: [0, 1], EBOOK: [0, 0] }, 'nothing over-allocated')
+  }
   t.equal(events.length, 1)
   t.same(events[0].items, { shipped: [{ lineItemId: tea, quantity: 1 }], notShipped: [{ lineItemId: mug, sku: 'MUG', quantity: 2, reason: 'nothing-left' }], orderComplete: false })
+}
+
+t.test('units taken by another request between the notice plan and its write: planned again, those gone reported as nothing left, a 200', async (t) => {
+  const { app, events, orderId, mug, tea } = await setup(t, 'IT-RACE')
+  await unitsTakenBetweenPlanAndWrite(t, { notifier: app, taker: app, events, orderId, mug, tea, reference: 'IT-RACE' })
+})
+
+/** Two instances of the package on one database (each its own pool or connection), as two processes behind a load balancer. */
+async function twoInstances(t: Test, reference: string) {
+  const database = await testDatabase(t)
+  const options = { orderFields: ORDER_FIELDS, orderExchange: { username: EXCHANGE_USER, password: EXCHANGE_PASSWORD, updateShipments: true, integrationHandle: 'shipstation-main' } }
+  const first = await buildTestApp(t, options, database)
+  const second = await buildTestApp(t, options, database)
+  const events: ShipNotificationRecordedEvent[] = []
+  first.shipments.events.on('shipNotificationRecorded', (event) => events.push(event))
+  return { first, second, events, ...(await orderWithLines(first, reference)) }
+}
+
+t.test('two instances on one database: units the other instance took between the notice plan and its write are nothing left, a 200', async (t) => {
+  const { first, second, events, orderId, mug, tea } = await twoInstances(t, 'IT-TWO')
+  // The other instance takes the mugs through its own connection, under the order's lock both take.
+  await unitsTakenBetweenPlanAndWrite(t, { notifier: first, taker: second, events, orderId, mug, tea, reference: 'IT-TWO' })
+})
+
+t.test('two instances on one database racing notices against shipment creation for the same units: every notice a 200, nothing over-allocated', async (t) => {
+  const { first, second } = await twoInstances(t, 'IT-RACE-0')
+  // The creation starts later and later, so that it lands before, inside and after the notice's work.
+  const delays = [0, 1, 3, 6, 10, 15, 25, 40]
+  for (const [index, delay] of delays.entries()) {
+    const round = index + 1
+    const { orderId, mug } = await orderWithLines(first, `IT-RACE-${round}`)
+    const [notice, created] = await Promise.all([
+      notify(first, shipNotice(`IT-RACE-${round}`, [{ sku: 'MUG', quantity: 2 }], `R-${round}`)),
+      new Promise((resolve) => setTimeout(resolve, delay)).then(() => second.shipments.shipments.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })).then(
+        () => 'created',
+        (error: Error) => error.name,
+      ),
+    ])
+    t.equal(notice.statusCode, 200, `round ${round}: the notice answers 200`)
+    const mugs = (await held(second, orderId)).MUG
+    t.same(mugs, [2, 0], `round ${round}: the two mugs are held once (${created})`)
+    const holders = (await shipmentsOf(second, orderId)).filter((shipment) => shipment.items.some((item) => item.lineItemId === mug))
+    t.equal(holders.reduce((sum, shipment) => sum + shipment.items.filter((item) => item.lineItemId === mug).reduce((units, item) => units + item.quantity, 0), 0), 2, `round ${round}: by one shipment or the other, never both`)
+  }
 })

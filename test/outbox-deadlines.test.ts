@@ -106,6 +106,54 @@ t.test('an attempt past outbox.jobTimeoutMs counts as failed and is retried; its
   t.equal(pending.length, 1, 'and the retry waits for its backoff')
 })
 
+t.test('a host listener that never settles: past outbox.jobTimeoutMs the event counts as delivered, webhooks and later events of its shipment go on', async (t) => {
+  const bodies: Array<{ id: string; data: { to: string } }> = []
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      bodies.push(JSON.parse(Buffer.concat(chunks).toString()) as { id: string; data: { to: string } })
+      response.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+
+  const logLines: string[] = []
+  const app = await buildTestApp(t, { outbox: { leaseMs: 1000, jobTimeoutMs: 300, pollIntervalMs: 20 }, webhooks: { allowPrivateAddresses: true } }, undefined, logLines)
+  const orders = app.shipments.referenceOrders!
+  const orderId = await orders.createOrder({ reference: 'D200', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 1 }] })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const subscription = await app.shipments.webhooks.create({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, events: ['shipmentStatusChanged'] })
+  let calls = 0
+  let lateSettle: () => void = () => undefined
+  app.shipments.events.on('shipmentStatusChanged', () => {
+    calls++
+    // The first call never settles until the test lets it, long after its deadline; later ones settle.
+    return calls === 1 ? new Promise<void>((resolve) => (lateSettle = resolve)) : Promise.resolve()
+  })
+
+  await app.shipments.shipments.update(shipment.id, { status: 'in_progress' })
+  await app.shipments.shipments.update(shipment.id, { status: 'fulfilled' })
+  t.ok(await until(() => bodies.length === 2, 8000), 'both webhooks arrived')
+  t.same(bodies.map((body) => body.data.to), ['in_progress', 'fulfilled'], 'in commit order')
+  t.equal(calls, 2, 'the listener was called for the later event too')
+  const stateOfEvents = async () => (await app.shipments.outbox.list({ kind: 'event', name: 'shipmentStatusChanged' })).map((event) => event.state)
+  t.ok(await until(async () => (await stateOfEvents()).every((state) => state === 'done')))
+  t.same(await stateOfEvents(), ['done', 'done'], 'both events delivered, none left pending under a renewed claim')
+  t.ok(await until(async () => (await app.shipments.webhooks.deliveries(subscription.id)).every((delivery) => delivery.state === 'done')))
+
+  const warnings = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => /did not settle/.test(String(entry.msg)))
+  t.equal(warnings.length, 1, 'one warning, for the event whose listener hung')
+  t.match(warnings[0], { level: 40, event: 'shipmentStatusChanged', eventId: bodies[0].id, unsettledListeners: 1, msg: /outbox\.jobTimeoutMs/ })
+  t.notOk('shipment' in warnings[0] || logLines.some((line) => /did not settle/.test(line) && line.includes('D200')), 'names the event, never its data')
+
+  lateSettle()
+  await sleep(100)
+  t.same(await stateOfEvents(), ['done', 'done'], 'the late settle changed nothing')
+  t.equal(bodies.length, 2, 'nothing sent again')
+})
+
 t.test('a mail hook that throws synchronously is a failed attempt, retried, not a crash', async (t) => {
   const { app, shipment } = await setup(t, ((): Promise<void> => {
     throw new Error('transport not configured')

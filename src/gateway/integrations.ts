@@ -359,7 +359,22 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         cached = { version: row.updatedAt.getTime(), integration: Object.freeze(integration), deliveries: ledgerFor(row.id) }
         presented.set(row.id, cached)
       }
-      return new CallContext(cached.integration, resolvedSettings(row), cached.deliveries, deps.shipments, deps.orders, deps.parcels, deps.clock, logger, bindings)
+      let settings: Record<string, unknown>
+      try {
+        settings = resolvedSettings(row)
+      } catch (error) {
+        // Every path that calls the integration comes through here (the gateway, label purchases,
+        // return labels, pushes, the connection check): the host learns which setting and variable to
+        // fix, whoever asked. Never the value.
+        if (error instanceof IntegrationSecretError) {
+          logger.warn(
+            { ...bindings, setting: error.setting, variable: error.variable },
+            `Integration ${row.handle} refused a request: its secret setting ${error.setting} ${error.variable ? `reads the environment variable ${error.variable}, which is empty or not set` : 'is empty'}`,
+          )
+        }
+        throw error
+      }
+      return new CallContext(cached.integration, settings, cached.deliveries, deps.shipments, deps.orders, deps.parcels, deps.clock, logger, bindings)
     },
 
     async checkConnection(handle: string): Promise<ConnectionCheck> {

@@ -88,12 +88,9 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
         )
       } catch (error) {
         const log = context?.logger ?? request.log.child(bindings)
-        if (error instanceof IntegrationSecretError) {
-          // The host's to fix: the log names the setting and the variable (never a value), the sender
-          // learns only that the integration is not configured.
-          log.warn({ setting: error.setting, variable: error.variable }, `Integration ${handle} refused a request: its secret setting ${error.setting} ${error.variable ? `reads the environment variable ${error.variable}, which is empty or not set` : 'is empty'}`)
-          return sendError(reply, 400, error.message)
-        }
+        // The host's to fix, logged (setting and variable, never a value) where the settings were read;
+        // the sender learns only that the integration is not configured.
+        if (error instanceof IntegrationSecretError) return sendError(reply, 400, error.message)
         const refusal = refusalMessage(error)
         if (refusal !== null) {
           // A request refused by the provider or by the update it made (a bad signature, an unknown

@@ -113,6 +113,8 @@ const TEMPLATE_LIMIT = 20_000
 
 /** The longest one template may render, in ms: the longest a hostile template holds the event loop. */
 export const TEMPLATE_RENDER_LIMIT_MS = 50
+/** The characters one template's filters and ranges may allocate (liquidjs `memoryLimit`). */
+const TEMPLATE_MEMORY_LIMIT = 1_000_000
 
 /**
  * A Liquid engine for templates that store admins write. It reads no files: `templates` is an empty
@@ -124,8 +126,12 @@ function templateEngine(Liquid: typeof import('liquidjs').Liquid, outputEscape: 
   const engine = new Liquid({
     templates: {},
     parseLimit: 100_000,
+    // Checked between nodes only: one node may overrun the limit by its own cost.
     renderLimit: TEMPLATE_RENDER_LIMIT_MS,
-    memoryLimit: 10_000_000,
+    // Characters that filters and ranges may allocate. It also bounds that one node's cost: with 10
+    // million, a single `(1..9999999)` held the event loop for a second before the render limit was
+    // checked again; a mail's worth of text stays far below one million.
+    memoryLimit: TEMPLATE_MEMORY_LIMIT,
     ownPropertyOnly: true,
     ...(outputEscape ? { outputEscape } : {}),
   })

@@ -3,7 +3,7 @@
 // checkpoints newest first (or, before any, the status timeline: statuses and dates only, no notes, user
 // names or internal ids), a button to the carrier's own page, and the items, in the host's layout.
 import { createHash } from 'node:crypto'
-import type { FastifyError, FastifyPluginAsync } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { escapeHtml, html, safeHref, type SafeHtml } from '../html.js'
@@ -39,6 +39,11 @@ export interface TrackingPageRoutesOptions {
   contentSecurityPolicy?: string | null | undefined
   /** Customers' returns (`returns.windowDays` above 0): the return section, the form and the return's own page. */
   customerReturns?: Pick<CustomerReturnPagesOptions, 'customerReturns' | 'returns' | 'prefix' | 'baseUrl' | 'rateLimit' | 'clock'> | undefined
+  /**
+   * The instance the package was registered on, with the prefix: `trackingPageFrameworkErrors` answers
+   * its malformed links (which Fastify's router refuses before any hook of the page runs).
+   */
+  mountedOn?: { server: object; prefix: string } | undefined
 }
 
 /** "24 Nov 2026, 14:05" in the site timezone. */
@@ -121,6 +126,43 @@ export function trackingPagePolicy(frameAncestors: readonly string[], formAction
 /** At most this many shipments of an order on one page (a page for a person, not a report). */
 const MAX_SHIPMENTS_SHOWN = 20
 
+/** A mounted page's answer to a malformed link, for trackingPageFrameworkErrors. */
+interface BadLinkAnswer {
+  prefix: string
+  answer(reply: FastifyReply): Promise<unknown>
+}
+
+// By the instance the package was registered on: the request a framework error handler gets belongs to
+// the root instance, and a test process holds many apps.
+const badLinkAnswers = new WeakMap<object, BadLinkAnswer[]>()
+
+type FrameworkErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void
+
+/**
+ * A `frameworkErrors` server option for hosts of the tracking page: Fastify's router refuses a link with
+ * broken percent-encoding (`/shipments/track/%E0%A4%A`) with a JSON 400 before any hook or route of the
+ * page runs, and only the server's options can catch it. Under the tracking page's prefix this answers
+ * the page's HTML not-found page with its security headers; every other framework error goes to
+ * `otherwise`, or gets Fastify's own answer. The package must be registered on the root instance.
+ *
+ * `Fastify({ frameworkErrors: trackingPageFrameworkErrors() })`
+ */
+export function trackingPageFrameworkErrors(otherwise?: FrameworkErrorHandler): FrameworkErrorHandler {
+  return (error, request, reply) => {
+    // Only the bad URL: a token over the router's parameter limit reaches the page's own catch-all route.
+    if (error.code === 'FST_ERR_BAD_URL') {
+      const path = (request.raw.url ?? '').split('?')[0]
+      const page = badLinkAnswers.get(request.server)?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))
+      if (page) {
+        void page.answer(reply).catch((failure: unknown) => reply.send(failure))
+        return
+      }
+    }
+    if (otherwise) return otherwise(error, request, reply)
+    void reply.send(error)
+  }
+}
+
 export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { links, shipments, timeZone } = options
@@ -133,7 +175,7 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
 
   // Every answer under the prefix, the not-found page included: the link is the credential, so it must
   // not travel on in a Referer, be indexed or be cached by others; and the page is never framed by others.
-  app.addHook('onRequest', async (_request, reply) => {
+  const secure = (reply: FastifyReply) => {
     reply
       .header('referrer-policy', 'no-referrer')
       .header('x-robots-tag', 'noindex')
@@ -142,7 +184,17 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
       .header('x-content-type-options', 'nosniff')
     // X-Frame-Options knows no list of origins: sent only when nobody may frame the page.
     if (frameAncestors.length === 0) reply.header('x-frame-options', 'DENY')
-  })
+  }
+  app.addHook('onRequest', async (_request, reply) => secure(reply))
+
+  if (options.mountedOn) {
+    const { server, prefix } = options.mountedOn
+    const answer = async (reply: FastifyReply) => {
+      secure(reply)
+      return reply.code(404).type('text/html; charset=utf-8').send(await notFound())
+    }
+    badLinkAnswers.set(server, [...(badLinkAnswers.get(server) ?? []), { prefix, answer }])
+  }
 
   // A malformed link (a trailing slash, a further segment, nothing after the prefix) is a link that is
   // not valid: the same page as a forged one, never the host's JSON 404.

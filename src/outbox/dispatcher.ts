@@ -127,11 +127,34 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     }
   }
 
+  /**
+   * The listeners of an event get the jobs' deadline: a listener that never settles would otherwise hold
+   * the event's claim (renewed by the heartbeat) and every later event of its key for good. Past it the
+   * event counts as delivered, as it does when a listener fails (listeners are not retried); the late
+   * settle is ignored.
+   */
+  function listenersWithin(row: OutboxRow, delivery: ReturnType<ShipmentsEvents['deliverCommitted']>): Promise<void> {
+    let timeout: NodeJS.Timeout | undefined
+    const deadline = new Promise<void>((resolve) => {
+      timeout = setTimeout(() => {
+        logger.warn(
+          { event: row.name, eventId: row.messageId, unsettledListeners: delivery.unsettled(), jobTimeoutMs: options.jobTimeoutMs },
+          `Shipments event listeners did not settle within outbox.jobTimeoutMs (${row.name}); the event counts as delivered`,
+        )
+        resolve()
+      }, options.jobTimeoutMs)
+      // As a job's deadline: never what keeps a closing process alive.
+      timeout.unref()
+    })
+    return Promise.race([delivery.settled, deadline]).finally(() => clearTimeout(timeout))
+  }
+
   function deliverEvent(row: OutboxRow) {
     held.add(row.id)
     const name = row.name as keyof ShipmentsEventMap
     const payload = { ...row.payload, eventId: row.messageId } as ShipmentsEventMap[typeof name][0]
-    const settled = (events.emitCommitted as (name: string, payload: unknown) => Promise<void>)(name, payload)
+    const delivery = (events.deliverCommitted as (name: string, payload: unknown) => ReturnType<ShipmentsEvents['deliverCommitted']>)(name, payload)
+    const settled = listenersWithin(row, delivery)
     const key = row.orderingKey
     const before = lastOfKey.get(key)
     const batched = (before ? Promise.all([settled, before]) : settled).then(() => completeLater(row))

@@ -2,16 +2,17 @@
 // commits, while commits checkpoint only as a fallback; a failing worker gives checkpoints back to the
 // commits; a host's own connection and a database in memory keep SQLite's settings.
 import { spawn } from 'node:child_process'
-import { copyFileSync, renameSync } from 'node:fs'
+import { copyFileSync, renameSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { COMMITS_PER_CHECKPOINT, FALLBACK_CHECKPOINT_PAGES, createCheckpointer } from '../../src/db/sqlite/checkpointer.js'
 import { COMMIT_CHECKPOINT_PAGES, onWriteCommit, openSqliteFile, writeTransaction, type SqliteDatabase } from '../../src/db/sqlite/dialect.js'
 import { buildTestApp, insertOrder, postUpdate } from '../fixtures/app.js'
-import { tables } from '../fixtures/database.js'
+import { tables, testDatabase } from '../fixtures/database.js'
 import { exited } from '../fixtures/processes.js'
 
 const closeWorkerPath = fileURLToPath(new URL('../fixtures/checkpoint-close-worker.ts', import.meta.url))
@@ -88,6 +89,80 @@ t.test('a worker that fails gives checkpoints back to the commits, and says why'
   writeNotes(3)
   t.equal(await checkpointer.settled(), null, 'and no new worker is started')
   t.equal(errors.length, 1)
+})
+
+/**
+ * Kills each checkpoint worker as soon as it is asked for a checkpoint (terminate() stops it in the
+ * middle of the checkpoint, or just before it), as a crash of the thread would; counts the workers.
+ */
+function killWorkersMidCheckpoint(t: { teardown(fn: () => unknown): void }) {
+  const workers = new Set<Worker>()
+  const postMessage = Worker.prototype.postMessage
+  Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
+    const result = (postMessage as (...args: unknown[]) => void).call(this, message, ...rest)
+    if (message === 'checkpoint') {
+      workers.add(this)
+      void this.terminate()
+    }
+    return result
+  } as typeof postMessage
+  t.teardown(() => (Worker.prototype.postMessage = postMessage))
+  return workers
+}
+
+t.test('a worker killed in the middle of a checkpoint: reported once, commits checkpoint again, no new worker started, nothing lost', async (t) => {
+  const { file, db, writeNotes } = scratch(t)
+  const errors: Error[] = []
+  const workers = killWorkersMidCheckpoint(t)
+  const checkpointer = createCheckpointer(db, { commitsPerCheckpoint: 5, onError: (error) => errors.push(error) })!
+  t.teardown(() => checkpointer.close())
+  onWriteCommit(db, checkpointer.committed)
+
+  writeNotes(5)
+  t.equal(await checkpointer.settled(), null, 'the checkpoint never answered, and nothing waits for it')
+  t.equal(workers.size, 1)
+  t.match(errors, [{ message: /^The checkpoint worker stopped \(exit code \d+\)$/ }], 'the failure is reported')
+  t.equal(autocheckpoint(db), COMMIT_CHECKPOINT_PAGES, 'commits checkpoint as SQLite does')
+
+  // Many more commits than a checkpoint's worth: no worker is started again (no spin of start and
+  // fail), no further report; and the commits keep the WAL near SQLite's own threshold.
+  const pageSize = db.$client.pragma('page_size', { simple: true }) as number
+  writeNotes(2 * COMMIT_CHECKPOINT_PAGES + 500)
+  t.equal(await checkpointer.settled(), null)
+  t.equal(workers.size, 1, 'no new worker')
+  t.equal(errors.length, 1, 'reported once')
+  const walPages = statSync(`${file}-wal`).size / pageSize
+  t.ok(walPages < 1.5 * COMMIT_CHECKPOINT_PAGES, `the commits checkpointed: a WAL of ${Math.round(walPages)} pages, not one of every note`)
+
+  await checkpointer.close()
+  db.$client.close()
+  const reopened = new Database(file, { readonly: true })
+  t.teardown(() => reopened.close())
+  t.equal((reopened.prepare('SELECT count(*) AS n FROM notes').get() as { n: number }).n, 5 + 2 * COMMIT_CHECKPOINT_PAGES + 500, 'every note is in the file, reopened')
+  t.equal(reopened.pragma('integrity_check', { simple: true }), 'ok')
+})
+
+t.test("the package's worker killed mid-checkpoint: a warning in the host's log, updates go on, every change is in the file after a restart", async (t) => {
+  const workers = killWorkersMidCheckpoint(t)
+  const database = await testDatabase(t)
+  const logLines: string[] = []
+  const app = await buildTestApp(t, {}, database, logLines)
+  const orderId = await insertOrder(app)
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const updates = COMMITS_PER_CHECKPOINT * 2
+  const statuses = new Set<number>()
+  for (let index = 0; index < updates; index++) statuses.add((await postUpdate(app, shipment.id, { fulfillmentNotes: `note ${index}` })).statusCode)
+  t.same([...statuses], [200], 'every update answered 200, before and after the worker died')
+  t.equal(workers.size, 1, 'one worker started, none after it died')
+  const warnings = logLines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => /checkpoint worker failed/.test(entry.msg))
+  t.match(warnings, [{ level: 40, msg: 'The SQLite checkpoint worker failed; checkpoints run inside commits again' }], 'reported once, as a warning')
+  t.equal(autocheckpoint(tables(app).db as unknown as SqliteDatabase), COMMIT_CHECKPOINT_PAGES)
+  await app.close()
+
+  const reopened = new Database(database, { readonly: true })
+  t.teardown(() => reopened.close())
+  t.equal((reopened.prepare('SELECT fulfillment_notes AS notes FROM shipments_shipments WHERE id = ?').get(shipment.id) as { notes: string }).notes, `note ${updates - 1}`, 'the last update is in the file')
+  t.equal(reopened.pragma('integrity_check', { simple: true }), 'ok')
 })
 
 t.test('a worker that cannot even start leaves the commit standing and checkpoints to the commits', async (t) => {
