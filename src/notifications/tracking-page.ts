@@ -138,6 +138,12 @@ const badLinkAnswers = new WeakMap<object, BadLinkAnswer[]>()
 
 type FrameworkErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void
 
+/** The host's layout failed while drawing an error page: a plain 500, whichever way the request came. */
+function layoutFailed(request: FastifyRequest, reply: FastifyReply, error: unknown) {
+  request.log.error({ err: error }, 'The tracking page layout failed')
+  return reply.code(500).type('text/plain; charset=utf-8').send('Something went wrong on our side. Please try again later.')
+}
+
 /**
  * A `frameworkErrors` server option for hosts of the tracking page: Fastify's router refuses a link with
  * broken percent-encoding (`/shipments/track/%E0%A4%A`) with a JSON 400 before any hook or route of the
@@ -154,7 +160,7 @@ export function trackingPageFrameworkErrors(otherwise?: FrameworkErrorHandler): 
       const path = (request.raw.url ?? '').split('?')[0]
       const page = badLinkAnswers.get(request.server)?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))
       if (page) {
-        void page.answer(reply).catch((failure: unknown) => reply.send(failure))
+        void page.answer(reply).catch((failure: unknown) => layoutFailed(request, reply, failure))
         return
       }
     }
@@ -214,7 +220,13 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'Tracking page request failed')
     const message = status === 500 ? 'Something went wrong on our side. Please try again later.' : 'The shop could not read this request.'
-    return reply.code(status).type('text/html; charset=utf-8').send(await options.layout({ title: 'Request not completed', body: html`<h1>Request not completed</h1><p>${message}</p>`.value, language: 'en' }))
+    let page: string
+    try {
+      page = await options.layout({ title: 'Request not completed', body: html`<h1>Request not completed</h1><p>${message}</p>`.value, language: 'en' })
+    } catch (layoutError) {
+      return layoutFailed(request, reply, layoutError)
+    }
+    return reply.code(status).type('text/html; charset=utf-8').send(page)
   })
   const customer = options.customerReturns ? { ...options.customerReturns, shipments, orders: options.orders, links, timeZone, layout: options.layout, notFound, formPolicy } : null
   if (customer) await registerCustomerReturnPages(scope, customer)
