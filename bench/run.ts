@@ -899,7 +899,9 @@ try {
   for (const engine of ENGINES) await measureEngine(engine)
 } finally {
   rmSync(workDirectory, { recursive: true, force: true })
-  for (const database of createdDatabases) await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+  // BENCH_KEEP_DATABASES=1 leaves the PostgreSQL databases (the replay's, pgbench's) for a look afterwards.
+  if (process.env.BENCH_KEEP_DATABASES !== '1') for (const database of createdDatabases) await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+  else console.log(`\nKept: ${createdDatabases.join(', ')}`)
 }
 
 // BENCH_ONLY naming no figure measured nothing: that is a mistake to report, not an empty table to write.
