@@ -13,7 +13,8 @@ export interface LoadPlan {
   rotate?: { pathPrefix: string; pathSuffix?: string; ids: number[]; bodies?: string[] }
   /**
    * Signed EasyPost `tracker.updated` events, each with a new event id and the current time, for the
-   * tracking codes in turn; the tracker's status alternates between the two at each pass.
+   * tracking codes in turn; each code's status alternates between the two at each pass, the first pass
+   * starting with the first status for even positions and the second for odd ones.
    */
   easyPost?: { secret: string; trackingCodes: string[]; carrier: string; statuses: [string, string] }
   durationSeconds: number
@@ -48,7 +49,9 @@ function nextRequest(): { path: string; body: string; headers?: Record<string, s
   if (plan.easyPost) {
     const { trackingCodes, carrier, statuses } = plan.easyPost
     const code = trackingCodes[index % trackingCodes.length]
-    const status = statuses[Math.floor(index / trackingCodes.length) % 2]
+    // Each shipment alternates at every pass, and neighbours go opposite ways: events move shipments
+    // both ways at once, as the replay's two scripts do (see run.ts).
+    const status = statuses[(index + Math.floor(index / trackingCodes.length)) % 2]
     const body = JSON.stringify({
       id: `evt_bench_${process.pid}_${index}`,
       object: 'Event',
