@@ -1,6 +1,6 @@
 // The load generator process: autocannon against one URL on loopback; prints its figures as JSON.
-import { createHmac } from 'node:crypto'
 import autocannon from 'autocannon'
+import { signedTrackerEvent } from './easypost-event.js'
 
 export interface LoadPlan {
   url: string
@@ -32,7 +32,6 @@ export interface LoadResult {
 
 const plan: LoadPlan = JSON.parse(process.argv[2])
 let sent = 0
-const easyPostKey = plan.easyPost ? Buffer.from(plan.easyPost.secret.normalize('NFKD'), 'utf8') : null
 
 /** The request's path and body for the plan's rotation, or undefined for the plan's own. */
 function nextRequest(): { path: string; body: string; headers?: Record<string, string> } | undefined {
@@ -52,23 +51,7 @@ function nextRequest(): { path: string; body: string; headers?: Record<string, s
     // Each shipment alternates at every pass, and neighbours go opposite ways: events move shipments
     // both ways at once, as the replay's two scripts do (see run.ts).
     const status = statuses[(index + Math.floor(index / trackingCodes.length)) % 2]
-    const body = JSON.stringify({
-      id: `evt_bench_${process.pid}_${index}`,
-      object: 'Event',
-      created_at: new Date().toISOString(),
-      description: 'tracker.updated',
-      mode: 'test',
-      result: {
-        id: `trk_${code}`,
-        object: 'Tracker',
-        tracking_code: code,
-        carrier,
-        status,
-        public_url: `https://track.easypost.com/${code}`,
-        tracking_details: [{ object: 'TrackingDetail', message: status.replace(/_/g, ' ').toUpperCase(), status, datetime: new Date().toISOString(), tracking_location: { object: 'TrackingLocation', city: 'SAN FRANCISCO', state: 'CA', country: 'US', zip: null } }],
-      },
-    })
-    const signature = `hmac-sha256-hex=${createHmac('sha256', easyPostKey!).update(body, 'utf8').digest('hex')}`
+    const { body, signature } = signedTrackerEvent(plan.easyPost.secret, { id: `evt_bench_${process.pid}_${index}`, trackingCode: code, carrier, status })
     const path = new URL(plan.url).pathname + new URL(plan.url).search
     return { path, body, headers: { ...plan.headers, 'x-hmac-signature': signature } }
   }

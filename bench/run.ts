@@ -1,7 +1,7 @@
 // `npm run bench`: each figure is a ratio of two things measured in this run, under autocannon run as
 // a separate process against servers on loopback. Prints a table and writes the figures as JSON.
 import { spawn } from 'node:child_process'
-import { createHmac, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -18,6 +18,7 @@ import EasyPost from '@easypost/api'
 import type { LoadPlan, LoadResult } from './load.js'
 import { easyPostImitation } from '../test/fixtures/easypost-api.js'
 import { addCaptureHook, captureRequest } from './sql-capture.js'
+import { signedTrackerEvent } from './easypost-event.js'
 import { pgbenchScript, type ScriptRequest } from './pgbench-script.js'
 
 /** A positive integer from the environment: a typo must stop the run, not give rounds of nothing. */
@@ -295,24 +296,7 @@ async function seedShipments(app: FastifyInstance, into: number[], tracked: numb
 
 /** A signed EasyPost tracker.updated event for a tracked shipment (as load.ts sends them). */
 function easyPostEvent(id: number, status: string, eventId: string) {
-  const code = trackingCode(id)
-  const body = JSON.stringify({
-    id: eventId,
-    object: 'Event',
-    created_at: new Date().toISOString(),
-    description: 'tracker.updated',
-    mode: 'test',
-    result: {
-      id: `trk_${code}`,
-      object: 'Tracker',
-      tracking_code: code,
-      carrier: 'UPS',
-      status,
-      public_url: `https://track.easypost.com/${code}`,
-      tracking_details: [{ object: 'TrackingDetail', message: status.replace(/_/g, ' ').toUpperCase(), status, datetime: new Date().toISOString(), tracking_location: { object: 'TrackingLocation', city: 'SAN FRANCISCO', state: 'CA', country: 'US', zip: null } }],
-    },
-  })
-  const signature = `hmac-sha256-hex=${createHmac('sha256', Buffer.from(EASYPOST_WEBHOOK_SECRET.normalize('NFKD'), 'utf8')).update(body, 'utf8').digest('hex')}`
+  const { body, signature } = signedTrackerEvent(EASYPOST_WEBHOOK_SECRET, { id: eventId, trackingCode: trackingCode(id), carrier: 'UPS', status })
   return { body, headers: { 'content-type': 'application/json', 'x-hmac-signature': signature } }
 }
 
