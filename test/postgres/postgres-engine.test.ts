@@ -237,3 +237,32 @@ t.test("a host's pool of one connection runs the work that holds a named lock (a
     [{ status: 'shipped', trackingNumber: 'T-ONE', items: [{ lineItemId: line!.id, quantity: 2 }] }],
   )
 })
+
+t.test('the kept totals never deadlock: shipments of one slot moving both ways at once, and the totals stay exact', async (t) => {
+  const url = await testDatabase(t, 'kept')
+  const app = await buildTestApp(t, {}, url)
+  const { shipmentIds } = await orderWithShipments(app, 64)
+  // One slot (id % 8) for all of them: the rows of the kept totals every change takes are the same.
+  const sameSlot = shipmentIds.filter((id) => id % 8 === shipmentIds[0]! % 8)
+  const pool = new pg.Pool({ connectionString: url, max: sameSlot.length })
+  t.teardown(() => pool.end())
+  await pool.query(`UPDATE shipments_shipments SET status = CASE WHEN id % 16 < 8 THEN 'shipped' ELSE 'on_hold' END WHERE id = ANY($1)`, [sameSlot])
+  // Each client flips its own shipment between shipped and on hold, opposite to its neighbour, as
+  // carriers' events do: each change takes two status rows, in opposite orders before the fix.
+  const deadlocks: string[] = []
+  await Promise.all(
+    sameSlot.map(async (id) => {
+      for (let round = 0; round < 40; round++) {
+        try {
+          await pool.query(`UPDATE shipments_shipments SET status = CASE status WHEN 'shipped' THEN 'on_hold' ELSE 'shipped' END WHERE id = $1`, [id])
+        } catch (error) {
+          deadlocks.push((error as { code?: string }).code ?? String(error))
+        }
+      }
+    }),
+  )
+  t.same(deadlocks, [], 'no transaction was chosen as a deadlock victim')
+  const { rows: kept } = await pool.query(`SELECT status, sum(count)::int AS count FROM shipments_status_counts GROUP BY status HAVING sum(count) <> 0 ORDER BY status`)
+  const { rows: counted } = await pool.query(`SELECT status, count(*)::int AS count FROM shipments_shipments WHERE date_deleted IS NULL GROUP BY status ORDER BY status`)
+  t.same(kept, counted, 'the kept totals equal a count of the shipments')
+})
