@@ -250,7 +250,15 @@ t.test('twelve parcels bought at once, more than the pool has connections: every
   // Every buy waits at the provider at once: on PostgreSQL each parcel's lock used to hold one of the
   // pool's ten connections, and the purchases then waited for an eleventh until the pool gave up.
   for (const _ of parcels) s.imitation.fault({ step: 'buy', kind: 'delay', ms: 200 })
+  // The locks share one connection on PostgreSQL: one query at a time on it, never node-postgres'
+  // deprecated queueing of overlapping calls.
+  const warnings: string[] = []
+  const onWarning = (warning: Error) => void warnings.push(warning.message)
+  process.on('warning', onWarning)
   const answers = await Promise.all(parcels.map((parcel) => buy(s.app, parcel)))
+  await new Promise((resolve) => setImmediate(resolve))
+  process.off('warning', onWarning)
+  t.same(warnings.filter((message) => message.includes('client.query')), [], 'no overlapping queries on one connection')
   t.same(answers.map((answer) => answer.statusCode), Array(12).fill(200), answers.map((answer) => answer.body).join('\n'))
   t.equal(s.imitation.stats.buys, 12)
   t.same((await operations(s.app)).map((row) => row.state), Array(12).fill('purchased'))

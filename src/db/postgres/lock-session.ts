@@ -25,6 +25,14 @@ export function createAdvisoryLockSession(pool: pg.Pool): AdvisoryLockSession {
   const ClientClass = (pool as unknown as { Client?: typeof pg.Client }).Client ?? pg.Client
   let session: Promise<pg.Client> | null = null
   let closed = false
+  // One query at a time on the connection: node-postgres queues overlapping calls itself but deprecates
+  // it (pg 9 drops it), and every lock and unlock is one short statement.
+  let queue: Promise<unknown> = Promise.resolve()
+  const inTurn = <T>(query: () => Promise<T>): Promise<T> => {
+    const result = queue.then(query, query)
+    queue = result.catch(() => {})
+    return result
+  }
 
   function connection(): Promise<pg.Client> {
     if (session) return session
@@ -45,11 +53,11 @@ export function createAdvisoryLockSession(pool: pg.Pool): AdvisoryLockSession {
     async acquire(lockClass, key, name, deadline) {
       for (let attempt = 0; ; attempt++) {
         const client = await connection()
-        const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS locked', [lockClass, key])
+        const { rows } = await inTurn(() => client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS locked', [lockClass, key]))
         if (rows[0]!.locked) {
           return async () => {
             // A connection that dropped meanwhile released the lock with it.
-            if (session && (await session.catch(() => null)) === client) await client.query('SELECT pg_advisory_unlock($1, $2)', [lockClass, key]).catch(() => {})
+            if (session && (await session.catch(() => null)) === client) await inTurn(() => client.query('SELECT pg_advisory_unlock($1, $2)', [lockClass, key])).catch(() => {})
           }
         }
         if (Date.now() >= deadline) throw new LockTimeoutError(name)
