@@ -36,7 +36,7 @@ import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
 import { createSqliteCheckpointData } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
-import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, writeTransaction, type SqliteDatabase } from './dialect.js'
+import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, withStatementCache, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
@@ -106,7 +106,8 @@ function referenceOrTrackingNumber(text: string) {
   return sql`((${key} >= ${from} AND ${key} < ${to}) OR ${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(text)})`
 }
 
-export function createSqliteDataLayer(db: SqliteDatabase, options: SqliteDataLayerOptions): DataLayer {
+export function createSqliteDataLayer(connection: SqliteDatabase, options: SqliteDataLayerOptions): DataLayer {
+  const db = withStatementCache(connection)
   // Transitions of one shipment in this process wait here, in order, without touching the database;
   // across processes the IMMEDIATE transaction's write lock is the other half (spec 3.3).
   const queue = createMutex({ directory: null })

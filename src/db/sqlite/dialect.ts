@@ -35,6 +35,43 @@ export function openSqliteFile(filename: string): SqliteDatabase {
   return drizzle({ client }) as SqliteDatabase
 }
 
+/** How many distinct statements a connection keeps prepared (the package issues a few hundred shapes). */
+const STATEMENT_CACHE_SIZE = 1000
+
+/**
+ * A Drizzle database over the same connection whose queries reuse prepared statements: Drizzle prepares
+ * every query it runs afresh, and on a tracking event's path preparing the statements cost more than
+ * running them. Statements are kept per SQL text (bounded, oldest dropped first); better-sqlite3 runs a
+ * statement to completion before it returns (the package never iterates one), so sharing is safe. Drizzle
+ * switches a statement to raw rows right before the uses that want them, and never back: a statement
+ * taken from the cache starts in the default mode again. `$client` stays the connection itself.
+ */
+export function withStatementCache(db: SqliteDatabase): SqliteDatabase {
+  const client = db.$client
+  const statements = new Map<string, Database.Statement>()
+  const prepare = (source: string) => {
+    let statement = statements.get(source)
+    if (statement) {
+      if (statement.reader) statement.raw(false)
+      return statement
+    }
+    statement = client.prepare(source)
+    if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
+    statements.set(source, statement)
+    return statement
+  }
+  const caching = new Proxy(client, {
+    get(target, property) {
+      if (property === 'prepare') return prepare
+      const value = Reflect.get(target, property, target) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const cached = drizzle({ client: caching }) as SqliteDatabase
+  Object.defineProperty(cached, '$client', { value: client, enumerable: true })
+  return cached
+}
+
 /** The file the database lives in, or null for an in-memory or temporary database. */
 export function databaseFile(db: SqliteDatabase): string | null {
   const name = db.$client.name
