@@ -265,13 +265,19 @@ async function statementsOf(app: FastifyInstance, work: () => Promise<unknown>):
   const seen: Array<{ text: string; values: unknown[] }> = []
   const handle = app.shipments.database
   if (handle.engine === 'sqlite') {
-    const client = handle.db.$client
-    const prepare = client.prepare.bind(client)
-    client.prepare = ((text: string) => (seen.push({ text, values: [] }), prepare(text))) as typeof client.prepare
+    // The data layer keeps its statements prepared: what runs is seen on the statements' own methods.
+    const statementMethods = Object.getPrototypeOf(handle.db.$client.prepare('SELECT 1')) as Record<'all' | 'get' | 'run', (...args: unknown[]) => unknown>
+    const originals = { all: statementMethods.all, get: statementMethods.get, run: statementMethods.run }
+    for (const name of ['all', 'get', 'run'] as const) {
+      statementMethods[name] = function (this: { source: string }, ...args: unknown[]) {
+        seen.push({ text: this.source, values: args })
+        return originals[name].apply(this, args)
+      }
+    }
     try {
       await work()
     } finally {
-      client.prepare = prepare
+      Object.assign(statementMethods, originals)
     }
   } else {
     const pool = handle.db.$client

@@ -111,3 +111,30 @@ t.test('a migration that fails at registration fails ready() and closes the file
   t.equal(again.pragma('journal_mode', { simple: true }), 'wal')
   again.close()
 })
+
+t.test('the data layer reuses prepared statements, each starting in object mode, and leaves the host its connection', async (t) => {
+  const { withStatementCache } = await import('../../src/db/sqlite/dialect.js')
+  const { sql } = await import('drizzle-orm')
+  const client = new Database(':memory:')
+  client.exec('CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT)')
+  client.exec("INSERT INTO things (name) VALUES ('a'), ('b')")
+  const db = withStatementCache(drizzle({ client }) as SqliteDatabase)
+  t.equal(db.$client, client, '$client is the connection itself')
+  let prepared = 0
+  const prepare = client.prepare.bind(client)
+  client.prepare = ((source: string) => (prepared++, prepare(source))) as typeof client.prepare
+  const text = 'SELECT id, name FROM things ORDER BY id'
+  // Drizzle reads rows as arrays (raw mode) when it maps them itself...
+  t.same(db.values(sql.raw(text)), [[1, 'a'], [2, 'b']])
+  // ...and as objects for plain SQL: the cached statement must not stay raw.
+  t.same(db.all(sql.raw(text)), [{ id: 1, name: 'a' }, { id: 2, name: 'b' }])
+  t.same(db.get(sql.raw(text)), { id: 1, name: 'a' })
+  t.same(db.values(sql.raw(text)), [[1, 'a'], [2, 'b']])
+  t.equal(prepared, 1, 'one statement prepared for four runs of one text')
+  // A statement that returns no rows has no raw mode to reset.
+  db.run(sql.raw("UPDATE things SET name = 'c' WHERE id = 2"))
+  db.run(sql.raw("UPDATE things SET name = 'c' WHERE id = 2"))
+  t.equal(prepared, 2)
+  t.same(db.all(sql.raw(text)), [{ id: 1, name: 'a' }, { id: 2, name: 'c' }])
+  client.close()
+})

@@ -1,5 +1,5 @@
 // Carrier checkpoints on SQLite: an insert that skips the scans already kept, a read by shipment.
-import { desc, eq } from 'drizzle-orm'
+import { desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow } from '../checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from '../data-layer.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
@@ -7,6 +7,14 @@ import type { createSqliteOutboxWriter } from './outbox.js'
 import { checkpoints } from './checkpoints-schema.js'
 
 export function createSqliteCheckpointData(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
+  // Every carrier event with scans inserts them: prepared once, every column a parameter (null when absent).
+  const columnKeys = Object.keys(getTableColumns(checkpoints)).filter((key) => key !== 'id') as Array<keyof typeof checkpoints.$inferInsert>
+  const insertCheckpoint = db
+    .insert(checkpoints)
+    .values(Object.fromEntries(columnKeys.map((key) => [key, sql.placeholder(key)])) as unknown as typeof checkpoints.$inferInsert)
+    .onConflictDoNothing()
+    .returning()
+    .prepare()
   return {
     async addCheckpoints(rows, now, messages) {
       if (rows.length === 0) return { added: [], messages: [] }
@@ -14,7 +22,8 @@ export function createSqliteCheckpointData(db: SqliteDatabase, writeMessages: Re
         const added: CheckpointRow[] = []
         // One statement per row keeps far below SQLite's bound-parameter limit, whatever the event holds.
         for (const row of rows) {
-          const inserted = db.insert(checkpoints).values({ ...row, createdAt: now }).onConflictDoNothing().returning().get() as CheckpointRow | undefined
+          const values: Record<string, unknown> = { ...row, createdAt: now }
+          const inserted = insertCheckpoint.get(Object.fromEntries(columnKeys.map((key) => [key, values[key] ?? null]))) as CheckpointRow | undefined
           if (inserted) added.push(inserted)
         }
         const outbox = messages && added.length > 0 ? messages.of(added) : []

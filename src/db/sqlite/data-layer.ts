@@ -206,41 +206,67 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     return decodeShipment(statement.get(...values) as unknown[] | undefined)
   }
 
+  // A tracking event's statements, prepared once (see the hot path's above).
+  const selectLastEventAt = db
+    .select({ lastEventAt: shipmentExternalReferences.lastEventAt })
+    .from(shipmentExternalReferences)
+    .where(and(eq(shipmentExternalReferences.shipmentId, sql.placeholder('shipmentId')), eq(shipmentExternalReferences.integrationId, sql.placeholder('integrationId'))))
+    .prepare()
   /** True when the integration already applied a later event to the shipment. */
   function externalEventIsStale(shipmentId: number, event: ExternalEventMark): boolean {
-    const reference = db
-      .select({ lastEventAt: shipmentExternalReferences.lastEventAt })
-      .from(shipmentExternalReferences)
-      .where(and(eq(shipmentExternalReferences.shipmentId, shipmentId), eq(shipmentExternalReferences.integrationId, event.integrationId)))
-      .get()
+    const reference = selectLastEventAt.get({ shipmentId, integrationId: event.integrationId })
     return reference?.lastEventAt != null && event.occurredAt < reference.lastEventAt
   }
 
+  // An event without remote ids keeps the ones stored (coalesce), as a row written without them would.
+  const upsertExternalEvent = db
+    .insert(shipmentExternalReferences)
+    .values({
+      shipmentId: sql.placeholder('shipmentId'),
+      integrationId: sql.placeholder('integrationId'),
+      lastEventAt: sql.placeholder('lastEventAt'),
+      updatedAt: sql.placeholder('updatedAt'),
+      externalId: sql.placeholder('externalId'),
+      externalUrl: sql.placeholder('externalUrl'),
+    })
+    .onConflictDoUpdate({
+      target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId],
+      set: {
+        lastEventAt: sql`excluded.last_event_at`,
+        updatedAt: sql`excluded.updated_at`,
+        externalId: sql`coalesce(excluded.external_id, ${shipmentExternalReferences.externalId})`,
+        externalUrl: sql`coalesce(excluded.external_url, ${shipmentExternalReferences.externalUrl})`,
+      },
+    })
+    .prepare()
   /** Moves the integration's last-event mark forward, with the event's remote ids. */
   function markExternalEvent(shipmentId: number, event: ExternalEventMark, now: Date): void {
-    const values = {
+    upsertExternalEvent.run({
+      shipmentId,
+      integrationId: event.integrationId,
       lastEventAt: event.occurredAt,
       updatedAt: now,
-      ...(event.externalId != null && { externalId: event.externalId }),
-      ...(event.externalUrl != null && { externalUrl: event.externalUrl }),
-    }
-    db.insert(shipmentExternalReferences)
-      .values({ shipmentId, integrationId: event.integrationId, ...values })
-      .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
-      .run()
+      externalId: event.externalId ?? null,
+      externalUrl: event.externalUrl ?? null,
+    })
   }
 
+  const insertDelivery = db
+    .insert(webhookDeliveries)
+    .values({ integrationId: sql.placeholder('integrationId'), deliveryId: sql.placeholder('deliveryId'), outcome: sql.placeholder('outcome'), createdAt: sql.placeholder('createdAt') })
+    .onConflictDoNothing()
+    .prepare()
   /** Records a delivery in the dedupe ledger; false when it was recorded before. */
   const recordDelivery = (delivery: { integrationId: number; deliveryId: string }, outcome: DeliveryOutcome | null, now: Date) =>
-    db
-      .insert(webhookDeliveries)
-      .values({ ...delivery, ...(outcome && { outcome: { ...outcome } }), createdAt: now })
-      .onConflictDoNothing()
-      .run().changes > 0
+    insertDelivery.run({ ...delivery, outcome: outcome ? { ...outcome } : {}, createdAt: now }).changes > 0
 
+  // A tracking event's lookup by number (the first page of a list filtered by it alone).
+  const withTrackingNumberKey = and(sql`${trackingNumberKeyOf(shipments.trackingNumber)} = ${sql.placeholder('key')}`, isNull(shipments.dateDeleted))
+  const selectByTrackingNumber = db.select().from(shipments).where(withTrackingNumberKey).orderBy(shipments.id).limit(sql.placeholder('limit')).prepare()
+  const countByTrackingNumber = db.select({ total: count() }).from(shipments).where(withTrackingNumberKey).prepare()
   const selectIntegration = db.select().from(integrations).where(eq(integrations.handle, sql.placeholder('handle'))).prepare()
-  const statusExists = (handle: string) =>
-    db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, handle)).get() !== undefined
+  const selectStatusId = db.select({ id: orderStatuses.id }).from(orderStatuses).where(eq(orderStatuses.handle, sql.placeholder('handle'))).prepare()
+  const statusExists = (handle: string) => selectStatusId.get({ handle }) !== undefined
   const summaryColumns = { id: orders.id, reference: orders.reference, statusHandle: orders.statusHandle, isCompleted: orders.isCompleted, email: orders.email }
   // What the admin order page shows beside the summary: one indexed lookup each (unique keys). Drizzle
   // writes a single-table query's columns unqualified, so the order's own are named with their table.
@@ -281,15 +307,17 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     pushAttempts: shipmentExternalReferences.pushAttempts,
   }
   /** The lines of these orders, by order, each in id order; options are a line's attributes. */
+  const lineColumns = { orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options }
+  // One order's lines are read on every change that ships (the allocation check): prepared once.
+  const selectOrderId = db.select({ id: orders.id }).from(orders).where(eq(orders.id, sql.placeholder('orderId'))).prepare()
+  const selectLinesOfOrder = db.select(lineColumns).from(orderLineItems).where(eq(orderLineItems.orderId, sql.placeholder('orderId'))).orderBy(orderLineItems.id).prepare()
   function linesOf(orderIds: number[]): Map<number, OrderLine[]> {
     const byOrder = new Map<number, OrderLine[]>()
     if (orderIds.length === 0) return byOrder
-    const rows = db
-      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options })
-      .from(orderLineItems)
-      .where(inArray(orderLineItems.orderId, orderIds))
-      .orderBy(orderLineItems.id)
-      .all()
+    const rows =
+      orderIds.length === 1
+        ? selectLinesOfOrder.all({ orderId: orderIds[0] })
+        : db.select(lineColumns).from(orderLineItems).where(inArray(orderLineItems.orderId, orderIds)).orderBy(orderLineItems.id).all()
     for (const { orderId, ...line } of rows) {
       const lines = byOrder.get(orderId)
       if (lines) lines.push(line)
@@ -392,6 +420,14 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     },
 
     async listShipments(query) {
+      const onlyTrackingNumber =
+        query.trackingNumber !== undefined && query.orderId === undefined && query.status === undefined && !query.referenceStartsWith && !query.externalReference && !query.includeDeleted
+      if (onlyTrackingNumber && query.afterId === undefined && query.offset === 0) {
+        const rows = selectByTrackingNumber.all({ key: trackingNumberKey(query.trackingNumber!), limit: query.limit })
+        // A page that is not full is the whole count.
+        const total = rows.length < query.limit ? rows.length : countByTrackingNumber.get({ key: trackingNumberKey(query.trackingNumber!) })!.total
+        return { rows, total }
+      }
       const where = and(
         query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
         query.status !== undefined ? eq(shipments.status, query.status) : undefined,
@@ -624,7 +660,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     },
 
     async orderLines(orderId) {
-      if (!db.select({ id: orders.id }).from(orders).where(eq(orders.id, orderId)).get()) return undefined
+      if (!selectOrderId.get({ orderId })) return undefined
       return linesOf([orderId]).get(orderId) ?? []
     },
 

@@ -1,5 +1,5 @@
 // Parcels, label operations, rate quotes and boxes on SQLite: a change is one IMMEDIATE transaction.
-import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
@@ -11,8 +11,12 @@ import { orderAddresses, orderLineItems, shipments } from './schema.js'
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_UNIQUE'
 
 export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ParcelStore {
-  const listSync = (shipmentId: number) => db.select().from(parcels).where(eq(parcels.shipmentId, shipmentId)).orderBy(asc(parcels.id)).all() as ParcelRow[]
-  const findSync = (id: number) => db.select().from(parcels).where(eq(parcels.id, id)).get() as ParcelRow | undefined
+  // Prepared once: every tracking event and label purchase reads them.
+  const selectOfShipment = db.select().from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).orderBy(asc(parcels.id)).prepare()
+  const selectById = db.select().from(parcels).where(eq(parcels.id, sql.placeholder('id'))).prepare()
+  const selectByTrackingNumber = db.select().from(parcels).where(eq(parcels.trackingNumber, sql.placeholder('trackingNumber'))).orderBy(desc(parcels.id)).limit(1).prepare()
+  const listSync = (shipmentId: number) => selectOfShipment.all({ shipmentId }) as ParcelRow[]
+  const findSync = (id: number) => selectById.get({ id }) as ParcelRow | undefined
   return {
     async list(shipmentId) {
       return listSync(shipmentId)
@@ -21,7 +25,7 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
       return findSync(parcelId)
     },
     async findByTrackingNumber(trackingNumber) {
-      return db.select().from(parcels).where(eq(parcels.trackingNumber, trackingNumber)).orderBy(desc(parcels.id)).limit(1).get() as ParcelRow | undefined
+      return selectByTrackingNumber.get({ trackingNumber }) as ParcelRow | undefined
     },
     async change(target, plan) {
       return writeTransaction(db, () => {

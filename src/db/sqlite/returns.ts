@@ -1,6 +1,6 @@
 // Returns on SQLite: a change is one IMMEDIATE transaction, which serializes every writer of the file,
 // allocation's included; so the ledger read inside it is the one the change is checked against.
-import { and, asc, count, desc, eq, isNull, lt } from 'drizzle-orm'
+import { and, asc, count, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { ReturnStore } from '../data-layer.js'
 import { returnedByLine, shippedByLine, type ReturnLedger, type ReturnRow } from '../returns.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
@@ -9,6 +9,8 @@ import { returnHistory, returns } from './returns-schema.js'
 import { shipments } from './schema.js'
 
 export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ReturnStore {
+  // Every tracking event asks (a return's number names the return): prepared once.
+  const selectByTrackingNumber = db.select().from(returns).where(eq(returns.trackingNumber, sql.placeholder('trackingNumber'))).orderBy(desc(returns.id)).limit(1).prepare()
   const findSync = (id: number) => db.select().from(returns).where(eq(returns.id, id)).get()
   const ofOrderSync = (orderId: number) => db.select().from(returns).where(eq(returns.orderId, orderId)).orderBy(asc(returns.id)).all()
   const ledgerSync = (orderId: number, exceptReturnId: number | null): ReturnLedger => {
@@ -43,7 +45,7 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
         .all()
     },
     async findByTrackingNumber(trackingNumber) {
-      return db.select().from(returns).where(eq(returns.trackingNumber, trackingNumber)).orderBy(desc(returns.id)).limit(1).get()
+      return selectByTrackingNumber.get({ trackingNumber })
     },
     async history(returnId) {
       return db.select().from(returnHistory).where(eq(returnHistory.returnId, returnId)).orderBy(desc(returnHistory.id)).all()
