@@ -15,6 +15,13 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
   const selectOfShipment = db.select().from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).orderBy(asc(parcels.id)).prepare()
   const selectById = db.select().from(parcels).where(eq(parcels.id, sql.placeholder('id'))).prepare()
   const selectByTrackingNumber = db.select().from(parcels).where(eq(parcels.trackingNumber, sql.placeholder('trackingNumber'))).orderBy(desc(parcels.id)).limit(1).prepare()
+  // An order's summary carries it: read for every return request and label purchase.
+  const { id: _id, orderId: _orderId, ...addressColumns } = getTableColumns(orderAddresses)
+  const selectShippingAddress = db
+    .select(addressColumns)
+    .from(orderAddresses)
+    .where(and(eq(orderAddresses.orderId, sql.placeholder('orderId')), eq(orderAddresses.kind, 'shipping')))
+    .prepare()
   const listSync = (shipmentId: number) => selectOfShipment.all({ shipmentId }) as ParcelRow[]
   const findSync = (id: number) => selectById.get({ id }) as ParcelRow | undefined
   return {
@@ -107,12 +114,7 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
     },
 
     async orderShippingAddress(orderId) {
-      const { id: _id, orderId: _orderId, ...address } = getTableColumns(orderAddresses)
-      return db
-        .select(address)
-        .from(orderAddresses)
-        .where(and(eq(orderAddresses.orderId, orderId), eq(orderAddresses.kind, 'shipping')))
-        .get()
+      return selectShippingAddress.get({ orderId })
     },
 
     async insertQuotes(quotes) {

@@ -11,16 +11,20 @@ import { shipments } from './schema.js'
 export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ReturnStore {
   // Every tracking event asks (a return's number names the return): prepared once.
   const selectByTrackingNumber = db.select().from(returns).where(eq(returns.trackingNumber, sql.placeholder('trackingNumber'))).orderBy(desc(returns.id)).limit(1).prepare()
-  const findSync = (id: number) => db.select().from(returns).where(eq(returns.id, id)).get()
-  const ofOrderSync = (orderId: number) => db.select().from(returns).where(eq(returns.orderId, orderId)).orderBy(asc(returns.id)).all()
-  const ledgerSync = (orderId: number, exceptReturnId: number | null): ReturnLedger => {
-    const shipped = db
-      .select({ items: shipments.items })
-      .from(shipments)
-      .where(and(eq(shipments.orderId, orderId), eq(shipments.status, 'shipped'), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
-      .all()
-    return { shipped: shippedByLine(shipped), returned: returnedByLine(ofOrderSync(orderId), exceptReturnId) }
-  }
+  // A return request reads these in its transaction: prepared once.
+  const selectById = db.select().from(returns).where(eq(returns.id, sql.placeholder('id'))).prepare()
+  const selectOfOrder = db.select().from(returns).where(eq(returns.orderId, sql.placeholder('orderId'))).orderBy(asc(returns.id)).prepare()
+  const selectShippedItems = db
+    .select({ items: shipments.items })
+    .from(shipments)
+    .where(and(eq(shipments.orderId, sql.placeholder('orderId')), eq(shipments.status, 'shipped'), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
+    .prepare()
+  const findSync = (id: number) => selectById.get({ id })
+  const ofOrderSync = (orderId: number) => selectOfOrder.all({ orderId })
+  const ledgerOf = (orderId: number, orderReturns: ReturnRow[], exceptReturnId: number | null): ReturnLedger => ({
+    shipped: shippedByLine(selectShippedItems.all({ orderId })),
+    returned: returnedByLine(orderReturns, exceptReturnId),
+  })
   return {
     async find(id) {
       return findSync(id)
@@ -51,7 +55,7 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
       return db.select().from(returnHistory).where(eq(returnHistory.returnId, returnId)).orderBy(desc(returnHistory.id)).all()
     },
     async ledger(orderId) {
-      return ledgerSync(orderId, null)
+      return ledgerOf(orderId, ofOrderSync(orderId), null)
     },
     async change(target, plan) {
       return writeTransaction(db, () => {
@@ -59,11 +63,12 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
         const current = 'returnId' in target ? findSync(target.returnId) : undefined
         if ('returnId' in target && !current) return undefined
         const orderId = current ? current.orderId : (target as { orderId: number }).orderId
-        const planned = plan(current, ledgerSync(orderId, current?.id ?? null))
+        const orderReturns = ofOrderSync(orderId)
+        const planned = plan(current, ledgerOf(orderId, orderReturns, current?.id ?? null))
         let row: ReturnRow
         if (planned.insert) {
-          const [{ total }] = db.select({ total: count() }).from(returns).where(eq(returns.orderId, orderId)).all() as [{ total: number }]
-          const reference = `${planned.insert.orderReference}-r${String(total + 1).padStart(3, '0')}`
+          // Numbered by the order's returns, all of them read for the ledger just now.
+          const reference = `${planned.insert.orderReference}-r${String(orderReturns.length + 1).padStart(3, '0')}`
           row = db
             .insert(returns)
             .values({ orderId, reference, state: planned.insert.state, lines: planned.insert.lines, ...planned.columns, createdAt: now, updatedAt: now })
