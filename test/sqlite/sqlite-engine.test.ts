@@ -138,3 +138,34 @@ t.test('the data layer reuses prepared statements, each starting in object mode,
   t.same(db.all(sql.raw(text)), [{ id: 1, name: 'a' }, { id: 2, name: 'c' }])
   client.close()
 })
+
+t.test('inserts and updates prepared per shape write what Drizzle would: defaults, JSON, times and nulls', async (t) => {
+  const { shapedInsert, shapedUpdate } = await import('../../src/db/sqlite/shaped-statements.js')
+  const { sqliteTable, integer, text } = await import('drizzle-orm/sqlite-core')
+  const { sql } = await import('drizzle-orm')
+  const things = sqliteTable('things', {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    name: text('name').notNull().default('unnamed'),
+    data: text('data', { mode: 'json' }).$type<Record<string, unknown>>(),
+    at: integer('at', { mode: 'timestamp_ms' }),
+  })
+  const client = new Database(':memory:')
+  client.exec("CREATE TABLE things (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL DEFAULT 'unnamed', data TEXT, at INTEGER)")
+  const db = drizzle({ client }) as SqliteDatabase
+  const insert = shapedInsert(db, things)
+  const update = shapedUpdate(db, things, things.id)
+  const at = new Date('2026-11-26T12:00:00Z')
+  t.same(insert.insertReturning({ data: { a: 1 }, at }), { id: 1, name: 'unnamed', data: { a: 1 }, at }, 'a column left out gets its default')
+  t.same(insert.insertReturning({ name: 'b', data: null, at: null }), { id: 2, name: 'b', data: null, at: null }, 'nulls are NULL, not the text "null"')
+  t.equal(insert.insert({ name: 'c', data: undefined }), 1)
+  t.same(client.prepare('SELECT id, name, data, at FROM things ORDER BY id').raw().all(), [
+    [1, 'unnamed', '{"a":1}', at.getTime()],
+    [2, 'b', null, null],
+    [3, 'c', null, null],
+  ])
+  t.same(update.updateReturning(1, { data: null, name: 'a' }), { id: 1, name: 'a', data: null, at })
+  t.equal(update.update(2, { data: { b: [2] }, at }), 1)
+  t.equal(update.update(99, { name: 'none' }), 0, 'no row with that key')
+  t.same(db.all(sql`SELECT data, at FROM things WHERE id = 2`), [{ data: '{"b":[2]}', at: at.getTime() }])
+  client.close()
+})

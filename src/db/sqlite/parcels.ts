@@ -2,6 +2,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
+import { shapedInsert, shapedUpdate } from './shaped-statements.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
@@ -22,6 +23,21 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
     .from(orderAddresses)
     .where(and(eq(orderAddresses.orderId, sql.placeholder('orderId')), eq(orderAddresses.kind, 'shipping')))
     .prepare()
+  // A label purchase's writes, prepared once per shape (see shaped-statements.ts).
+  const selectShipmentId = db.select({ id: shipments.id }).from(shipments).where(eq(shipments.id, sql.placeholder('id'))).prepare()
+  const selectActiveOperation = db
+    .select()
+    .from(labelOperations)
+    .where(and(eq(labelOperations.parcelId, sql.placeholder('parcelId')), inArray(labelOperations.state, ['pending', 'purchased'])))
+    .prepare()
+  const selectOperation = db.select().from(labelOperations).where(eq(labelOperations.operationId, sql.placeholder('operationId'))).prepare()
+  const parcelInsert = shapedInsert(db, parcels)
+  const parcelUpdate = shapedUpdate(db, parcels, parcels.id)
+  const historyInsert = shapedInsert(db, parcelHistory)
+  const shipmentParcelsUpdate = shapedUpdate(db, shipments, shipments.id)
+  const operationInsert = shapedInsert(db, labelOperations)
+  const operationUpdate = shapedUpdate(db, labelOperations, labelOperations.operationId)
+  const attemptInsert = shapedInsert(db, labelAttempts)
   const listSync = (shipmentId: number) => selectOfShipment.all({ shipmentId }) as ParcelRow[]
   const findSync = (id: number) => selectById.get({ id }) as ParcelRow | undefined
   return {
@@ -44,28 +60,28 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
           if (!current) return undefined
           shipmentId = current.shipmentId
         } else {
-          if (!db.select({ id: shipments.id }).from(shipments).where(eq(shipments.id, target.shipmentId)).get()) return undefined
+          if (!selectShipmentId.get({ id: target.shipmentId })) return undefined
           shipmentId = target.shipmentId
         }
         const planned = plan(current)
         let row: ParcelRow
         if (planned.insert) {
-          row = db.insert(parcels).values({ ...planned.insert, ...planned.columns, shipmentId, createdAt: now, updatedAt: now }).returning().get() as ParcelRow
+          row = parcelInsert.insertReturning({ ...planned.insert, ...planned.columns, shipmentId, createdAt: now, updatedAt: now }) as ParcelRow
         } else if (planned.remove) {
           row = current!
           db.delete(parcels).where(eq(parcels.id, row.id)).run()
         } else if (planned.columns) {
-          row = db.update(parcels).set({ ...planned.columns, updatedAt: now }).where(eq(parcels.id, current!.id)).returning().get() as ParcelRow
+          row = parcelUpdate.updateReturning(current!.id, { ...planned.columns, updatedAt: now }) as ParcelRow
         } else {
           row = current!
         }
         if (planned.operation) {
-          db.update(labelOperations).set({ ...planned.operation.columns, updatedAt: now }).where(eq(labelOperations.operationId, planned.operation.operationId)).run()
+          operationUpdate.update(planned.operation.operationId, { ...planned.operation.columns, updatedAt: now })
         }
-        if (planned.history && !planned.remove) db.insert(parcelHistory).values({ ...planned.history, parcelId: row.id, shipmentId, createdAt: now }).run()
+        if (planned.history && !planned.remove) historyInsert.insert({ ...planned.history, parcelId: row.id, shipmentId, createdAt: now })
         // The IMMEDIATE transaction holds the file: no other parcel change can interleave with the copy.
         const after = listSync(shipmentId)
-        db.update(shipments).set({ parcels: storedParcels(after) }).where(eq(shipments.id, shipmentId)).run()
+        shipmentParcelsUpdate.update(shipmentId, { parcels: storedParcels(after) })
         const messages = planned.messages ? writeMessages(planned.messages(row, after), planned.claimFor ?? null, now) : []
         return { row, messages }
       })
@@ -73,30 +89,26 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
 
     async beginOperation(values) {
       try {
-        return db.insert(labelOperations).values({ ...values, state: 'pending' }).returning().get() as LabelOperationRow
+        return operationInsert.insertReturning({ ...values, state: 'pending' }) as LabelOperationRow
       } catch (error) {
         if (isUniqueViolation(error)) return 'busy'
         throw error
       }
     },
     async activeOperation(parcelId) {
-      return db
-        .select()
-        .from(labelOperations)
-        .where(and(eq(labelOperations.parcelId, parcelId), inArray(labelOperations.state, ['pending', 'purchased'])))
-        .get() as LabelOperationRow | undefined
+      return selectActiveOperation.get({ parcelId }) as LabelOperationRow | undefined
     },
     async findOperation(operationId) {
-      return db.select().from(labelOperations).where(eq(labelOperations.operationId, operationId)).get() as LabelOperationRow | undefined
+      return selectOperation.get({ operationId }) as LabelOperationRow | undefined
     },
     async updateOperation(operationId, columns) {
-      db.update(labelOperations).set({ ...columns, updatedAt: new Date() }).where(eq(labelOperations.operationId, operationId)).run()
+      operationUpdate.update(operationId, { ...columns, updatedAt: new Date() })
     },
     async operations(parcelId) {
       return db.select().from(labelOperations).where(eq(labelOperations.parcelId, parcelId)).orderBy(desc(labelOperations.id)).all() as LabelOperationRow[]
     },
     async recordAttempt(attempt) {
-      db.insert(labelAttempts).values(attempt).run()
+      attemptInsert.insert(attempt)
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id)).all()
