@@ -347,3 +347,26 @@ t.test('search: the start of a reference (ASCII letters in either case) or a who
     }
   }
 })
+
+t.test('a first page that is not full is its own total: no count statement (a tracking event, an order page)', async (t) => {
+  const app = await buildTestApp(t)
+  const orderId = await app.shipments.referenceOrders!.createOrder({ reference: 'COUNTED', isCompleted: true })
+  const created = await app.shipments.shipments.create(orderId, { count: 3 })
+  await app.shipments.shipments.update(created[0]!.id, { trackingNumber: '1ZCOUNTED1' })
+  const counts = (statements: Array<{ text: string }>) => statements.filter((statement) => /count\(/i.test(statement.text)).length
+
+  let page!: Awaited<ReturnType<typeof app.shipments.shipments.list>>
+  let statements = await statementsOf(app, async () => (page = await app.shipments.shipments.list({ trackingNumber: '1ZCOUNTED1', perPage: 100 })))
+  t.same([page.total, page.shipments.map((shipment) => shipment.id)], [1, [created[0]!.id]])
+  t.equal(counts(statements), 0, 'by tracking number: no count')
+  statements = await statementsOf(app, async () => (page = await app.shipments.shipments.list({ orderId, perPage: 100 })))
+  t.same([page.total, page.shipments.length], [3, 3])
+  t.equal(counts(statements), 0, "an order's shipments: no count")
+  // A full page may have more behind it: then the total is counted.
+  statements = await statementsOf(app, async () => (page = await app.shipments.shipments.list({ orderId, perPage: 2 })))
+  t.same([page.total, page.shipments.length], [3, 2])
+  t.equal(counts(statements), 1, 'a full page is counted')
+  statements = await statementsOf(app, async () => (page = await app.shipments.shipments.list({ orderId, perPage: 2, page: 2 })))
+  t.same([page.total, page.shipments.length], [3, 1], 'a later page is counted too, even when not full')
+  t.equal(counts(statements), 1)
+})

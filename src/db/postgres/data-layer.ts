@@ -410,10 +410,15 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
       const keptTotal = query.orderId === undefined && !query.referenceStartsWith && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
       const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
-      const [total, rows] = await Promise.all([
-        keptTotal ? keptCount(query.status) : db.select({ total: count() }).from(shipments).where(where).then(([row]) => row.total),
-        db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset),
-      ])
+      const pageRows = () => db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset)
+      const counted = () => db.select({ total: count() }).from(shipments).where(where).then(([row]) => row.total)
+      if (!keptTotal && query.afterId === undefined && query.offset === 0) {
+        // A first page that is not full is the whole count (a tracking event's lookup, an order's
+        // shipments): one statement instead of two.
+        const rows = await pageRows()
+        return { rows, total: rows.length < query.limit ? rows.length : await counted() }
+      }
+      const [total, rows] = await Promise.all([keptTotal ? keptCount(query.status) : counted(), pageRows()])
       return { rows, total }
     },
 

@@ -424,7 +424,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
         query.trackingNumber !== undefined && query.orderId === undefined && query.status === undefined && !query.referenceStartsWith && !query.externalReference && !query.includeDeleted
       if (onlyTrackingNumber && query.afterId === undefined && query.offset === 0) {
         const rows = selectByTrackingNumber.all({ key: trackingNumberKey(query.trackingNumber!), limit: query.limit })
-        // A page that is not full is the whole count.
+        // A first page that is not full is the whole count.
         const total = rows.length < query.limit ? rows.length : countByTrackingNumber.get({ key: trackingNumberKey(query.trackingNumber!) })!.total
         return { rows, total }
       }
@@ -438,9 +438,11 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
       )
       // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
       const keptTotal = query.orderId === undefined && !query.referenceStartsWith && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
-      const total = keptTotal ? keptCount(query.status) : db.select({ total: count() }).from(shipments).where(where).get()!.total
       const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
       const rows = db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()
+      // A first page that is not full is the whole count.
+      const firstPageHoldsAll = query.afterId === undefined && query.offset === 0 && rows.length < query.limit
+      const total = keptTotal ? keptCount(query.status) : firstPageHoldsAll ? rows.length : db.select({ total: count() }).from(shipments).where(where).get()!.total
       return { rows, total }
     },
 
