@@ -474,8 +474,9 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
         }
       }
       try {
-        const current = await data.parcels.findOperation(op.operationId)
-        const label = await operationAt.provider.deliveries.purchaseLabel({ ...request, externalId: current?.externalId ?? null }, operationAt.context, journal)
+        // A purchase begun just now has no provider id yet; a resumed one may have got it during the recovery.
+        const externalId = resumed ? ((await data.parcels.findOperation(op.operationId))?.externalId ?? null) : op.externalId
+        const label = await operationAt.provider.deliveries.purchaseLabel({ ...request, externalId }, operationAt.context, journal)
         return await finish(label, resumed)
       } catch (error) {
         if (!(error instanceof DeliveryProviderError)) {
