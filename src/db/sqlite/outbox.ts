@@ -4,6 +4,7 @@
 import { newMessageId } from '../../message-id.js'
 import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
+import { shapedInsert } from './shaped-statements.js'
 import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { GroupCommit } from './group-commit.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
@@ -80,6 +81,10 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
   )
   const logTakeOver = db.$client.prepare(`INSERT INTO shipments_outbox_attempts (outbox_id, attempted_at, status_code, duration_ms, error) VALUES (?, ?, NULL, 0, ?)`)
   const countTakeOver = db.$client.prepare(`UPDATE shipments_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?`)
+  // A delivery's outcome, on every job and every event delivered: prepared once.
+  const attemptInsert = shapedInsert(db, outboxAttempts)
+  const retryLater = db.$client.prepare('UPDATE shipments_outbox SET attempts = attempts + 1, last_error = ?, claimed_until = NULL, available_at = ? WHERE id = ?')
+  const finish = db.$client.prepare('UPDATE shipments_outbox SET attempts = attempts + 1, last_error = ?, claimed_until = NULL, state = ?, done_at = ? WHERE id = ?')
   const renew = db.$client.prepare(`UPDATE shipments_outbox SET claimed_until = ? WHERE id IN (SELECT value FROM json_each(?)) AND claimed_by = ? AND state = 'pending'`)
   return {
     async enqueue(messages, claimFor) {
@@ -140,17 +145,10 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
 
     async recordAttempt(id, record, claimFor) {
       return writeTransaction(db, () => {
-        db.insert(outboxAttempts).values({ ...record.attempt, outboxId: id }).run()
+        attemptInsert.insert({ ...record.attempt, outboxId: id })
         const { outcome } = record
-        db.update(outbox)
-          .set({
-            attempts: sql`${outbox.attempts} + 1`,
-            lastError: record.attempt.error,
-            claimedUntil: null,
-            ...(outcome.state === 'retry' ? { availableAt: outcome.retryAt } : { state: outcome.state, doneAt: record.attempt.attemptedAt }),
-          })
-          .where(eq(outbox.id, id))
-          .run()
+        if (outcome.state === 'retry') retryLater.run(record.attempt.error, outcome.retryAt.getTime(), id)
+        else finish.run(record.attempt.error, outcome.state, record.attempt.attemptedAt.getTime(), id)
         const written = writeMessages(record.followUps ?? [], claimFor, record.attempt.attemptedAt)
         if (outcome.state === 'retry' || !claimFor) return written
         const now = Date.now()
