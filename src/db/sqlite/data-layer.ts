@@ -311,6 +311,15 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
   // One order's lines are read on every change that ships (the allocation check): prepared once.
   const selectOrderId = db.select({ id: orders.id }).from(orders).where(eq(orders.id, sql.placeholder('orderId'))).prepare()
   const selectLinesOfOrder = db.select(lineColumns).from(orderLineItems).where(eq(orderLineItems.orderId, sql.placeholder('orderId'))).orderBy(orderLineItems.id).prepare()
+  // A page of completed orders: an attention refresh (an outbox job after every change of an order's
+  // allocation) reads the page of one, so it is prepared once.
+  const selectCompletedOrders = db
+    .select({ ...summaryColumns, dateOrdered: orders.dateOrdered, customer: orders.email })
+    .from(orders)
+    .where(and(eq(orders.isCompleted, true), gt(orders.id, sql.placeholder('afterId'))))
+    .orderBy(orders.id)
+    .limit(sql.placeholder('limit'))
+    .prepare()
   function linesOf(orderIds: number[]): Map<number, OrderLine[]> {
     const byOrder = new Map<number, OrderLine[]>()
     if (orderIds.length === 0) return byOrder
@@ -667,13 +676,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     },
 
     async listCompletedOrders({ afterId, limit }) {
-      const rows = db
-        .select({ ...summaryColumns, dateOrdered: orders.dateOrdered, customer: orders.email })
-        .from(orders)
-        .where(and(eq(orders.isCompleted, true), gt(orders.id, afterId)))
-        .orderBy(orders.id)
-        .limit(limit)
-        .all()
+      const rows = selectCompletedOrders.all({ afterId, limit })
       const lines = linesOf(rows.map((row) => row.id))
       return rows.map((row) => ({ ...row, lines: lines.get(row.id) ?? [] }))
     },
