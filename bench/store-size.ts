@@ -5,61 +5,16 @@
 // attention list), then every read
 // runs warm (the same read again) and cold (right after a status change, as in a live shop), median of
 // BENCH_SIZE_RUNS. Prints ms per size, the ratio, and the longest event-loop stall seen during the reads.
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import Fastify, { type FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
-import { fastifyShipments, type DatabaseHandle } from 'fastify-shipments'
+import type { DatabaseHandle } from 'fastify-shipments'
+import { dropDatabase, ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, SEED_TIME, withSeedSession, type Engine } from './size-stores.js'
 
-function positiveInteger(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${process.env[name]}"`)
-  return value
-}
 const RUNS = positiveInteger('BENCH_SIZE_RUNS', 7)
 const SMALL = positiveInteger('BENCH_SIZE_SMALL', 10_000)
 const LARGE = positiveInteger('BENCH_SIZE_LARGE', 1_000_000)
-const ENGINES = (process.env.BENCH_DATABASE ?? 'both') === 'both' ? (['sqlite', 'postgres'] as const) : ([process.env.BENCH_DATABASE as 'sqlite' | 'postgres'] as const)
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const workDirectory = mkdtempSync(join(tmpdir(), 'shipments-size-'))
-type Engine = 'sqlite' | 'postgres'
-
-async function adminQuery(text: string) {
-  const client = new pg.Client({ connectionString: POSTGRES_URL })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
-async function freshDatabase(engine: Engine, name: string): Promise<string> {
-  if (engine === 'sqlite') return join(workDirectory, `${name}.sqlite`)
-  const database = `shipments_size_${name}_${process.pid}`
-  await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-  await adminQuery(`CREATE DATABASE "${database}"`)
-  const url = new URL(POSTGRES_URL)
-  url.pathname = `/${database}`
-  return url.toString()
-}
-
-/** One instant for every store of the run: a store seeded twice gets the same dates (and quarter hours). */
-const SEED_TIME = new Date()
-
-/** Runs the seed's statements: on SQLite on the app's connection, on PostgreSQL in one session of its own. */
-async function withSeedSession(handle: DatabaseHandle, database: string, work: (sql: (text: string) => Promise<void>) => Promise<void>) {
-  if (handle.engine === 'sqlite') return work(async (text) => void handle.db.$client.exec(text))
-  const client = new pg.Client({ connectionString: database })
-  await client.connect()
-  try {
-    await work(async (text) => void (await client.query(text)))
-  } finally {
-    await client.end()
-  }
-}
 
 /**
  * The data statements (INSERT, UPDATE) of a PostgreSQL migration: its backfill, which gives the rows
@@ -161,20 +116,6 @@ async function maintainedRows(database: string): Promise<string> {
   }
 }
 
-async function openStore(database: string): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false })
-  await app.register(fastifyShipments, {
-    database,
-    resolveUser: (request) => (request.headers['x-bench-user'] === 'admin' ? { id: 'bench' } : null),
-    hasPermission: () => true,
-    admin: {},
-  })
-  await app.ready()
-  return app
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-
 interface Read {
   name: string
   url: (app: FastifyInstance, size: number) => Promise<string>
@@ -205,7 +146,9 @@ async function measure(app: FastifyInstance, size: number) {
     await app.shipments.shipments.update(3, { status: flip++ % 2 === 0 ? 'on_hold' : 'in_progress' })
     return performance.now() - started
   }
-  const stalls = monitorEventLoopDelay({ resolution: 5 })
+  // One histogram per read, enabled once: a histogram enabled again after a pause counts the pause
+  // (the time between two reads) as one long stall.
+  let longestStallMs = 0
   for (const read of READS) {
     const url = await read.url(app, size)
     const get = async () => {
@@ -218,15 +161,14 @@ async function measure(app: FastifyInstance, size: number) {
     const warm: number[] = []
     const cold: number[] = []
     const stallsOfRead = monitorEventLoopDelay({ resolution: 5 })
-    stalls.enable()
     stallsOfRead.enable()
     for (let run = 0; run < RUNS; run++) {
       warm.push(await get())
       await change()
       cold.push(await get())
     }
-    stalls.disable()
     stallsOfRead.disable()
+    longestStallMs = Math.max(longestStallMs, stallsOfRead.max / 1e6)
     if (process.env.BENCH_SIZE_STALLS) console.log(`  ${read.name}: longest stall ${(stallsOfRead.max / 1e6).toFixed(1)} ms`)
     results[`${read.name}, warm`] = median(warm)
     results[`${read.name}, cold`] = median(cold)
@@ -234,7 +176,7 @@ async function measure(app: FastifyInstance, size: number) {
   const changes: number[] = []
   for (let run = 0; run < RUNS * 3; run++) changes.push(await change())
   results['status change'] = median(changes)
-  return { results, longestStallMs: stalls.max / 1e6 }
+  return { results, longestStallMs }
 }
 
 /** A fresh store of `size` shipments, seeded; the seed's seconds. */
@@ -247,8 +189,6 @@ async function seededStore(engine: Engine, name: string, size: number, mode: See
   await app.close()
   return { database, seedSeconds }
 }
-
-const dropDatabase = (database: string) => adminQuery(`DROP DATABASE IF EXISTS "${new URL(database).pathname.slice(1)}" WITH (FORCE)`)
 
 /**
  * The fast seed keeps exactly what the triggers and the package would: the small store is seeded a
@@ -263,8 +203,6 @@ async function checkFastSeed(fast: string, size: number) {
   if (expected !== seeded) throw new Error(`The fast PostgreSQL seed of ${size} shipments differs from what the triggers and the package keep:\n${expected.slice(0, 2000)}\n${seeded.slice(0, 2000)}`)
   console.log(`postgres: the fast seed's kept rows equal the triggers' and the package's at ${size.toLocaleString('en')} shipments (the reference seeded in ${reference.seedSeconds.toFixed(1)} s)`)
 }
-
-const loadAverage = () => loadavg().map((value) => value.toFixed(2)).join(', ')
 
 for (const engine of ENGINES) {
   const figures: Array<{ size: number; results: Record<string, number>; longestStallMs: number; seedSeconds: number; load: string }> = []
