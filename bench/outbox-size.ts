@@ -6,7 +6,7 @@
 // of BENCH_OUTBOX_RUNS. Target: the claim and the status change within 1.5x; a prune batch stays short
 // at any size (each batch is a statement of its own, so no commit waits longer than one batch).
 import type { DatabaseHandle } from 'fastify-shipments'
-import { dropDatabase, ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, SEED_TIME, withSeedSession, type Engine } from './size-stores.js'
+import { dropDatabase, ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, SEED_TIME, settle, withSeedSession, type Engine } from './size-stores.js'
 
 const RUNS = positiveInteger('BENCH_OUTBOX_RUNS', 7)
 const SMALL = positiveInteger('BENCH_OUTBOX_SMALL', 10_000)
@@ -63,17 +63,12 @@ async function seed(handle: DatabaseHandle, database: string, rows: number) {
        SELECT 'claim-' || i, 'event', 'shipmentStatusChanged', 'shipment:' || (200000 + i), ${sqlite ? `'{}'` : `'{}'::json`}, 'pending', 0, ${now}, ${now}
        FROM (${series(claims)}) s`,
     )
-    await sql(sqlite ? 'ANALYZE' : 'VACUUM ANALYZE')
+    await settle(handle.engine, sql)
   })
 }
 
-async function timed(work: () => Promise<unknown>): Promise<number> {
-  const started = performance.now()
-  await work()
-  return performance.now() - started
-}
-
-async function measure(engine: Engine, rows: number) {
+/** A store of `rows` delivered outbox rows, seeded, with the data layer of a second instance. */
+async function seededStore(engine: Engine, rows: number) {
   const database = await freshDatabase(engine, `outbox_${engine}_${rows}`)
   // The store's own sweep runs at its start only and keeps every row (a year's retention): the claims
   // and prunes measured are the bench's.
@@ -82,53 +77,72 @@ async function measure(engine: Engine, rows: number) {
   const seedStarted = performance.now()
   await seed(app.shipments.database, database, rows)
   const seedSeconds = (performance.now() - seedStarted) / 1000
+  console.log(`${engine}: ${rows.toLocaleString('en')} delivered outbox rows seeded in ${seedSeconds.toFixed(1)} s (load average ${loadAverage()})`)
   const { data } = await openDatabase(database, false, { onPoolError: (error) => console.error(error) })
-  try {
-    const claims: number[] = []
-    for (let round = 0; round < ROUNDS; round++) {
-      let claimed = 0
-      claims.push(await timed(async () => (claimed = (await data.outbox.claimDue('bench-instance', 60_000, CLAIM_BATCH)).length)))
-      if (claimed !== CLAIM_BATCH) throw new Error(`A claim took ${claimed} messages, not ${CLAIM_BATCH}`)
-    }
-    const changes: number[] = []
-    for (let round = 0; round < RUNS * 3 + 1; round++) changes.push(await timed(() => app.shipments.shipments.update(3, { status: round % 2 === 0 ? 'on_hold' : 'in_progress' })))
-    const prunes: number[] = []
-    const before = new Date(SEED_TIME.getTime() - RETENTION_MS)
-    for (let round = 0; round < ROUNDS; round++) {
-      let pruned = 0
-      prunes.push(await timed(async () => (pruned = await data.outbox.prune(before, PRUNE_BATCH))))
-      if (pruned !== PRUNE_BATCH) throw new Error(`A prune batch deleted ${pruned} messages, not ${PRUNE_BATCH}`)
-    }
-    // The next batch finds nothing past the retention: the kept rows are not touched.
-    if ((await data.outbox.prune(before, PRUNE_BATCH)) !== 0) throw new Error('The prune deleted a message within the retention')
-    const counted = (values: number[]) => values.slice(1)
-    return {
-      rows,
-      seedSeconds,
-      claim: median(counted(claims)),
-      change: median(counted(changes)),
-      prune: median(counted(prunes)),
-      longestPrune: Math.max(...counted(prunes)),
-      load: loadAverage(),
-    }
-  } finally {
-    await data.close()
-    await app.close()
-    if (engine === 'postgres') await dropDatabase(database)
+  return {
+    rows,
+    seedSeconds,
+    app,
+    data,
+    async close() {
+      await data.close()
+      await app.close()
+      if (engine === 'postgres') await dropDatabase(database)
+    },
   }
 }
 
+/**
+ * Each figure's rounds alternate between the stores (a change of the machine's load falls on both
+ * alike); the first round of each only warms up.
+ */
+async function measure(stores: Array<Awaited<ReturnType<typeof seededStore>>>) {
+  const rounds = async (count: number, work: (store: (typeof stores)[0], round: number) => Promise<void>) => {
+    const times = stores.map((): number[] => [])
+    for (let round = 0; round < count; round++) {
+      for (const [index, store] of stores.entries()) {
+        const started = performance.now()
+        await work(store, round)
+        times[index]!.push(performance.now() - started)
+      }
+    }
+    return times.map((values) => values.slice(1))
+  }
+  const claims = await rounds(ROUNDS, async ({ data }) => {
+    const claimed = (await data.outbox.claimDue('bench-instance', 60_000, CLAIM_BATCH)).length
+    if (claimed !== CLAIM_BATCH) throw new Error(`A claim took ${claimed} messages, not ${CLAIM_BATCH}`)
+  })
+  const changes = await rounds(RUNS * 3 + 1, async ({ app }, round) => {
+    await app.shipments.shipments.update(3, { status: round % 2 === 0 ? 'on_hold' : 'in_progress' })
+  })
+  const before = new Date(SEED_TIME.getTime() - RETENTION_MS)
+  const prunes = await rounds(ROUNDS, async ({ data }) => {
+    const pruned = await data.outbox.prune(before, PRUNE_BATCH)
+    if (pruned !== PRUNE_BATCH) throw new Error(`A prune batch deleted ${pruned} messages, not ${PRUNE_BATCH}`)
+  })
+  for (const { data } of stores) {
+    // The next batch finds nothing past the retention: the kept rows are not touched.
+    if ((await data.outbox.prune(before, PRUNE_BATCH)) !== 0) throw new Error('The prune deleted a message within the retention')
+  }
+  return stores.map((_, index) => ({ claim: median(claims[index]!), change: median(changes[index]!), prune: median(prunes[index]!), longestPrune: Math.max(...prunes[index]!) }))
+}
+
 for (const engine of ENGINES) {
-  const small = await measure(engine, SMALL)
-  console.log(`${engine}: ${SMALL.toLocaleString('en')} delivered outbox rows seeded in ${small.seedSeconds.toFixed(1)} s (load average ${small.load})`)
-  const large = await measure(engine, LARGE)
-  console.log(`${engine}: ${LARGE.toLocaleString('en')} delivered outbox rows seeded in ${large.seedSeconds.toFixed(1)} s (load average ${large.load})`)
-  console.log(`\n${engine}: the outbox with ${SMALL.toLocaleString('en')} against ${LARGE.toLocaleString('en')} delivered rows (median of ${RUNS}; load average after each: ${small.load} and ${large.load})`)
-  console.log('| figure | small ms | large ms | ratio (target: claim and status change <= 1.5) |')
-  console.log('|---|---|---|---|')
-  const line = (name: string, a: number, b: number) => console.log(`| ${name} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${(b / a).toFixed(2)} |`)
-  line(`claim of ${CLAIM_BATCH} due messages`, small.claim, large.claim)
-  line('status change', small.change, large.change)
-  line(`prune batch of ${PRUNE_BATCH} (median)`, small.prune, large.prune)
-  line(`prune batch of ${PRUNE_BATCH} (longest)`, small.longestPrune, large.longestPrune)
+  const stores = [await seededStore(engine, SMALL), await seededStore(engine, LARGE)]
+  const loadBefore = loadAverage()
+  try {
+    const [small, large] = (await measure(stores)) as [Awaited<ReturnType<typeof measure>>[0], Awaited<ReturnType<typeof measure>>[0]]
+    console.log(
+      `\n${engine}: the outbox with ${SMALL.toLocaleString('en')} against ${LARGE.toLocaleString('en')} delivered rows (median of ${RUNS}, the stores taking turns; load average before and after: ${loadBefore} and ${loadAverage()})`,
+    )
+    console.log('| figure | small ms | large ms | ratio (target: claim and status change <= 1.5) |')
+    console.log('|---|---|---|---|')
+    const line = (name: string, a: number, b: number) => console.log(`| ${name} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${(b / a).toFixed(2)} |`)
+    line(`claim of ${CLAIM_BATCH} due messages`, small.claim, large.claim)
+    line('status change', small.change, large.change)
+    line(`prune batch of ${PRUNE_BATCH} (median)`, small.prune, large.prune)
+    line(`prune batch of ${PRUNE_BATCH} (longest)`, small.longestPrune, large.longestPrune)
+  } finally {
+    for (const store of stores) await store.close()
+  }
 }

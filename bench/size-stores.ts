@@ -56,6 +56,21 @@ export async function withSeedSession(handle: DatabaseHandle, database: string, 
   }
 }
 
+/**
+ * A seeded store at rest, as one that grew over months is: statistics, the visibility map (PostgreSQL),
+ * and every page in the database file (a checkpoint: otherwise the bulk insert's gigabytes of WAL are
+ * written out during the first changes measured, by the server's checkpointer or SQLite's commits).
+ */
+export async function settle(engine: Engine, sql: (text: string) => Promise<void>) {
+  if (engine === 'sqlite') {
+    await sql('ANALYZE')
+    await sql('PRAGMA wal_checkpoint(TRUNCATE)')
+  } else {
+    await sql('VACUUM ANALYZE')
+    await sql('CHECKPOINT')
+  }
+}
+
 export async function openStore(database: string, options: Pick<ShipmentsPluginOptions, 'outbox'> = {}): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
   await app.register(fastifyShipments, {
