@@ -229,8 +229,9 @@ async function measure(stores: Store[]): Promise<{ figures: Figures[]; idleProce
       }),
     )
     // A run of each, not counted: the first response of a shape compiles its serializer's union
-    // validators (fast-json-stringify's anyOf, by Ajv, on first use: 65 to 150 ms once a process, at
-    // any store size), and the run after a status change shows shapes the seed has not.
+    // validators (fast-json-stringify's anyOf, by Ajv, on first use: 65 to 150 ms the first time in a
+    // process, about 20 ms for a further route's, at any store size), and the run after a status change
+    // shows shapes the seed has not.
     for (const [index, get] of gets.entries()) {
       await get()
       await change(index)
