@@ -6,7 +6,7 @@
 // of BENCH_OUTBOX_RUNS. Target: the claim and the status change within 1.5x; a prune batch stays short
 // at any size (each batch is a statement of its own, so no commit waits longer than one batch).
 import type { DatabaseHandle } from 'fastify-shipments'
-import { dropDatabase, ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, SEED_TIME, settle, withSeedSession, type Engine } from './size-stores.js'
+import { ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, removeStore, SEED_TIME, settle, withSeedSession, type Engine } from './size-stores.js'
 
 const RUNS = positiveInteger('BENCH_OUTBOX_RUNS', 7)
 const SMALL = positiveInteger('BENCH_OUTBOX_SMALL', 10_000)
@@ -87,7 +87,7 @@ async function seededStore(engine: Engine, rows: number) {
     async close() {
       await data.close()
       await app.close()
-      if (engine === 'postgres') await dropDatabase(database)
+      await removeStore(engine, database)
     },
   }
 }

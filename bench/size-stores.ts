@@ -1,6 +1,6 @@
 // What the store-size benches share (`store-size.ts`, `outbox-size.ts`): fresh databases of either engine,
 // a seeding session, the store opened as a host opens it, and the summary figures.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -17,6 +17,8 @@ export type Engine = 'sqlite' | 'postgres'
 export const ENGINES: readonly Engine[] = (process.env.BENCH_DATABASE ?? 'both') === 'both' ? ['sqlite', 'postgres'] : [process.env.BENCH_DATABASE as Engine]
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const workDirectory = mkdtempSync(join(tmpdir(), 'shipments-size-'))
+// The SQLite stores go with the process, whatever ends it (a 10-million-row outbox is a 2 GB file).
+process.on('exit', () => rmSync(workDirectory, { recursive: true, force: true }))
 
 /** One instant for every store of the run: a store seeded twice gets the same dates (and quarter hours). */
 export const SEED_TIME = new Date()
@@ -42,7 +44,11 @@ export async function freshDatabase(engine: Engine, name: string): Promise<strin
   return url.toString()
 }
 
-export const dropDatabase = (database: string) => adminQuery(`DROP DATABASE IF EXISTS "${new URL(database).pathname.slice(1)}" WITH (FORCE)`)
+/** Removes a store once measured: its SQLite file (with its WAL), or its PostgreSQL database. */
+export async function removeStore(engine: Engine, database: string) {
+  if (engine === 'postgres') return adminQuery(`DROP DATABASE IF EXISTS "${new URL(database).pathname.slice(1)}" WITH (FORCE)`)
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${database}${suffix}`, { force: true })
+}
 
 /** Runs the seed's statements: on SQLite on the app's connection, on PostgreSQL in one session of its own. */
 export async function withSeedSession(handle: DatabaseHandle, database: string, work: (sql: (text: string) => Promise<void>) => Promise<void>) {

@@ -11,7 +11,7 @@ import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import type { DatabaseHandle } from 'fastify-shipments'
-import { dropDatabase, ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, SEED_TIME, settle, withSeedSession, type Engine } from './size-stores.js'
+import { ENGINES, freshDatabase, loadAverage, median, openStore, positiveInteger, removeStore, SEED_TIME, settle, withSeedSession, type Engine } from './size-stores.js'
 
 const RUNS = positiveInteger('BENCH_SIZE_RUNS', 7)
 const SMALL = positiveInteger('BENCH_SIZE_SMALL', 10_000)
@@ -286,7 +286,7 @@ async function checkFastSeed(fast: string, size: number) {
   const reference = await seededStore('postgres', `reference_${size}`, size, 'reference')
   await (await openStore(reference.database)).close() // a start builds the attention rows; the close waits for it
   const [expected, seeded] = [await maintainedRows(reference.database), await maintainedRows(fast)]
-  await dropDatabase(reference.database)
+  await removeStore('postgres', reference.database)
   if (expected !== seeded) throw new Error(`The fast PostgreSQL seed of ${size} shipments differs from what the triggers and the package keep:\n${expected.slice(0, 2000)}\n${seeded.slice(0, 2000)}`)
   console.log(`postgres: the fast seed's kept rows equal the triggers' and the package's at ${size.toLocaleString('en')} shipments (the reference seeded in ${reference.seedSeconds.toFixed(1)} s)`)
 }
@@ -304,7 +304,7 @@ for (const engine of ENGINES) {
   const { figures, idleProcessStallMs } = await measure(stores)
   const [small, large] = figures as [Figures, Figures]
   for (const { app } of stores) await app.close()
-  if (engine === 'postgres') for (const { database } of seeded) await dropDatabase(database)
+  for (const { database } of seeded) await removeStore(engine, database)
   console.log(
     `\n${engine}: ${small.size.toLocaleString('en')} against ${large.size.toLocaleString('en')} shipments (seeded in ${seeded[0]!.seedSeconds.toFixed(1)} s and ${seeded[1]!.seedSeconds.toFixed(1)} s; median of ${RUNS}, the two stores taking turns; load average before and after: ${loadBefore} and ${loadAverage()})`,
   )
