@@ -112,7 +112,9 @@ async function measure(stores: Array<Awaited<ReturnType<typeof seededStore>>>) {
     const claimed = (await data.outbox.claimDue('bench-instance', 60_000, CLAIM_BATCH)).length
     if (claimed !== CLAIM_BATCH) throw new Error(`A claim took ${claimed} messages, not ${CLAIM_BATCH}`)
   })
-  const changes = await rounds(RUNS * 3 + 1, async ({ app }, round) => {
+  // Ten changes a run: each takes a few milliseconds (a commit), and the machine's load moves a median
+  // of a few of them by half.
+  const changes = await rounds(RUNS * 10 + 1, async ({ app }, round) => {
     await app.shipments.shipments.update(3, { status: round % 2 === 0 ? 'on_hold' : 'in_progress' })
   })
   const before = new Date(SEED_TIME.getTime() - RETENTION_MS)
