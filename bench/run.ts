@@ -9,7 +9,6 @@ import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import pg from 'pg'
 // The package by its name: the build in dist/ (tsc's output, what a host installs), not the sources
 // through tsx, whose transform wraps every named function and closure in a naming call and made the
 // hot paths measure slower than they run for users (see tsconfig.bench.json).
@@ -20,6 +19,7 @@ import { easyPostImitation } from '../test/fixtures/easypost-api.js'
 import { addCaptureHook, captureRequest } from './sql-capture.js'
 import { signedTrackerEvent } from './easypost-event.js'
 import { pgbenchScript, type ScriptRequest } from './pgbench-script.js'
+import { adminQuery, emptyPostgresDatabase } from './postgres-admin.js'
 
 /** A positive integer from the environment: a typo must stop the run, not give rounds of nothing. */
 function positiveInteger(name: string, fallback: number): number {
@@ -38,30 +38,16 @@ const workDirectory = mkdtempSync(join(tmpdir(), 'shipments-bench-'))
 // BENCH_DATABASE=sqlite|postgres|both (default both); PostgreSQL at BENCH_POSTGRES_URL.
 const ENGINES = (process.env.BENCH_DATABASE ?? 'both') === 'both' ? (['sqlite', 'postgres'] as const) : ([process.env.BENCH_DATABASE as 'sqlite' | 'postgres'] as const)
 if (!ENGINES.every((engine) => engine === 'sqlite' || engine === 'postgres')) throw new Error(`BENCH_DATABASE must be sqlite, postgres or both, not "${process.env.BENCH_DATABASE}"`)
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 type Engine = (typeof ENGINES)[number]
 const createdDatabases: string[] = []
-
-async function adminQuery(text: string) {
-  const client = new pg.Client({ connectionString: POSTGRES_URL })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 /** A fresh database for one host: a SQLite file, or a PostgreSQL database dropped at the end. */
 async function benchDatabase(engine: Engine, name: string): Promise<string> {
   if (engine === 'sqlite') return join(workDirectory, `${name}.sqlite`)
   const database = `shipments_bench_${name.replace(/\W/g, '_')}_${process.pid}`
-  await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-  await adminQuery(`CREATE DATABASE "${database}"`)
+  const url = await emptyPostgresDatabase(database)
   createdDatabases.push(database)
-  const url = new URL(POSTGRES_URL)
-  url.pathname = `/${database}`
-  return url.toString()
+  return url
 }
 
 const instantProvider = defineProvider({

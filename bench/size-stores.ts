@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import pg from 'pg'
 import { fastifyShipments, type DatabaseHandle, type ShipmentsPluginOptions } from 'fastify-shipments'
+import { adminQuery, emptyPostgresDatabase } from './postgres-admin.js'
 
 export function positiveInteger(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback)
@@ -15,7 +16,6 @@ export function positiveInteger(name: string, fallback: number): number {
 
 export type Engine = 'sqlite' | 'postgres'
 export const ENGINES: readonly Engine[] = (process.env.BENCH_DATABASE ?? 'both') === 'both' ? ['sqlite', 'postgres'] : [process.env.BENCH_DATABASE as Engine]
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const workDirectory = mkdtempSync(join(tmpdir(), 'shipments-size-'))
 // The SQLite stores go with the process, whatever ends it (a 10-million-row outbox is a 2 GB file).
 process.on('exit', () => rmSync(workDirectory, { recursive: true, force: true }))
@@ -23,25 +23,11 @@ process.on('exit', () => rmSync(workDirectory, { recursive: true, force: true })
 /** One instant for every store of the run: a store seeded twice gets the same dates (and quarter hours). */
 export const SEED_TIME = new Date()
 
-export async function adminQuery(text: string) {
-  const client = new pg.Client({ connectionString: POSTGRES_URL })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
 /** A file name (SQLite) or the URL of a new, empty database (PostgreSQL). */
 export async function freshDatabase(engine: Engine, name: string): Promise<string> {
   if (engine === 'sqlite') return join(workDirectory, `${name}.sqlite`)
   const database = `shipments_size_${name}_${process.pid}`
-  await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-  await adminQuery(`CREATE DATABASE "${database}"`)
-  const url = new URL(POSTGRES_URL)
-  url.pathname = `/${database}`
-  return url.toString()
+  return emptyPostgresDatabase(database)
 }
 
 /** Removes a store once measured: its SQLite file (with its WAL), or its PostgreSQL database. */
