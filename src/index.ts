@@ -3,10 +3,9 @@ export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator 
 export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentsPrefixes } from './options.js'
 export type { ShipmentFieldDefinition } from './shipments/field-layout.js'
 export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
-/** The package's tables on SQLite (Drizzle). */
-export * as schema from './db/sqlite/schema.js'
-/** The package's tables on PostgreSQL (Drizzle): the same names and columns. */
-export * as postgresSchema from './db/postgres/schema.js'
+// The Drizzle tables are the subpath exports `fastify-shipments/schema/sqlite` and
+// `fastify-shipments/schema/postgres` (and `app.shipments.database.schema`), not exports of this module:
+// each loads its Drizzle dialect, which a host that never queries the tables directly need not load.
 export { ADVISORY_LOCK_CLASS } from './db/postgres/locks.js'
 export {
   ShipmentsErrors,
@@ -110,12 +109,12 @@ export { type ExternalEvent } from './shipments/service.js'
 export type { AdminOptions, AdminPage, AdminLayout } from './admin/options.js'
 export { createCarrierDetector, type CarrierOptions, type CarrierDefinition, type DetectedCarrier } from './shipments/carriers.js'
 export { BUILT_IN_SPLIT_RULES, MAX_ITEMS_PER_SHIPMENT, type SplitRule, type SplitRuleLine, type ShipmentItem, type ShipmentItemInput } from './shipments/items.js'
-export { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE } from './admin/routes.js'
+export { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE } from './admin/options.js'
 export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVITY_REFUSED_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
 export type { DeliveryRecord } from './gateway/integrations.js'
 export { NOTIFICATION_JOB, NOTIFICATION_RECIPIENTS, NOTIFICATION_TRIGGERS, RETURN_TRIGGERS, TEMPLATE_RENDER_LIMIT_MS, type MailMessage, type NotificationsOptions, type NotificationInput, type Notification, type NotificationRecipient, type NotificationTrigger, type ReturnTrigger, type RenderedNotification } from './notifications/service.js'
 export { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './notifications/templates.js'
-export { standaloneTrackingLayout, trackingPageFrameworkErrors, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page.js'
+export { standaloneTrackingLayout, trackingPageFrameworkErrors, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page-layout.js'
 export { DeliveryErrors, DocumentErrors } from './errors.js'
 export type { DocumentService } from './documents/service.js'
 export type { DocumentsOptions, LabelFile } from './documents/options.js'

@@ -7,8 +7,6 @@ import { deliveryRoutes } from './deliveries/routes.js'
 import { returnRoutes } from './returns/routes.js'
 import { documentRoutes } from './documents/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
-import { orderExchangeRoutes } from './order-exchange/routes.js'
-import { trackingPageRoutes } from './notifications/tracking-page.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
 import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './options.js'
 import { FrameworkErrorSchema } from './shipments/schemas.js'
@@ -175,7 +173,13 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   const prefixes = prefixesWithDefaults(options.prefixes)
   // Fastify and @fastify/swagger load with the first document: the package's import loads neither (a
   // host has its own Fastify loaded anyway; swagger only a host that asks for the document needs).
-  const [{ default: Fastify }, { default: swagger }] = await Promise.all([import('fastify'), import('@fastify/swagger')])
+  // The order exchange's and the tracking page's routes load here too, as they do in the plugin.
+  const [{ default: Fastify }, { default: swagger }, { orderExchangeRoutes }, { trackingPageRoutes }] = await Promise.all([
+    import('fastify'),
+    import('@fastify/swagger'),
+    import('./order-exchange/routes.js'),
+    import('./notifications/tracking-page.js'),
+  ])
   const app = Fastify({ logger: false })
   await app.register(swagger, {
     openapi: {

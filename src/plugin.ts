@@ -15,12 +15,10 @@ import type { NewOutboxMessage, OutboxRow } from './db/data-layer.js'
 import { createProviderRegistry, type ParcelTracking, type ProviderRegistry } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { gatewayRoutes } from './gateway/routes.js'
-import { createOrderExchangeService, type OrderExchangeService } from './order-exchange/service.js'
-import { orderExchangeRoutes } from './order-exchange/routes.js'
+import type { OrderExchangeService } from './order-exchange/service.js'
 import { createExchangeActivityLog } from './order-exchange/activity-log.js'
 import { blankShipNotifySettings, missingTrackingFields } from './order-exchange/settings.js'
 import { redactedRequest } from './http/redact.js'
-import { adminRoutes } from './admin/routes.js'
 import { createShipmentsOverview } from './shipments/overview.js'
 import { shipmentsOpenApiDocument } from './openapi.js'
 import { createOutboxDispatcher, type JobHandler } from './outbox/dispatcher.js'
@@ -32,7 +30,6 @@ import { ATTENTION_REFRESH_JOB } from './shipments/attention.js'
 import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB, type NotificationService } from './notifications/service.js'
 import { createTrackingLinks, type TrackingLinks } from './notifications/tracking-links.js'
-import { trackingPageRoutes } from './notifications/tracking-page.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
@@ -167,8 +164,10 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   })
 
   const exchangeSettings = options.orderExchange
-  const orderExchange = exchangeSettings
-    ? createOrderExchangeService({
+  // ShipStation's order exchange (its service, its routes, Basic auth) loads here, for a host that sets it up.
+  const exchangeModules = exchangeSettings && (await Promise.all([import('./order-exchange/service.js'), import('./order-exchange/routes.js')]))
+  const orderExchange = exchangeSettings && exchangeModules
+    ? exchangeModules[0].createOrderExchangeService({
         settings: exchangeSettings,
         orderStore,
         shipments,
@@ -345,6 +344,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     bodyLimit: options.gatewayBodyLimit,
   })
   if (options.trackingPage && trackingLinks) {
+    const { trackingPageRoutes } = await import('./notifications/tracking-page.js')
     await app.register(trackingPageRoutes, {
       prefix: options.trackingPage.prefix,
       links: trackingLinks,
@@ -381,6 +381,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
   }
   if (options.admin) {
+    // The admin pages (a quarter of the package's code) load here, for a host that mounts them.
+    const { adminRoutes } = await import('./admin/routes.js')
     await app.register(adminRoutes, {
       prefix: options.admin.prefix,
       logSerializers,
@@ -409,8 +411,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       documents,
     })
   }
-  if (orderExchange && exchangeSettings) {
-    await app.register(orderExchangeRoutes, {
+  if (orderExchange && exchangeSettings && exchangeModules) {
+    await app.register(exchangeModules[1].orderExchangeRoutes, {
       prefix: options.prefixes.orderExchange,
       logSerializers,
       service: orderExchange,

@@ -3,7 +3,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { eq } from 'drizzle-orm'
-import { schema } from '../src/index.js'
+import * as schema from '../src/db/sqlite/schema.js'
 import { historyRows, orderRow, shipmentRow } from './fixtures/app.js'
 import { basicAuth, buildExchangeApp, EXCHANGE_URL, insertExportOrder } from './fixtures/exchange.js'
 import { tables } from './fixtures/database.js'

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { count, eq } from 'drizzle-orm'
-import { schema, signWebhook } from '../src/index.js'
+import { signWebhook } from '../src/index.js'
+import * as schema from '../src/db/sqlite/schema.js'
 import { buildTestApp, historyRows, insertOrder, shipmentRow } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 

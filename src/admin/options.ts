@@ -92,3 +92,13 @@ export type { SafeHtml }
 interface ShipmentsUser {
   id: string | number
 }
+
+/** No inline script or style anywhere: the package's own files only (forms post to the same site). */
+export const ADMIN_CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
+
+/**
+ * The cookie holding the admin pages' CSRF secret (path: the admin prefix). A host clears it at logout
+ * (`reply.clearCookie(ADMIN_CSRF_COOKIE, { path: prefix })`), so the next login starts with a new secret.
+ */
+export const ADMIN_CSRF_COOKIE = 'shipments_admin_csrf'

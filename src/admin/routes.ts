@@ -19,7 +19,7 @@ import type { ShipmentsUser } from '../options.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { html, type SafeHtml } from '../html.js'
 import { notice, standaloneLayout } from './components.js'
-import type { AdminPage } from './options.js'
+import { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE, type AdminPage } from './options.js'
 import type { PageContext } from './shipment-pages.js'
 import { AdminNotFound, hide, text, type AdminRoutesOptions, type AdminScreen } from './screen.js'
 import { registerOverviewRoutes } from './overview-routes.js'
@@ -46,15 +46,6 @@ declare module 'fastify' {
   }
 }
 
-/** No inline script or style anywhere: the package's own files only (forms post to the same site). */
-export const ADMIN_CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
-
-/**
- * The cookie holding the admin pages' CSRF secret (path: the admin prefix). A host clears it at logout
- * (`reply.clearCookie(ADMIN_CSRF_COOKIE, { path: prefix })`), so the next login starts with a new secret.
- */
-export const ADMIN_CSRF_COOKIE = 'shipments_admin_csrf'
 
 const ASSETS = {
   'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.css', import.meta.url)) },

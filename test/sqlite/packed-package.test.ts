@@ -122,6 +122,9 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
       t.equal(compiled, 'ok', "the minimal host and both examples compile under tsc --init's defaults")
     } else await run(command!, args, project)
   }
+  // The tables are subpath exports (the package's main import loads no Drizzle dialect).
+  const tables = await run(process.execPath, ['--input-type=module', '-e', "const [s, p] = await Promise.all([import('fastify-shipments/schema/sqlite'), import('fastify-shipments/schema/postgres')]); const { getTableName } = await import('drizzle-orm'); process.stdout.write(getTableName(s.shipments) + ' ' + getTableName(p.shipments))"], project)
+  t.equal(tables.stdout, 'shipments_shipments shipments_shipments', 'fastify-shipments/schema/sqlite and /schema/postgres resolve in an installed project')
   const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string }
   t.equal(manifest.type, 'module', 'npm init -y, then "type": "module"')
   const tsconfig = readFileSync(join(project, 'tsconfig.json'), 'utf8')
