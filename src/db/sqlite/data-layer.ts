@@ -275,6 +275,14 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
     statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
   }
+  // An order read by id (a label's addresses, a mail, an event that moves the order) and a package
+  // setting (the ship-from address, read by every rate and label): prepared once.
+  const selectOrder = db
+    .select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes })
+    .from(orders)
+    .where(eq(orders.id, sql.placeholder('orderId')))
+    .prepare()
+  const selectPackageState = db.select({ value: packageState.value }).from(packageState).where(eq(packageState.key, sql.placeholder('key'))).prepare()
   // Written as the partial index's own condition (constants, not parameters), so SQLite reads that index.
   const lateWhere = (now: Date) =>
     and(sql`enabled = 1 AND date_deleted IS NULL AND status NOT IN ('shipped', 'cancelled') AND date_scheduled_ship IS NOT NULL`, lt(shipments.dateScheduledShip, now))
@@ -607,7 +615,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     },
 
     async packageState(key) {
-      return db.select({ value: packageState.value }).from(packageState).where(eq(packageState.key, key)).get()?.value ?? null
+      return selectPackageState.get({ key })?.value ?? null
     },
 
     async setPackageState(key, value) {
@@ -662,7 +670,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     },
 
     async findOrder(orderId) {
-      return db.select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes }).from(orders).where(eq(orders.id, orderId)).get()
+      return selectOrder.get({ orderId })
     },
 
     async findOrders(orderIds) {
