@@ -30,7 +30,10 @@ export interface LoadResult {
   non2xx: number
 }
 
-const plan: LoadPlan = JSON.parse(process.argv[2])
+// On stdin: a rotation's bodies can pass the 128 KiB a single argument may hold.
+const chunks: Buffer[] = []
+for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+const plan: LoadPlan = JSON.parse(Buffer.concat(chunks).toString('utf8'))
 let sent = 0
 
 /** The request's path and body for the plan's rotation, or undefined for the plan's own. */

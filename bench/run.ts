@@ -258,6 +258,9 @@ async function startLabelHost(engine: Engine) {
   }
 }
 
+/** Orders the return requests rotate over (each gathers about ten returns in a run on SQLite). */
+const RETURNABLE_ORDERS = 2_000
+
 const EASYPOST_WEBHOOK_SECRET = 'bench-webhook-secret'
 /** The tracking number of a tracked shipment: its id inside, so the PostgreSQL replay can make it of `:id`. */
 const trackingCode = (id: number) => `BENCHTRK${id}`
@@ -313,15 +316,24 @@ async function seedPickOrders(app: FastifyInstance, count: number, into: number[
   }
 }
 
-/** Orders whose one shipment shipped 1,000,000 units of one line, so return requests never run out; `[orderId, lineItemId]`. */
+/**
+ * Orders whose one shipment shipped 1,000,000 units of one line, so return requests never run out;
+ * `[orderId, lineItemId]`. Enough of them that an order gathers a few returns in a run, not hundreds
+ * (the ledger reads every return of its order, which a real order has one or two of). Ten at a time.
+ */
 async function seedReturnableOrders(app: FastifyInstance, count: number, into: Array<[number, number]>) {
-  for (let index = 0; index < count; index++) {
-    const orderId = await app.shipments.referenceOrders!.createOrder({ reference: `RET-${index}`, isCompleted: true, items: [{ name: 'Tee', sku: 'TEE', quantity: 1_000_000 }] })
-    const [line] = (await app.shipments.orders.orderLines!(orderId))!
-    const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: line.id, quantity: 1_000_000 }] })
-    await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
-    into.push([orderId, line.id])
+  for (let start = 0; start < count; start += 10) {
+    const seeded = await Promise.all(Array.from({ length: Math.min(10, count - start) }, (_, offset) => seedReturnableOrder(app, start + offset)))
+    into.push(...seeded)
   }
+}
+
+async function seedReturnableOrder(app: FastifyInstance, index: number): Promise<[number, number]> {
+  const orderId = await app.shipments.referenceOrders!.createOrder({ reference: `RET-${index}`, isCompleted: true, items: [{ name: 'Tee', sku: 'TEE', quantity: 1_000_000 }] })
+  const [line] = (await app.shipments.orders.orderLines!(orderId))!
+  const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: line.id, quantity: 1_000_000 }] })
+  await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
+  return [orderId, line.id]
 }
 
 /** `count` completed orders, each with a billing and a shipping address and three line items, in one transaction. */
@@ -417,9 +429,10 @@ const trackedShipmentsOf = (plan: LoadPlan) => plan.easyPost!.trackingCodes.map(
 
 function runLoad(plan: LoadPlan): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./load.js', import.meta.url)), JSON.stringify(plan)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./load.js', import.meta.url))], {
+      stdio: ['pipe', 'pipe', 'inherit'],
     })
+    child.stdin.end(JSON.stringify(plan))
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk))
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output)) : reject(new Error(`autocannon exited with ${code}`))))
@@ -715,7 +728,7 @@ async function measureEngine(engine: Engine) {
   const wantDocuments = wanted(label('packing slip')) || wanted(label('pick list'))
   const host = await startHost(engine, 'main', {}, async (app) => {
     await seedShipments(app, shipmentIds, trackedIds)
-    if (wantReturns) await seedReturnableOrders(app, 200, returnable)
+    if (wantReturns) await seedReturnableOrders(app, RETURNABLE_ORDERS, returnable)
     if (wantDocuments) await seedPickOrders(app, 200, pickShipments)
   })
   // The lock figure compares the default lock directory with none: transitions take no lock file any
@@ -824,7 +837,7 @@ async function measureEngine(engine: Engine) {
         plan(`${labelHost.base}/bench/label-direct`, { body: '{}' }),
       )
     }
-    // Return requests: one unit of an order's shipped line, for 200 orders in turn.
+    // Return requests: one unit of an order's shipped line, for the returnable orders in turn.
     await compare(
       label('return request (one line, one unit) / bare JSON echo'),
       { min: 0.2 },

@@ -80,3 +80,33 @@ t.test('the returns list and the navigation count of returns waiting read their 
   for (const plan of plans) t.ok(plan.some((detail) => /USING INDEX shipments_returns_state_idx/.test(detail)), `by the state index: ${plan.join('; ')}`)
   t.notOk(statements.some((text) => /count\(\*\)[^]*from "?shipments_returns"?/i.test(text)), 'no return is counted')
 })
+
+t.test("a return request reads its order's shipments by the order's index, not every shipped shipment", async (t) => {
+  const statements: string[] = []
+  const client = new Database(join(t.testdir(), 'ledger-plans.sqlite'), { verbose: (text) => void statements.push(String(text)) })
+  client.pragma('journal_mode = WAL')
+  t.teardown(() => client.close())
+  const app = await buildAdminApp(t, { database: drizzle({ client }) as unknown as SqliteDatabase })
+  const orders = app.shipments.referenceOrders!
+  await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
+  const orderId = await orders.createOrder({ reference: 'R100', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 2 }] })
+  const [line] = (await app.shipments.orders.orderLines!(orderId))!
+  const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: line!.id, quantity: 2 }] })
+  await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
+  const plansOf = (pattern: RegExp) =>
+    statements
+      .filter((text) => pattern.test(text) && /^\s*select/i.test(text))
+      .map((text) => ({ text, plan: (client.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((step) => step.detail) }))
+
+  statements.length = 0
+  const requested = await app.shipments.returns.request(orderId, { lines: [{ lineItemId: line!.id, quantity: 1, reason: 'damaged' }] })
+  t.match(requested, { orderId, state: 'requested' })
+  const shippedReads = plansOf(/from "?shipments_shipments"?[^]*'shipped'/i)
+  t.ok(shippedReads.length >= 1, 'the request read what its order shipped')
+  for (const { text, plan } of shippedReads) t.ok(plan.some((detail) => /USING INDEX shipments_shipments_order_idx/.test(detail)), `${text}: ${plan.join('; ')}`)
+
+  statements.length = 0
+  t.equal((await app.shipments.shipments.list({ orderId, status: 'shipped' })).total, 1, "an order's shipments of one status")
+  const [listRead] = plansOf(/from "?shipments_shipments"?/i)
+  t.ok(listRead?.plan.some((detail) => /USING INDEX shipments_shipments_order_idx/.test(detail)), `by the order's index: ${listRead?.plan.join('; ')}`)
+})

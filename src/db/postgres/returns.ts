@@ -1,6 +1,6 @@
 // Returns on PostgreSQL: a change takes the order's transaction-scoped advisory lock (the one
 // allocation takes), so competing returns of an order, on any instance, are checked one after another.
-import { and, asc, count, desc, eq, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { ReturnStore } from '../data-layer.js'
 import { returnedByLine, shippedByLine, type ReturnLedger, type ReturnRow } from '../returns.js'
 import type { PostgresDatabase } from './connection.js'
@@ -16,7 +16,8 @@ const isInt4 = (value: number) => Number.isInteger(value) && value >= -214748364
 
 export function createPostgresReturnStore(db: PostgresDatabase): ReturnStore {
   const ofOrderIn = (tx: Transaction | PostgresDatabase, orderId: number) => tx.select().from(returns).where(eq(returns.orderId, orderId)).orderBy(asc(returns.id))
-  const ledgerIn = async (tx: Transaction | PostgresDatabase, orderId: number, exceptReturnId: number | null): Promise<ReturnLedger> => {
+  /** The order's ledger, and how many returns the order has (a new return's number). */
+  const ledgerIn = async (tx: Transaction | PostgresDatabase, orderId: number, exceptReturnId: number | null): Promise<ReturnLedger & { returnCount: number }> => {
     const [shipped, rows] = await Promise.all([
       tx
         .select({ items: shipments.items })
@@ -24,7 +25,7 @@ export function createPostgresReturnStore(db: PostgresDatabase): ReturnStore {
         .where(and(eq(shipments.orderId, orderId), eq(shipments.status, 'shipped'), eq(shipments.enabled, true), isNull(shipments.dateDeleted))),
       ofOrderIn(tx, orderId),
     ])
-    return { shipped: shippedByLine(shipped), returned: returnedByLine(rows, exceptReturnId) }
+    return { shipped: shippedByLine(shipped), returned: returnedByLine(rows, exceptReturnId), returnCount: rows.length }
   }
   return {
     async find(id) {
@@ -63,7 +64,8 @@ export function createPostgresReturnStore(db: PostgresDatabase): ReturnStore {
     },
     async ledger(orderId) {
       if (!isInt4(orderId)) return { shipped: new Map(), returned: new Map() }
-      return ledgerIn(db, orderId, null)
+      const { shipped, returned } = await ledgerIn(db, orderId, null)
+      return { shipped, returned }
     },
     async change(target, plan) {
       const id = 'returnId' in target ? target.returnId : target.orderId
@@ -85,11 +87,12 @@ export function createPostgresReturnStore(db: PostgresDatabase): ReturnStore {
           ;[current] = await tx.select().from(returns).where(eq(returns.id, target.returnId))
           if (!current) return undefined
         }
-        const planned = plan(current, await ledgerIn(tx, orderId, current?.id ?? null))
+        const { returnCount, ...ledger } = await ledgerIn(tx, orderId, current?.id ?? null)
+        const planned = plan(current, ledger)
         let row: ReturnRow
         if (planned.insert) {
-          const [{ total }] = (await tx.select({ total: count() }).from(returns).where(eq(returns.orderId, orderId))) as [{ total: number }]
-          const reference = `${planned.insert.orderReference}-r${String(total + 1).padStart(3, '0')}`
+          // Numbered by the order's returns, all of them read for the ledger just now (under the order's lock).
+          const reference = `${planned.insert.orderReference}-r${String(returnCount + 1).padStart(3, '0')}`
           ;[row] = (await tx
             .insert(returns)
             .values({ orderId, reference, state: planned.insert.state, lines: planned.insert.lines, ...planned.columns, createdAt: now, updatedAt: now })

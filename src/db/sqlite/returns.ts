@@ -1,12 +1,13 @@
 // Returns on SQLite: a change is one IMMEDIATE transaction, which serializes every writer of the file,
 // allocation's included; so the ledger read inside it is the one the change is checked against.
-import { and, asc, count, desc, eq, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { ReturnStore } from '../data-layer.js'
 import { returnedByLine, shippedByLine, type ReturnLedger, type ReturnRow } from '../returns.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { returnHistory, returns } from './returns-schema.js'
 import { shipments } from './schema.js'
+import { shapedInsert, shapedUpdate } from './shaped-statements.js'
 
 export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ReturnStore {
   // Every tracking event asks (a return's number names the return): prepared once.
@@ -17,8 +18,14 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
   const selectShippedItems = db
     .select({ items: shipments.items })
     .from(shipments)
-    .where(and(eq(shipments.orderId, sql.placeholder('orderId')), eq(shipments.status, 'shipped'), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
+    // `+status`: by the order's index. Without statistics SQLite weighs the order and the status indexes
+    // alike and took the status one, reading every shipped shipment of the shop for each request.
+    .where(and(eq(shipments.orderId, sql.placeholder('orderId')), sql`+${shipments.status} = 'shipped'`, eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
     .prepare()
+  // A request's and a change's writes, prepared once per set of columns.
+  const returnInsert = shapedInsert(db, returns)
+  const returnUpdate = shapedUpdate(db, returns, returns.id)
+  const historyInsert = shapedInsert(db, returnHistory)
   const findSync = (id: number) => selectById.get({ id })
   const ofOrderSync = (orderId: number) => selectOfOrder.all({ orderId })
   const ledgerOf = (orderId: number, orderReturns: ReturnRow[], exceptReturnId: number | null): ReturnLedger => ({
@@ -69,17 +76,13 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
         if (planned.insert) {
           // Numbered by the order's returns, all of them read for the ledger just now.
           const reference = `${planned.insert.orderReference}-r${String(orderReturns.length + 1).padStart(3, '0')}`
-          row = db
-            .insert(returns)
-            .values({ orderId, reference, state: planned.insert.state, lines: planned.insert.lines, ...planned.columns, createdAt: now, updatedAt: now })
-            .returning()
-            .get()
+          row = returnInsert.insertReturning({ orderId, reference, state: planned.insert.state, lines: planned.insert.lines, ...planned.columns, createdAt: now, updatedAt: now })
         } else if (planned.columns) {
-          row = db.update(returns).set({ ...planned.columns, updatedAt: now }).where(eq(returns.id, current!.id)).returning().get()
+          row = returnUpdate.updateReturning(current!.id, { ...planned.columns, updatedAt: now })!
         } else {
           row = current!
         }
-        if (planned.history) db.insert(returnHistory).values({ ...planned.history, returnId: row.id, createdAt: now }).run()
+        if (planned.history) historyInsert.insert({ ...planned.history, returnId: row.id, createdAt: now })
         const messages = planned.messages ? writeMessages(planned.messages(row), planned.claimFor ?? null, now) : []
         return { row, messages }
       })
