@@ -758,7 +758,7 @@ async function measureEngine(engine: Engine) {
     })
     const echo = (body: string) => plan(`${host.base}/bare/echo`, { body })
     await compare(label('update, no status change / bare JSON echo'), { min: 0.4 }, fieldUpdates, echo(fieldsBody))
-    await compare(label('update with a status change / bare JSON echo'), { min: 0.2 }, statusChanges, echo(JSON.stringify({ status: 'in_progress' })))
+    await compare(label('update with a status change / bare JSON echo'), { min: 0.3 }, statusChanges, echo(JSON.stringify({ status: 'in_progress' })))
     // Every event changes the shipment's status (in_transit: shipped, return_to_sender: on hold, in turn).
     await compare(label('EasyPost tracker.updated events applied through the gateway / bare JSON echo'), { min: 0.3 }, carrierEvents, echo(easyPostEvent(trackedIds[0], 'in_transit', 'evt_echo').body))
     if (engine === 'postgres') {
