@@ -432,6 +432,7 @@ function runLoad(plan: LoadPlan): Promise<LoadResult> {
     const child = spawn(process.execPath, [fileURLToPath(new URL('./load.js', import.meta.url))], {
       stdio: ['pipe', 'pipe', 'inherit'],
     })
+    child.stdin.on('error', reject)
     child.stdin.end(JSON.stringify(plan))
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk))

@@ -123,7 +123,7 @@ t.test('a lost answer and a failed lookup leave the operation pending (503); the
   t.match(pending, { state: 'pending', externalId: /^shp_/ })
   t.match(await storedParcel(s.app, s.parcelId), { labelOperationId: null, trackingNumber: null }, 'no label written while the outcome is unknown')
   t.same(await labelEvents(s.app), [])
-  // A purchase writes its calls with the write each leads to: here the provider's id, then the failure.
+  // Every call of the failed purchase is logged, the failed lookup with the service's answer.
   const [unknown] = await s.app.shipments.deliveries.labelOperations(s.shipmentId, s.parcelId)
   t.same(unknown.attempts.map((attempt) => attempt.step), ['create', 'buy', 'retrieve'], 'every call of the failed purchase is in its log')
   t.match(unknown.attempts[2], { statusCode: 503, error: /Try again later/ })

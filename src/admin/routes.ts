@@ -35,18 +35,6 @@ import { registerShipStationRoutes } from './shipstation-routes.js'
 export type { AdminRoutesOptions } from './screen.js'
 
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The permission an admin page needs; pages without one (the assets) are public. */
-    shipmentsAdminPermission?: string
-  }
-  interface FastifyRequest {
-    /** The signed-in user and what they may do, inside the admin pages' scope. */
-    shipmentsAdmin: { user: ShipmentsUser; can: PageContext['can'] } | null
-  }
-}
-
-
 const ASSETS = {
   'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.css', import.meta.url)) },
   'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.js', import.meta.url)) },
