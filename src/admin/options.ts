@@ -1,8 +1,6 @@
 // The `admin` option: where the store admins' pages are mounted, where users log in, the host's layout.
 import type { FastifyRequest } from 'fastify'
 import type { SafeHtml } from '../html.js'
-import type { PageContext } from './components.js'
-import type { ShipmentsUser as SignedInUser } from '../options.js'
 
 /** What a layout receives: the page's parts, ready to place inside the host's own chrome. */
 export interface AdminPage<User extends ShipmentsUser = ShipmentsUser> {
@@ -104,16 +102,3 @@ export const ADMIN_CONTENT_SECURITY_POLICY =
  * (`reply.clearCookie(ADMIN_CSRF_COOKIE, { path: prefix })`), so the next login starts with a new secret.
  */
 export const ADMIN_CSRF_COOKIE = 'shipments_admin_csrf'
-
-// Here, not beside the routes: the routes load only when the pages are mounted, and a host's types see
-// these through the package's main module either way.
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The permission an admin page needs; pages without one (the assets) are public. */
-    shipmentsAdminPermission?: string
-  }
-  interface FastifyRequest {
-    /** The signed-in user and what they may do, inside the admin pages' scope. */
-    shipmentsAdmin: { user: SignedInUser; can: PageContext['can'] } | null
-  }
-}
