@@ -2,19 +2,13 @@
 // and its shipped-per-day series come from counts kept by triggers, its late shipments and failing
 // pushes from partial indexes of their own rows; the shipments list's total is the kept count; the attention list reads its
 // kept rows and never pages through the completed orders. Checked on the statements the pages send.
-import { join } from 'node:path'
 import t from 'tap'
-import Database from 'better-sqlite3'
-import { drizzle } from 'drizzle-orm/better-sqlite3'
-import type { SqliteDatabase } from '../../src/index.js'
 import { adminClient, buildAdminApp } from '../fixtures/admin.js'
+import { recordedSqlite } from '../fixtures/recorded-sqlite.js'
 
 t.test('the overview, the shipments list and the attention list read kept totals and their own index ranges', async (t) => {
-  const statements: string[] = []
-  const client = new Database(join(t.testdir(), 'plans.sqlite'), { verbose: (text) => void statements.push(String(text)) })
-  client.pragma('journal_mode = WAL')
-  t.teardown(() => client.close())
-  const app = await buildAdminApp(t, { database: drizzle({ client }) as unknown as SqliteDatabase })
+  const { database, statements, plansOf } = recordedSqlite(t, 'plans.sqlite')
+  const app = await buildAdminApp(t, { database })
   const orders = app.shipments.referenceOrders!
   await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
   const orderId = await orders.createOrder({ reference: 'P100', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 2 }] })
@@ -22,10 +16,6 @@ t.test('the overview, the shipments list and the attention list read kept totals
   await app.shipments.shipments.update(shipment.id, { status: 'in_progress', dateScheduledShip: '2020-01-01' })
   const admin = adminClient(app, 'admin')
 
-  const plansOf = (pattern: RegExp) =>
-    statements
-      .filter((text) => pattern.test(text) && /^\s*select/i.test(text))
-      .map((text) => ({ text, plan: (client.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((step) => step.detail) }))
   const fullScans = (pattern: RegExp, table: string) =>
     plansOf(pattern).filter(({ plan }) => plan.some((detail) => new RegExp(`^SCAN ${table}\\b(?! USING (COVERING )?INDEX)`).test(detail)))
 
@@ -62,41 +52,27 @@ t.test('the overview, the shipments list and the attention list read kept totals
 })
 
 t.test('the returns list and the navigation count of returns waiting read their own index ranges', async (t) => {
-  const statements: string[] = []
-  const client = new Database(join(t.testdir(), 'returns-plans.sqlite'), { verbose: (text) => void statements.push(String(text)) })
-  client.pragma('journal_mode = WAL')
-  t.teardown(() => client.close())
-  const app = await buildAdminApp(t, { database: drizzle({ client }) as unknown as SqliteDatabase })
+  const { database, statements, plansOf } = recordedSqlite(t, 'returns-plans.sqlite')
+  const app = await buildAdminApp(t, { database })
   const admin = adminClient(app, 'admin')
-  const plansOf = (pattern: RegExp) =>
-    statements
-      .filter((text) => pattern.test(text) && /^\s*select/i.test(text))
-      .map((text) => (client.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((step) => step.detail))
 
   statements.length = 0
   t.equal((await admin.get('/returns?state=requested')).statusCode, 200)
   const plans = plansOf(/from "shipments_returns"/)
   t.ok(plans.length >= 2, 'the navigation count and the list both read returns')
-  for (const plan of plans) t.ok(plan.some((detail) => /USING INDEX shipments_returns_state_idx/.test(detail)), `by the state index: ${plan.join('; ')}`)
+  for (const { plan } of plans) t.ok(plan.some((detail) => /USING INDEX shipments_returns_state_idx/.test(detail)), `by the state index: ${plan.join('; ')}`)
   t.notOk(statements.some((text) => /count\(\*\)[^]*from "?shipments_returns"?/i.test(text)), 'no return is counted')
 })
 
 t.test("a return request reads its order's shipments by the order's index, not every shipped shipment", async (t) => {
-  const statements: string[] = []
-  const client = new Database(join(t.testdir(), 'ledger-plans.sqlite'), { verbose: (text) => void statements.push(String(text)) })
-  client.pragma('journal_mode = WAL')
-  t.teardown(() => client.close())
-  const app = await buildAdminApp(t, { database: drizzle({ client }) as unknown as SqliteDatabase })
+  const { database, statements, plansOf } = recordedSqlite(t, 'ledger-plans.sqlite')
+  const app = await buildAdminApp(t, { database })
   const orders = app.shipments.referenceOrders!
   await orders.saveStatus({ handle: 'shipped', name: 'Shipped' })
   const orderId = await orders.createOrder({ reference: 'R100', isCompleted: true, items: [{ name: 'Mug', sku: 'MUG', quantity: 2 }] })
   const [line] = (await app.shipments.orders.orderLines!(orderId))!
   const [shipment] = await app.shipments.shipments.create(orderId, { items: [{ lineItemId: line!.id, quantity: 2 }] })
   await app.shipments.shipments.update(shipment.id, { status: 'shipped' })
-  const plansOf = (pattern: RegExp) =>
-    statements
-      .filter((text) => pattern.test(text) && /^\s*select/i.test(text))
-      .map((text) => ({ text, plan: (client.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(text.match(/\?/g) ?? []).map(() => null)) as Array<{ detail: string }>).map((step) => step.detail) }))
 
   statements.length = 0
   const requested = await app.shipments.returns.request(orderId, { lines: [{ lineItemId: line!.id, quantity: 1, reason: 'damaged' }] })
