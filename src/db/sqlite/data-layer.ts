@@ -758,7 +758,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     notifications: createSqliteNotificationStore(db),
 
     parcels: createSqliteParcelStore(db, writeMessages),
-    checkpoints: createSqliteCheckpointData(db, writeMessages),
+    checkpoints: createSqliteCheckpointData(db, group, writeMessages),
 
     returns: createSqliteReturnStore(db, writeMessages),
 
