@@ -46,6 +46,14 @@ const STATEMENT_CACHE_SIZE = 1000
  * switches a statement to raw rows right before the uses that want them, and never back: a statement
  * taken from the cache starts in the default mode again. `$client` stays the connection itself.
  */
+/**
+ * Drizzle's SQL with each `limit ?` written `limit cast(? as integer)`, same rows. SQLite plans with a
+ * LIMIT that is a bare parameter's value, so binding one marks the statement expired and the next run
+ * prepares it again: 3 µs on a one-table lookup, 12 µs on a shipment's, at every run of every paged read
+ * (Drizzle binds every limit, a literal one too). An expression is not planned with, so never re-prepared.
+ */
+export const limitBoundOnce = (source: string) => source.replace(/ limit \?/g, ' limit cast(? as integer)')
+
 export function withStatementCache(db: SqliteDatabase): SqliteDatabase {
   const client = db.$client
   const statements = new Map<string, Database.Statement>()
@@ -55,7 +63,7 @@ export function withStatementCache(db: SqliteDatabase): SqliteDatabase {
       if (statement.reader) statement.raw(false)
       return statement
     }
-    statement = client.prepare(source)
+    statement = client.prepare(limitBoundOnce(source))
     if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
     statements.set(source, statement)
     return statement
