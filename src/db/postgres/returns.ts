@@ -23,7 +23,8 @@ export function createPostgresReturnStore(db: PostgresDatabase): ReturnStore {
         .select({ items: shipments.items })
         .from(shipments)
         .where(and(eq(shipments.orderId, orderId), eq(shipments.status, 'shipped'), eq(shipments.enabled, true), isNull(shipments.dateDeleted))),
-      ofOrderIn(tx, orderId),
+      // Of the order's returns, only what they hold (whole rows cost Drizzle a mapping of twenty columns each).
+      tx.select({ id: returns.id, state: returns.state, lines: returns.lines }).from(returns).where(eq(returns.orderId, orderId)),
     ])
     return { shipped: shippedByLine(shipped), returned: returnedByLine(rows, exceptReturnId), returnCount: rows.length }
   }

@@ -15,6 +15,13 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
   // A return request reads these in its transaction: prepared once.
   const selectById = db.select().from(returns).where(eq(returns.id, sql.placeholder('id'))).prepare()
   const selectOfOrder = db.select().from(returns).where(eq(returns.orderId, sql.placeholder('orderId'))).orderBy(asc(returns.id)).prepare()
+  // The ledger needs of the order's other returns only what they hold: whole rows (twenty columns, each
+  // mapped by Drizzle) were a fifth of a return request's time.
+  const selectHeldOfOrder = db
+    .select({ id: returns.id, state: returns.state, lines: returns.lines })
+    .from(returns)
+    .where(eq(returns.orderId, sql.placeholder('orderId')))
+    .prepare()
   const selectShippedItems = db
     .select({ items: shipments.items })
     .from(shipments)
@@ -28,7 +35,8 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
   const historyInsert = shapedInsert(db, returnHistory)
   const findSync = (id: number) => selectById.get({ id })
   const ofOrderSync = (orderId: number) => selectOfOrder.all({ orderId })
-  const ledgerOf = (orderId: number, orderReturns: ReturnRow[], exceptReturnId: number | null): ReturnLedger => ({
+  const heldOfOrderSync = (orderId: number) => selectHeldOfOrder.all({ orderId })
+  const ledgerOf = (orderId: number, orderReturns: Array<Pick<ReturnRow, 'id' | 'state' | 'lines'>>, exceptReturnId: number | null): ReturnLedger => ({
     shipped: shippedByLine(selectShippedItems.all({ orderId })),
     returned: returnedByLine(orderReturns, exceptReturnId),
   })
@@ -62,7 +70,7 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
       return db.select().from(returnHistory).where(eq(returnHistory.returnId, returnId)).orderBy(desc(returnHistory.id)).all()
     },
     async ledger(orderId) {
-      return ledgerOf(orderId, ofOrderSync(orderId), null)
+      return ledgerOf(orderId, heldOfOrderSync(orderId), null)
     },
     async change(target, plan) {
       return writeTransaction(db, () => {
@@ -70,7 +78,7 @@ export function createSqliteReturnStore(db: SqliteDatabase, writeMessages: Retur
         const current = 'returnId' in target ? findSync(target.returnId) : undefined
         if ('returnId' in target && !current) return undefined
         const orderId = current ? current.orderId : (target as { orderId: number }).orderId
-        const orderReturns = ofOrderSync(orderId)
+        const orderReturns = heldOfOrderSync(orderId)
         const planned = plan(current, ledgerOf(orderId, orderReturns, current?.id ?? null))
         let row: ReturnRow
         if (planned.insert) {
