@@ -760,7 +760,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     parcels: createSqliteParcelStore(db, writeMessages),
     checkpoints: createSqliteCheckpointData(db, group, writeMessages),
 
-    returns: createSqliteReturnStore(db, writeMessages),
+    returns: createSqliteReturnStore(db, group, writeMessages),
 
     outbox: createSqliteOutboxStore(db, writeMessages, group),
 
