@@ -122,7 +122,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
   // are rows of the file (see named-locks.ts), or in this process only when the host says it runs one
   // process per file (lockDirectory: null) or the database is in memory.
   const lockDirectory = options.lockDirectory === undefined ? lockDirectoryFor(db) : options.lockDirectory
-  const namedLocks = lockDirectory === null ? createMutex({ directory: null }) : createSqliteNamedLocks(db, { onCompromised: options.onLockCompromised })
+  const namedLocks = lockDirectory === null ? createMutex({ directory: null }) : createSqliteNamedLocks(db, { onCompromised: options.onLockCompromised, group })
 
   // The hot path's statements are prepared once: building and preparing SQL per call cost more than
   // running it. Updates are prepared per set of changed columns, which is small and bounded. Rows come
@@ -757,7 +757,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
 
     notifications: createSqliteNotificationStore(db),
 
-    parcels: createSqliteParcelStore(db, writeMessages),
+    parcels: createSqliteParcelStore(db, group, writeMessages),
     checkpoints: createSqliteCheckpointData(db, group, writeMessages),
 
     returns: createSqliteReturnStore(db, group, writeMessages),

@@ -5,12 +5,19 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { LockTimeoutError } from '../data-layer.js'
 import { createMutex, type Mutex } from '../mutex.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
+import type { GroupCommit } from './group-commit.js'
 
 export interface SqliteNamedLockOptions {
   /** A lock whose holder stopped renewing it this long ago (a killed process) is taken over. */
   staleMs?: number
   /** Called when a held lock was lost (taken over after an event-loop stall longer than the lease). */
   onCompromised?: (lockName: string, error: Error) => void
+  /**
+   * Takes and releases commit in the connection's shared group commit (see group-commit.ts), with the
+   * other writes of the moment, instead of two commits of their own; a take still answers only once
+   * committed, so another process sees the row before the holder goes on.
+   */
+  group?: GroupCommit
 }
 
 /**
@@ -22,6 +29,7 @@ export interface SqliteNamedLockOptions {
  */
 export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedLockOptions = {}): Mutex {
   const staleMs = options.staleMs ?? 5000
+  const commit = <T>(task: () => T): Promise<T> => (options.group ? options.group.run(task) : Promise.resolve(writeTransaction(db, task)))
   const queue = createMutex({ directory: null })
   const client = db.$client
   // Replaces a row only when its lease ran out; `changes` says whether this holder has the lock.
@@ -36,7 +44,7 @@ export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedL
     const holder = randomUUID()
     for (let attempt = 0; ; attempt++) {
       const now = Date.now()
-      if (writeTransaction(db, () => take.run(name, holder, now + staleMs, now).changes) === 1) return holder
+      if ((await commit(() => take.run(name, holder, now + staleMs, now).changes)) === 1) return holder
       if (Date.now() >= deadline) throw new LockTimeoutError(name)
       // Back off a little more each time, with jitter so competing processes do not march in step.
       await sleep(Math.min(2 + attempt * 2, 25) * (0.5 + Math.random()))
@@ -65,7 +73,7 @@ export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedL
         } finally {
           clearInterval(renewal)
           try {
-            writeTransaction(db, () => release.run(name, holder))
+            await commit(() => release.run(name, holder))
           } catch (error) {
             // Left behind, the row's lease runs out and the next taker replaces it.
             options.onCompromised?.(name, error as Error)

@@ -3,7 +3,8 @@ import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { shapedInsert, shapedUpdate } from './shaped-statements.js'
-import { writeTransaction, type SqliteDatabase } from './dialect.js'
+import type { SqliteDatabase } from './dialect.js'
+import type { GroupCommit } from './group-commit.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
 import { orderAddresses, orderLineItems, shipments } from './schema.js'
@@ -11,7 +12,12 @@ import { orderAddresses, orderLineItems, shipments } from './schema.js'
 /** SQLite's answer to a second active operation of a parcel (the partial unique index). */
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.code === 'SQLITE_CONSTRAINT_UNIQUE'
 
-export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ParcelStore {
+/**
+ * Every write commits in the shared group commit (see group-commit.ts), with the writes of the requests
+ * that come with it: a label purchase writes six to eight times, each a commit of its own before. The
+ * plans are pure, so a task run again (its group rolled back for another's failure) writes the same.
+ */
+export function createSqliteParcelStore(db: SqliteDatabase, group: GroupCommit, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ParcelStore {
   // Prepared once: every tracking event and label purchase reads them.
   const selectOfShipment = db.select().from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).orderBy(asc(parcels.id)).prepare()
   const selectById = db.select().from(parcels).where(eq(parcels.id, sql.placeholder('id'))).prepare()
@@ -51,7 +57,7 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
       return selectByTrackingNumber.get({ trackingNumber }) as ParcelRow | undefined
     },
     async change(target, plan) {
-      return writeTransaction(db, () => {
+      return group.run(() => {
         const now = new Date()
         let current: ParcelRow | undefined
         let shipmentId: number
@@ -89,7 +95,7 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
 
     async beginOperation(values) {
       try {
-        return operationInsert.insertReturning({ ...values, state: 'pending' }) as LabelOperationRow
+        return await group.run(() => operationInsert.insertReturning({ ...values, state: 'pending' }) as LabelOperationRow)
       } catch (error) {
         if (isUniqueViolation(error)) return 'busy'
         throw error
@@ -102,13 +108,13 @@ export function createSqliteParcelStore(db: SqliteDatabase, writeMessages: Retur
       return selectOperation.get({ operationId }) as LabelOperationRow | undefined
     },
     async updateOperation(operationId, columns) {
-      operationUpdate.update(operationId, { ...columns, updatedAt: new Date() })
+      await group.run(() => operationUpdate.update(operationId, { ...columns, updatedAt: new Date() }))
     },
     async operations(parcelId) {
       return db.select().from(labelOperations).where(eq(labelOperations.parcelId, parcelId)).orderBy(desc(labelOperations.id)).all() as LabelOperationRow[]
     },
     async recordAttempt(attempt) {
-      attemptInsert.insert(attempt)
+      await group.run(() => attemptInsert.insert(attempt))
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id)).all()
