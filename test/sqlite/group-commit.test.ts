@@ -57,6 +57,22 @@ t.test('a write that throws is rolled back alone: the others commit', async (t) 
   t.same(texts(), ['kept', 'kept too'])
 })
 
+t.test("a write SQLite refuses (a unique key taken) is rejected with SQLite's code, alone: the others commit", async (t) => {
+  // A label purchase's intent is refused this way when another process holds the parcel's purchase:
+  // the parcel store answers 'busy' on the code, whichever group the intent shared.
+  const { db, texts } = scratch(t)
+  db.$client.exec('CREATE UNIQUE INDEX notes_text ON notes (text)')
+  const insert = db.$client.prepare('INSERT INTO notes (text) VALUES (?)')
+  const group = createGroupCommit(db, 10_000)
+  const outcomes = await Promise.allSettled([group.run(() => insert.run('intent')), group.run(() => insert.run('intent')), group.run(() => insert.run('other write'))])
+  t.same(
+    outcomes.map((outcome) => outcome.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  )
+  t.match((outcomes[1] as PromiseRejectedResult).reason, { code: 'SQLITE_CONSTRAINT_UNIQUE' })
+  t.same(texts(), ['intent', 'other write'])
+})
+
 t.test('a write that ends the whole transaction fails every write of its group, and nothing is kept', async (t) => {
   const { db, insert, texts } = scratch(t)
   const group = createGroupCommit(db, 10_000)

@@ -13,9 +13,10 @@ export interface SqliteNamedLockOptions {
   /** Called when a held lock was lost (taken over after an event-loop stall longer than the lease). */
   onCompromised?: (lockName: string, error: Error) => void
   /**
-   * Takes and releases commit in the connection's shared group commit (see group-commit.ts), with the
-   * other writes of the moment, instead of two commits of their own; a take still answers only once
-   * committed, so another process sees the row before the holder goes on.
+   * Takes commit in the connection's shared group commit (see group-commit.ts), with the other writes
+   * of the moment, instead of a commit of their own; a take still answers only once committed, so
+   * another process sees the row before the holder goes on. A release keeps its own transaction: no
+   * other request's failure can hold the row until its lease runs out.
    */
   group?: GroupCommit
 }
@@ -23,13 +24,13 @@ export interface SqliteNamedLockOptions {
 /**
  * A named lock guards work that calls out (a label purchase, a push) while other processes share the
  * file. Lock files (a directory made and removed per lock, through the thread pool) cost two to four
- * milliseconds a lock, more than the purchase's own writes; a row costs two small write transactions
- * of the file the work writes anyway. Waiting callers of this process queue in front; a lock another
+ * milliseconds a lock, more than the purchase's own writes; a row costs two small writes of the file
+ * the work writes anyway (the take in the shared group commit when `group` is given). Waiting callers of this process queue in front; a lock another
  * process holds is tried again with backoff until the deadline.
  */
 export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedLockOptions = {}): Mutex {
   const staleMs = options.staleMs ?? 5000
-  const commit = <T>(task: () => T): Promise<T> => (options.group ? options.group.run(task) : Promise.resolve(writeTransaction(db, task)))
+  const commitTake = (task: () => number): Promise<number> => (options.group ? options.group.run(task) : Promise.resolve(writeTransaction(db, task)))
   const queue = createMutex({ directory: null })
   const client = db.$client
   // Replaces a row only when its lease ran out; `changes` says whether this holder has the lock.
@@ -44,7 +45,7 @@ export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedL
     const holder = randomUUID()
     for (let attempt = 0; ; attempt++) {
       const now = Date.now()
-      if ((await commit(() => take.run(name, holder, now + staleMs, now).changes)) === 1) return holder
+      if ((await commitTake(() => take.run(name, holder, now + staleMs, now).changes)) === 1) return holder
       if (Date.now() >= deadline) throw new LockTimeoutError(name)
       // Back off a little more each time, with jitter so competing processes do not march in step.
       await sleep(Math.min(2 + attempt * 2, 25) * (0.5 + Math.random()))
@@ -73,7 +74,7 @@ export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedL
         } finally {
           clearInterval(renewal)
           try {
-            await commit(() => release.run(name, holder))
+            writeTransaction(db, () => release.run(name, holder))
           } catch (error) {
             // Left behind, the row's lease runs out and the next taker replaces it.
             options.onCompromised?.(name, error as Error)
