@@ -195,26 +195,22 @@ t.test('lockDirectory null: no lock directory, no file lock, one history row per
   t.equal((await shipmentRow(app, other)).status, 'shipped')
 })
 
-/**
- * Two connections to one migrated file, as two processes have: each with its own named locks, taking
- * them in a transaction of their own or (`grouped`, as the data layer does) in the connection's group commit.
- */
-async function twoProcessesLocks(t: Test, staleMs: number, grouped = false) {
+/** Two connections to one migrated file, as two processes have: each with its own group commit and named locks. */
+async function twoProcessesLocks(t: Test, staleMs: number) {
   const databaseFile = join(t.testdir(), 'locks.sqlite')
   await buildTestApp(t, {}, databaseFile) // migrates the file
   const compromised: string[] = []
   const [first, second] = [0, 1].map(() => {
     const db = openSqliteFile(databaseFile)
     t.teardown(() => db.$client.close())
-    const group = grouped ? createGroupCommit(db, 10_000) : undefined
-    return { db, locks: createSqliteNamedLocks(db, { staleMs, group, onCompromised: (name, error) => void compromised.push(`${name}: ${error.message}`) }) }
+    return { db, locks: createSqliteNamedLocks(db, { staleMs, group: createGroupCommit(db, 10_000), onCompromised: (name, error) => void compromised.push(`${name}: ${error.message}`) }) }
   })
   const rows = () => first!.db.$client.prepare('SELECT name, holder, lease_until AS leaseUntil FROM shipments_named_locks').all() as Array<{ name: string; holder: string; leaseUntil: number }>
   return { first: first!, second: second!, rows, compromised }
 }
 
-async function locksAreRowsOfTheFile(t: Test, grouped: boolean) {
-  const { first, second, rows, compromised } = await twoProcessesLocks(t, 300, grouped)
+t.test('named locks are rows of the file: another process waits for a live one until its timeout, and takes over one whose lease ran out', async (t: Test) => {
+  const { first, second, rows, compromised } = await twoProcessesLocks(t, 300)
   let inside!: () => void
   const reached = new Promise<void>((resolve) => (inside = resolve))
   let finish!: () => void
@@ -239,13 +235,7 @@ async function locksAreRowsOfTheFile(t: Test, grouped: boolean) {
   t.equal(await second.locks.withLock('shipmentPush:1', 1_000, async () => rows()[0]?.holder !== 'dead'), true, 'the dead holder is replaced')
   t.same(rows(), [])
   t.same(compromised, [])
-}
-
-t.test('named locks are rows of the file: another process waits for a live one until its timeout, and takes over one whose lease ran out', (t: Test) =>
-  locksAreRowsOfTheFile(t, false),
-)
-
-t.test('named locks taken in the group commit, as the data layer takes them, behave the same', (t: Test) => locksAreRowsOfTheFile(t, true))
+})
 
 t.test('a named lock taken over while held (an event-loop stall past its lease) is reported as compromised', async (t: Test) => {
   const { first, rows, compromised } = await twoProcessesLocks(t, 200)

@@ -8,29 +8,28 @@ import { writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { GroupCommit } from './group-commit.js'
 
 export interface SqliteNamedLockOptions {
+  /**
+   * The connection's shared group commit (see group-commit.ts): a take commits in it, with the other
+   * writes of the moment; it still answers only once committed, so another process sees the row before
+   * the holder goes on. A release keeps its own transaction: no other request's failure can hold the
+   * row until its lease runs out.
+   */
+  group: GroupCommit
   /** A lock whose holder stopped renewing it this long ago (a killed process) is taken over. */
   staleMs?: number
   /** Called when a held lock was lost (taken over after an event-loop stall longer than the lease). */
   onCompromised?: (lockName: string, error: Error) => void
-  /**
-   * Takes commit in the connection's shared group commit (see group-commit.ts), with the other writes
-   * of the moment, instead of a commit of their own; a take still answers only once committed, so
-   * another process sees the row before the holder goes on. A release keeps its own transaction: no
-   * other request's failure can hold the row until its lease runs out.
-   */
-  group?: GroupCommit
 }
 
 /**
  * A named lock guards work that calls out (a label purchase, a push) while other processes share the
  * file. Lock files (a directory made and removed per lock, through the thread pool) cost two to four
  * milliseconds a lock, more than the purchase's own writes; a row costs two small writes of the file
- * the work writes anyway (the take in the shared group commit when `group` is given). Waiting callers of this process queue in front; a lock another
- * process holds is tried again with backoff until the deadline.
+ * the work writes anyway, the take in the shared group commit. Waiting callers of this process queue in
+ * front; a lock another process holds is tried again with backoff until the deadline.
  */
-export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedLockOptions = {}): Mutex {
+export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedLockOptions): Mutex {
   const staleMs = options.staleMs ?? 5000
-  const commitTake = (task: () => number): Promise<number> => (options.group ? options.group.run(task) : Promise.resolve(writeTransaction(db, task)))
   const queue = createMutex({ directory: null })
   const client = db.$client
   // Replaces a row only when its lease ran out; `changes` says whether this holder has the lock.
@@ -45,7 +44,7 @@ export function createSqliteNamedLocks(db: SqliteDatabase, options: SqliteNamedL
     const holder = randomUUID()
     for (let attempt = 0; ; attempt++) {
       const now = Date.now()
-      if ((await commitTake(() => take.run(name, holder, now + staleMs, now).changes)) === 1) return holder
+      if ((await options.group.run(() => take.run(name, holder, now + staleMs, now).changes)) === 1) return holder
       if (Date.now() >= deadline) throw new LockTimeoutError(name)
       // Back off a little more each time, with jitter so competing processes do not march in step.
       await sleep(Math.min(2 + attempt * 2, 25) * (0.5 + Math.random()))
