@@ -1,5 +1,6 @@
 // The test matrix: the whole tap suite once per engine (SQLite, then PostgreSQL), each pass with its
-// engine-only files, then one summary line for both. Locally a PostgreSQL server that cannot be reached
+// engine-only files, then the failed tests by name (a CI log is often read from its tail, past the
+// coverage table) and one summary line for both. Locally a PostgreSQL server that cannot be reached
 // skips its half with one line; in CI (CI=true) that is a failure.
 import { spawn } from 'node:child_process'
 import pg from 'pg'
@@ -8,7 +9,37 @@ const postgresUrl = process.env.SHIPMENTS_TEST_POSTGRES_URL ?? 'postgres://postg
 const inCi = /^(1|true)$/i.test(process.env.CI ?? '')
 const extraArguments = process.argv.slice(2)
 
-/** Runs tap with the engine's files; resolves with its exit code and its final counts. */
+/**
+ * Follows tap's TAP output line by line and keeps each failed test's path (file > subtest > assertion).
+ * A subtest's name comes on a `# Subtest:` line at its own indentation; its children are four spaces
+ * deeper, so the open names form a stack indexed by depth.
+ */
+function failureCollector(engine) {
+  const openSubtests = []
+  const failures = []
+  return {
+    failures,
+    line(text) {
+      const subtest = /^( *)# Subtest: (.*)$/.exec(text)
+      if (subtest) {
+        const depth = subtest[1].length / 4
+        openSubtests.length = depth
+        openSubtests[depth] = subtest[2]
+        return
+      }
+      const failed = /^( *)not ok \d+ - (.*?)(?: # time=[\d.]+m?s)?$/.exec(text)
+      if (!failed || / # TODO/.test(text)) return
+      const depth = failed[1].length / 4
+      // A subtest's closing line repeats its own name: only leaves (assertions, or a subtest that failed
+      // without a failed child, such as a timeout) are listed.
+      const closesOwnSubtest = openSubtests[depth] === failed[2] && failures.some((path) => path.startsWith(
+        [engine, ...openSubtests.slice(0, depth + 1)].join(' > ') + ' > '))
+      if (!closesOwnSubtest) failures.push([engine, ...openSubtests.slice(0, depth), failed[2]].join(' > '))
+    },
+  }
+}
+
+/** Runs tap with the engine's files; resolves with its exit code, its final counts and its failures. */
 function runTap(engine) {
   return new Promise((resolve) => {
     const files = ['test/*.test.ts', `test/${engine}/*.test.ts`]
@@ -19,17 +50,27 @@ function runTap(engine) {
     })
     let last = null
     let buffered = ''
+    const collector = failureCollector(engine)
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       buffered += chunk.toString()
       const lines = buffered.split('\n')
       buffered = lines.pop()
-      for (const line of lines) if (/^# \{ total: \d+/.test(line)) last = line
+      for (const line of lines) {
+        if (/^# \{ total: \d+/.test(line)) last = line
+        collector.line(line)
+      }
     })
     child.on('exit', (code) => {
       if (/^# \{ total: \d+/.test(buffered)) last = buffered
       const count = (name) => Number(new RegExp(`${name}: (\\d+)`).exec(last ?? '')?.[1] ?? 0)
-      resolve({ code: code ?? 1, total: count('total'), pass: count('pass'), fail: count('fail') })
+      resolve({
+        code: code ?? 1,
+        total: count('total'),
+        pass: count('pass'),
+        fail: count('fail'),
+        failures: collector.failures,
+      })
     })
   })
 }
@@ -59,6 +100,12 @@ if (await postgresReachable()) {
   console.log(`# PostgreSQL at ${new URL(postgresUrl).host} cannot be reached: the PostgreSQL half of the suite is skipped (set SHIPMENTS_TEST_POSTGRES_URL).`)
 }
 
+const failures = results.flatMap((result) => result.failures ?? [])
+if (failures.length > 0) {
+  console.log(`# Failed (${failures.length}):`)
+  for (const path of failures.slice(0, 40)) console.log(`#   ${path}`)
+  if (failures.length > 40) console.log(`#   ... and ${failures.length - 40} more`)
+}
 const sum = (key) => results.reduce((total, result) => total + result[key], 0)
 console.log(`# { total: ${sum('total')}, pass: ${sum('pass')}, fail: ${sum('fail')} }`)
 process.exit(results.some((result) => result.code !== 0) ? 1 : 0)
