@@ -127,13 +127,13 @@ export function formatIsoWithOffset(instant: number, timeZone: string): string {
   const offset = offsetMinutesAt(instant, timeZone)
   // The wall time is the instant moved by the offset as written (whole minutes), so the text names
   // the instant exactly also where the zone's offset had seconds (local mean time before 1900).
-  const wall = wallTimeAt(instant + offset * 60_000, 'UTC')
+  // toISOString writes that wall time as this format does, years included (expanded beyond 0 to 9999),
+  // natively: every presented shipment formats several dates, on every write's answer.
+  const iso = new Date(instant + offset * 60_000).toISOString()
   const sign = offset < 0 ? '-' : '+'
   const absolute = Math.abs(offset)
-  return (
-    `${formatYear(wall.year)}-${pad(wall.month)}-${pad(wall.day)}T${pad(wall.hour)}:${pad(wall.minute)}:${pad(wall.second)}` +
-    `${sign}${pad(Math.floor(absolute / 60))}:${pad(absolute % 60)}`
-  )
+  // Without the milliseconds and the Z (".000Z").
+  return `${iso.slice(0, -5)}${sign}${pad(Math.floor(absolute / 60))}:${pad(absolute % 60)}`
 }
 
 const ISO_PATTERN =
