@@ -152,7 +152,7 @@ t.test('a database without attention rows (made before them) gets them built onc
   await started.register(fastifyShipments, { database })
   t.teardown(() => started.close())
   await started.ready()
-  for (let tries = 0; tries < 100 && (await rawQuery(started as App, "SELECT value FROM shipments_package_state WHERE key = 'attentionRowsBuilt'")).length === 0; tries++) {
+  for (let tries = 0; tries < 500 && (await rawQuery(started as App, "SELECT value FROM shipments_package_state WHERE key = 'attentionRowsBuilt'")).length === 0; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   const page = await started.shipments.shipments.attention({ perPage: 100 })

@@ -198,16 +198,18 @@ t.test('a notification job whose definition was disabled or deleted before it ra
 t.test('an instance that works on a job keeps its claim past the lease; another instance does not take it', async (t) => {
   const database = await testDatabase(t)
   let release: () => void = () => undefined
-  const first = await setup(t, () => new Promise<void>((resolve) => (release = resolve)), { outbox: { leaseMs: 1000, pollIntervalMs: 20 } }, database)
+  // Leases of two seconds, renewed every 400 ms: a stall of the loaded test process up to 1.6 s still
+  // renews in time (with one second, a stall of 0.8 s handed the job to the other instance).
+  const first = await setup(t, () => new Promise<void>((resolve) => (release = resolve)), { outbox: { leaseMs: 2000, pollIntervalMs: 20 } }, database)
   const otherSent: MailMessage[] = []
   const other = Fastify({ logger: false })
-  await other.register(fastifyShipments, { database, notifications: { sendMail: async (message) => void otherSent.push(message) }, outbox: { leaseMs: 1000, pollIntervalMs: 20 } })
+  await other.register(fastifyShipments, { database, notifications: { sendMail: async (message) => void otherSent.push(message) }, outbox: { leaseMs: 2000, pollIntervalMs: 20 } })
   t.teardown(() => other.close())
   await other.ready()
 
   await first.app.shipments.notifications.create(shippedMail)
   await first.app.shipments.shipments.update(first.shipment.id, { status: 'shipped' })
-  await sleep(2500)
+  await sleep(5000)
   t.same(otherSent, [], 'two and a half leases later, the working instance still holds the job')
   release()
   t.ok(await until(async () => (await mailJobs(first.app))[0]?.state === 'done'))

@@ -20,11 +20,17 @@ async function setup(t: Parameters<typeof testDatabase>[0]) {
   t.teardown(() => holder.end())
   await holder.query('BEGIN')
   await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ADVISORY_LOCK_CLASS.orderShipments, orderId])
-  /** Terminates the backend that waits for the order's lock (once it waits), and returns its pid. */
+  /**
+   * Terminates the backend that waits for this order's lock (once it waits), and returns its pid. Only
+   * a waiter for this lock: a background job waiting for another advisory lock is not the call under test.
+   */
   const terminateWaiter = async () => {
     for (let tries = 0; tries < 200; tries++) {
+      // A lock of two int4 keys is objsubid 2, its keys classid and objid (oids: compared as bigint).
       const { rows } = await holder.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory' AND pid <> pg_backend_pid()",
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2
+            AND classid::bigint = $1 AND objid::bigint = $2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        [ADVISORY_LOCK_CLASS.orderShipments, orderId],
       )
       if (rows.length > 0) {
         await holder.query('SELECT pg_terminate_backend($1)', [rows[0].pid])
