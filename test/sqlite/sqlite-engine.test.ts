@@ -2,6 +2,8 @@
 // of an export page, and a host transaction around the export.
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import Fastify from 'fastify'
@@ -110,6 +112,32 @@ t.test('a migration that fails at registration fails ready() and closes the file
   const again = new Database(file)
   t.equal(again.pragma('journal_mode', { simple: true }), 'wal')
   again.close()
+})
+
+t.test('a fresh file another process is writing when the plugin opens it: the switch to WAL waits for it instead of failing', async (t) => {
+  // Two instances starting on one fresh file at once: SQLite refuses the switch to WAL at once, without
+  // its busy wait, while another connection holds a write transaction (seen in CI as one instance's
+  // "database is locked" at start). A child process holds one for 300 ms.
+  const file = join(t.testdir(), 'fresh.sqlite')
+  const holder = spawn(process.execPath, ['-e', `
+    const Database = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))})
+    const db = new Database(${JSON.stringify(file)})
+    db.exec('CREATE TABLE host_table (a); BEGIN IMMEDIATE; INSERT INTO host_table VALUES (1)')
+    process.stdout.write('held\\n')
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300)
+    db.exec('COMMIT')
+    db.close()`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const holderExited = new Promise<number | null>((resolve) => holder.on('exit', resolve))
+  await new Promise((resolve, reject) => {
+    holder.stdout!.once('data', resolve)
+    holder.once('exit', (code) => reject(new Error(`the holding process ended first (exit ${code})`)))
+  })
+  const app = await buildTestApp(t, {}, file)
+  t.equal(await holderExited, 0, 'the other process committed')
+  const client = (app.shipments.database.db as SqliteDatabase).$client
+  t.equal(client.pragma('journal_mode', { simple: true }), 'wal', 'the file is in WAL mode')
+  t.equal(client.prepare('SELECT count(*) FROM host_table').pluck().get(), 1, "the other process's write is kept")
+  t.equal((await app.shipments.shipments.list({})).total, 0, 'the package reads its migrated tables')
 })
 
 t.test('the data layer reuses prepared statements, each starting in object mode, and leaves the host its connection', async (t) => {

@@ -23,12 +23,41 @@ const migrationsFolder = fileURLToPath(new URL('../../../drizzle/sqlite', import
  */
 export const COMMIT_CHECKPOINT_PAGES = 4000
 
+/** How long a connection the package opened waits for another connection's lock (SQLite's busy timeout). */
+const OPEN_BUSY_TIMEOUT_MS = 10_000
+
+/**
+ * `journal_mode = WAL`, tried again while another connection holds the file. Two processes opening a
+ * fresh file at once both ask for the exclusive lock the switch needs while holding a shared one, and
+ * SQLite answers one of them SQLITE_BUSY at once instead of waiting (the wait could deadlock); once
+ * the other's switch is done, the file is in WAL mode and the pragma has nothing left to do. The thread
+ * sleeps between tries, as SQLite's own busy wait does: this runs once, when the database is opened.
+ */
+function switchToWal(client: Database.Database) {
+  const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS
+  const sleeper = new Int32Array(new SharedArrayBuffer(4))
+  for (;;) {
+    try {
+      client.pragma('journal_mode = WAL')
+      return
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error
+      Atomics.wait(sleeper, 0, 0, 10)
+    }
+  }
+}
+
 /** Opens the embedded default: WAL so readers never block the writer, and a busy timeout for writers. */
 export function openSqliteFile(filename: string): SqliteDatabase {
   if (filename !== ':memory:') mkdirSync(dirname(resolve(filename)), { recursive: true })
   const client = new Database(filename)
-  client.pragma('journal_mode = WAL')
-  client.pragma('busy_timeout = 10000')
+  try {
+    client.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`)
+    switchToWal(client)
+  } catch (error) {
+    client.close()
+    throw error
+  }
   client.pragma('synchronous = NORMAL')
   client.pragma(`wal_autocheckpoint = ${COMMIT_CHECKPOINT_PAGES}`)
   client.pragma('foreign_keys = ON')
