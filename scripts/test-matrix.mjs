@@ -12,33 +12,31 @@ const extraArguments = process.argv.slice(2)
 /**
  * Follows tap's TAP output line by line and keeps each failed test's path (file > subtest > assertion).
  * A subtest's name comes on a `# Subtest:` line at its own indentation; its children are four spaces
- * deeper, so the open names form a stack indexed by depth.
+ * deeper, so the open subtests form a stack indexed by depth. Only leaves are listed: a subtest's
+ * closing `not ok` is left out when a failure inside it was listed already.
  */
 function failureCollector(engine) {
-  const openSubtests = []
+  /** Per depth: the open subtest's name and how many failures were listed before it opened. */
+  const open = []
   const failures = []
+  const depthOf = (indent) => indent.length / 4
   return {
     failures,
     line(text) {
       const subtest = /^( *)# Subtest: (.*)$/.exec(text)
-      if (subtest) {
-        const depth = subtest[1].length / 4
-        // Anything else that looks like one (a test's own output) is not tap's.
-        if (!Number.isInteger(depth)) return
-        openSubtests.length = depth
-        openSubtests[depth] = subtest[2]
+      // Off tap's indentation: a test's own output, not tap's.
+      if (subtest && Number.isInteger(depthOf(subtest[1]))) {
+        open.length = depthOf(subtest[1])
+        open.push({ name: subtest[2], listedBefore: failures.length })
         return
       }
       const failed = /^( *)not ok \d+ - (.*?)(?: # time=[\d.]+m?s)?$/.exec(text)
       // tap counts a `not ok` marked TODO or SKIP as that, not as a failure.
-      if (!failed || / # (TODO|SKIP)\b/i.test(text)) return
-      const depth = failed[1].length / 4
-      if (!Number.isInteger(depth)) return
-      // A subtest's closing line repeats its own name: only leaves (assertions, or a subtest that failed
-      // without a failed child, such as a timeout) are listed.
-      const closesOwnSubtest = openSubtests[depth] === failed[2] && failures.some((path) => path.startsWith(
-        [engine, ...openSubtests.slice(0, depth + 1)].join(' > ') + ' > '))
-      if (!closesOwnSubtest) failures.push([engine, ...openSubtests.slice(0, depth), failed[2]].join(' > '))
+      if (!failed || / # (TODO|SKIP)\b/i.test(text) || !Number.isInteger(depthOf(failed[1]))) return
+      const depth = depthOf(failed[1])
+      const closing = open[depth]
+      if (closing?.name === failed[2] && failures.length > closing.listedBefore) return
+      failures.push([engine, ...open.slice(0, depth).map((subtest) => subtest.name), failed[2]].join(' > '))
     },
   }
 }
@@ -105,7 +103,7 @@ if (await postgresReachable()) {
   console.log(`# PostgreSQL at ${new URL(postgresUrl).host} cannot be reached: the PostgreSQL half of the suite is skipped (set SHIPMENTS_TEST_POSTGRES_URL).`)
 }
 
-const failures = results.flatMap((result) => result.failures ?? [])
+const failures = results.flatMap((result) => result.failures)
 if (failures.length > 0) {
   console.log(`# Failed (${failures.length}):`)
   for (const path of failures.slice(0, 40)) console.log(`#   ${path}`)

@@ -27,11 +27,12 @@ export const COMMIT_CHECKPOINT_PAGES = 4000
 const OPEN_BUSY_TIMEOUT_MS = 10_000
 
 /**
- * `journal_mode = WAL`, tried again while another connection holds the file. Two processes opening a
- * fresh file at once both ask for the exclusive lock the switch needs while holding a shared one, and
- * SQLite answers one of them SQLITE_BUSY at once instead of waiting (the wait could deadlock); once
- * the other's switch is done, the file is in WAL mode and the pragma has nothing left to do. The thread
- * sleeps between tries, as SQLite's own busy wait does: this runs once, when the database is opened.
+ * `journal_mode = WAL`, tried again while another connection writes the file. The switch needs the
+ * file's exclusive lock, and while another connection holds a write transaction SQLite answers
+ * SQLITE_BUSY at once instead of waiting out the busy timeout (two processes opening one fresh file at
+ * once: the other's first writes, or its own switch); once that is done the switch goes through, or
+ * finds the file in WAL mode already. The thread sleeps between tries, as SQLite's own busy wait does:
+ * this runs once, when the database is opened.
  */
 function switchToWal(client: Database.Database) {
   const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS
