@@ -104,6 +104,30 @@ t.test('bad parcel input is refused field by field and stores nothing', async (t
   t.same(await parcelEvents(app), [], 'no event was written')
 })
 
+t.test('a parcel of a whole-order shipment holds no more of a line than the order has, refused like an explicit shipment\'s and storing nothing', async (t) => {
+  const app = await buildTestApp(t)
+  const { orderId, lineIds } = await shipmentWithItems(app)
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  t.same(shipment.items, [], 'a shipment of the whole order, no explicit lines')
+  const cases: Array<[Array<{ lineItemId: number; quantity: number }>, string]> = [
+    [[{ lineItemId: lineIds[0], quantity: 3 }], `line ${lineIds[0]}: 3 in the parcel, 2 on the shipment`],
+    [[{ lineItemId: 999_999, quantity: 1 }], 'line 999999 is not on this shipment'],
+  ]
+  for (const [items, message] of cases) {
+    const added = await post(app, base(shipment.id), { weight: { value: '1', unit: 'kg' }, items })
+    t.equal(added.statusCode, 422, added.body)
+    t.same(added.json(), { success: false, errors: { 'items.0': [message] } })
+  }
+  const whole = await post(app, base(shipment.id), { weight: { value: '1', unit: 'kg' }, items: [{ lineItemId: lineIds[0], quantity: 2 }, { lineItemId: lineIds[1], quantity: 1 }] })
+  t.equal(whole.statusCode, 201, 'every unit of the order fits its shipment')
+  const changed = await post(app, `${base(shipment.id)}/${whole.json().parcel.id}`, { items: [{ lineItemId: lineIds[1], quantity: 2 }] })
+  t.equal(changed.statusCode, 422, 'a change is held to the same count')
+  t.same(changed.json(), { success: false, errors: { 'items.0': [`line ${lineIds[1]}: 2 in the parcel, 1 on the shipment`] } })
+  t.match(await storedParcels(app), [{ id: whole.json().parcel.id, items: [{ lineItemId: lineIds[0], quantity: 2 }, { lineItemId: lineIds[1], quantity: 1 }] }], 'only the parcel that fits was stored, unchanged')
+  t.equal((await storedParcels(app)).length, 1)
+  t.same((await parcelEvents(app)).map((event) => event.name), ['parcelAdded'])
+})
+
 t.test('unknown shipments and parcels are 404s, missing permissions 401/403', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentId } = await shipmentWithItems(app)

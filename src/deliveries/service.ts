@@ -147,12 +147,20 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     return present(outcome.row)
   }
 
-  /** Refuses items the shipment does not hold (an order-level shipment may name any line). */
+  /** What a shipment holds, by order line: its own lines, or for an order-level shipment every shippable line in full; null when the store cannot tell. */
+  async function heldQuantities(shipment: { orderId: number; items: ReadonlyArray<{ lineItemId: number; quantity: number }> }): Promise<Map<number, number> | null> {
+    if (shipment.items.length > 0) return new Map(shipment.items.map((item) => [item.lineItemId, item.quantity]))
+    const lines = await deps.orderStore.orderLines?.(shipment.orderId)
+    if (!lines) return null
+    return new Map(lines.filter((line) => line.shippable).map((line) => [line.id, line.quantity]))
+  }
+
+  /** Refuses items the shipment does not hold, or more units of a line than it holds. */
   async function checkItems(shipmentId: number, items: ParcelRow['items'] | undefined): Promise<void> {
     if (!items || items.length === 0) return
-    const shipment = await requireShipment(shipmentId)
-    if (shipment.items.length === 0) return
-    const held = new Map(shipment.items.map((item) => [item.lineItemId, item.quantity]))
+    const held = await heldQuantities(await requireShipment(shipmentId))
+    // A host store without orderLines cannot say what an order-level shipment holds.
+    if (!held) return
     const errors: Record<string, string[]> = {}
     items.forEach((item, index) => {
       const quantity = held.get(item.lineItemId)
