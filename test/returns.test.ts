@@ -228,6 +228,25 @@ async function labelSetup(t: Test) {
 
 const LABEL = { integration: 'easypost', carrier: 'USPS', service: 'Priority', weight: { value: '1.5', unit: 'kg' }, labelFormat: 'PNG' }
 
+t.test('a return label refuses a weight or size given as a JSON number, naming the field, buying and storing nothing', async (t) => {
+  const s = await labelSetup(t)
+  await s.app.shipments.returns.update(s.returnId, { state: 'authorised' })
+  const before = await storedReturns(s.app)
+  const required = 'must be a decimal string such as "1.25" (a number may already be rounded)'
+  const cases: Array<[unknown, Record<string, string[]>]> = [
+    [{ ...LABEL, weight: { value: 1.5, unit: 'kg' } }, { 'weight.value': [required] }],
+    [{ ...LABEL, dimensions: { length: '30', width: 20, height: '10', unit: 'cm' } }, { 'dimensions.width': [required] }],
+  ]
+  for (const [body, errors] of cases) {
+    const response = await post(s.app, `/returns/${s.returnId}/label`, body)
+    t.equal(response.statusCode, 422, response.body)
+    t.same(response.json(), { success: false, errors })
+  }
+  t.same(await storedReturns(s.app), before, 'the return is as it was')
+  t.equal(s.imitation.stats.creates, 0, 'the carrier was not asked')
+  t.equal(s.imitation.stats.buys, 0)
+})
+
 t.test('a return label is bought once through EasyPost as a return shipment, and its tracker moves the return', async (t) => {
   const s = await labelSetup(t)
   t.equal((await post(s.app, `/returns/${s.returnId}/label`, LABEL)).statusCode, 409, 'only an authorised return gets a label')

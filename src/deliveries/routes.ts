@@ -3,6 +3,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DeliveryErrors, HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { boundJsonDepth } from '../http/json-body.js'
+import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
@@ -55,6 +56,7 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
 
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
+  refuseNumbersForDecimals(scope)
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && request.body === undefined) request.body = {}
   })

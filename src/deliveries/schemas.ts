@@ -4,10 +4,10 @@ import { PARCEL_STATUSES } from './parcel.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from './units.js'
 import { PostalAddressInputSchema, PostalAddressSchema } from './ship-from.js'
+import { DecimalString as Decimal } from '../http/exact-decimals.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
-const Decimal = Type.String({ pattern: '^(?:0|[1-9]\\d{0,6})(?:\\.\\d{1,4})?$', description: 'An exact positive decimal, such as "1.25"' })
 const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)))
 
 export const ParcelParamsSchema = Type.Object({ id: Type.String({ description: 'Shipment id' }), parcelId: Type.String({ description: 'Parcel id' }) })
@@ -114,14 +114,13 @@ export const OperationsResponseSchema = Type.Object({
   ),
 })
 
-const Weight = Type.Object({ value: Type.String({ pattern: '^(?:0|[1-9]\\d{0,6})(?:\\.\\d{1,4})?$' }), unit: Literals(WEIGHT_UNITS) }, { additionalProperties: false })
 export const BoxParamsSchema = Type.Object({ boxId: Type.String({ description: 'Box id' }) })
 export const BoxBodySchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     innerDimensions: Type.Optional(DimensionsSchema),
-    emptyWeight: Type.Optional(Weight),
-    maxWeight: Type.Optional(Weight),
+    emptyWeight: Type.Optional(WeightSchema),
+    maxWeight: Type.Optional(WeightSchema),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },

@@ -1,4 +1,5 @@
 // Exact decimals for weights, sizes and money: parsed from strings, converted with integers, never floats.
+import { DECIMAL_STRING_REQUIRED, POSITIVE_DECIMAL_PATTERN } from '../http/exact-decimals.js'
 
 export const WEIGHT_UNITS = ['g', 'kg', 'oz', 'lb'] as const
 export type WeightUnit = (typeof WEIGHT_UNITS)[number]
@@ -6,13 +7,13 @@ export const DIMENSION_UNITS = ['mm', 'cm', 'in'] as const
 export type DimensionUnit = (typeof DIMENSION_UNITS)[number]
 
 /** A positive decimal of at most 7 integer digits and 4 decimals, written plainly ("12", "0.5", "3.25"). */
-const POSITIVE_DECIMAL = /^(?:0|[1-9]\d{0,6})(?:\.\d{1,4})?$/
+const POSITIVE_DECIMAL = new RegExp(POSITIVE_DECIMAL_PATTERN)
 /** A money amount as providers give it: digits with at most 6 decimals. */
 const AMOUNT = /^-?(?:0|[1-9]\d{0,11})(?:\.\d{1,6})?$/
 
 /** Why `value` is not a positive exact decimal, or null when it is one. Numbers are refused: they may already be rounded. */
 export function decimalProblem(value: unknown): string | null {
-  if (typeof value !== 'string') return 'must be a decimal string such as "1.25" (a number may already be rounded)'
+  if (typeof value !== 'string') return DECIMAL_STRING_REQUIRED
   if (!POSITIVE_DECIMAL.test(value)) return 'must be a positive decimal with at most 7 digits before the point and 4 after it'
   if (/^0(?:\.0*)?$/.test(value)) return 'must be greater than zero'
   return null

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { HTTP_ERROR_NAMES, ReturnErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { boundJsonDepth } from '../http/json-body.js'
+import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { OrderIdParamsSchema } from '../shipments/schemas.js'
@@ -44,6 +45,7 @@ export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scop
 
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
+  refuseNumbersForDecimals(scope)
 
   const requirePermissions =
     (...permissions: string[]) =>

@@ -3,10 +3,10 @@ import { Type } from '@sinclair/typebox'
 import { RETURN_STATES } from '../db/returns.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
+import { DecimalString as Decimal } from '../http/exact-decimals.js'
 
 const NullableString = Type.Union([Type.String(), Type.Null()])
 const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)))
-const Decimal = Type.String({ pattern: '^(?:0|[1-9]\\d{0,6})(?:\\.\\d{1,4})?$', description: 'An exact positive decimal, such as "1.25"' })
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 })
 const Count = Type.Integer({ minimum: 0, maximum: 2_147_483_647 })
 
