@@ -25,6 +25,12 @@ export const DeliveryErrors = {
   PurchaseBusy: createError<[parcelId: number]>('SHIPMENTS_LABEL_PURCHASE_BUSY', 'A label purchase for parcel %s is under way elsewhere; try again shortly.', 409),
   QuoteExpired: createError<[id: number]>('SHIPMENTS_QUOTE_EXPIRED', 'Rate quote %s has expired: get rates again.', 409),
   QuoteChanged: createError<[id: number]>('SHIPMENTS_QUOTE_CHANGED', 'Rate quote %s was made for other parcel or address details: get rates again.', 409),
+  PackingTooLarge: createError<[reason: string]>('SHIPMENTS_PACKING_TOO_LARGE', '%s', 422),
+  PackingTimeout: createError<[budgetMs: number]>(
+    'SHIPMENTS_PACKING_TIMEOUT',
+    "Suggesting parcels took longer than %s ms and was stopped: add this shipment's parcels by hand, or disable the boxes it does not need.",
+    422,
+  ),
   OutcomeUnknown: createError<[parcelId: number]>(
     'SHIPMENTS_LABEL_OUTCOME_UNKNOWN',
     'The label purchase for parcel %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',

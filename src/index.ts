@@ -143,8 +143,8 @@ export {
 } from './gateway/delivery-provider.js'
 export type { PostalAddress } from './orders/order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'
-export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult } from './deliveries/packing.js'
-export { MAX_PACKED_UNITS, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'
+export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult, type PackOptions } from './deliveries/packing.js'
+export { MAX_PACKED_UNITS, MAX_PACKED_BOX_TYPES, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'
 // Returns (reverse shipments).
 export { ReturnErrors } from './errors.js'
 export type { ReturnEvent } from './events.js'

@@ -99,6 +99,7 @@ const DataOptionsSchema = Type.Object({
     {
       shipFrom: Type.Optional(PostalAddressSchema),
       quoteLifetimeMs: Type.Integer({ minimum: 1000, maximum: 7 * 24 * 60 * 60 * 1000, default: 15 * 60 * 1000 }),
+      packingTimeoutMs: Type.Integer({ minimum: 1, maximum: 10 * 60 * 1000, default: 10_000 }),
     },
     { additionalProperties: false, default: {} },
   ),
@@ -177,9 +178,10 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   prefixes?: ShipmentsPrefixes | undefined
   /**
    * Parcels, rates and labels: `shipFrom` (where parcels ship from; rates and labels need it) and
-   * `quoteLifetimeMs` (how long a rate quote may be bought, default 15 minutes).
+   * `quoteLifetimeMs` (how long a rate quote may be bought, default 15 minutes), `packingTimeoutMs` (how long
+   * one "suggest parcels" may pack, default 10 s, then a 422) and `packer` (replaces binpackingjs).
    */
-  deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined; packer?: Packer | undefined } | undefined
+  deliveries?: { shipFrom?: PostalAddress | undefined; quoteLifetimeMs?: number | undefined; packingTimeoutMs?: number | undefined; packer?: Packer | undefined } | undefined
   /**
    * Returns: `reasons`, the codes a return line may give (default damaged, defective, wrong_item,
    * not_as_described, no_longer_needed, other).

@@ -248,6 +248,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     referenceStore: !options.orderStore,
     deliveries,
     packer: options.packer,
+    packingTimeoutMs: options.deliveries.packingTimeoutMs,
     timeZone: options.timezone,
   })
 

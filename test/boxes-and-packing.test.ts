@@ -121,3 +121,47 @@ t.test("a host's packer replaces binpackingjs; a packer without pack() fails reg
   t.same(calls, [3])
   await t.rejects(buildTestApp(t, { deliveries: { packer: {} as Packer } }), /deliveries\.packer/)
 })
+
+t.test('the default packer leaves the event loop free: an interval timer ticks while it packs', async (t) => {
+  const mugs = (count: number) => Array.from({ length: count }, (_, unit) => ({ key: `1#${unit}`, lineItemId: 1, length: 1200, width: 900, height: 1000, weight: 350_000 }))
+  const boxes = [
+    { boxId: 1, length: 2000, width: 1500, height: 1000, maxContentWeight: 2_000_000 },
+    { boxId: 2, length: 4000, width: 3000, height: 3000, maxContentWeight: 10_000_000 },
+  ]
+  await binPackingPacker.pack(mugs(1), boxes) // binpackingjs loaded: what follows is packing only
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 1)
+  t.teardown(() => clearInterval(timer))
+  const result = await binPackingPacker.pack(mugs(120), boxes)
+  const ticksWhilePacking = ticks
+  clearInterval(timer)
+  t.same(result.unpacked, [])
+  t.equal(result.boxes.flatMap((box) => box.keys).length, 120)
+  t.ok(ticksWhilePacking > 0, `the timer ticked ${ticksWhilePacking} times while the packer worked`)
+})
+
+t.test("suggesting parcels is bounded: too many units, too many boxes or a packing over its time budget is a coded 422 that creates nothing", async (t) => {
+  const app = await buildTestApp(t, { deliveries: { packingTimeoutMs: 1 } })
+  await post(app, '/boxes', SMALL)
+  await post(app, '/boxes', LARGE)
+  const { shipmentId } = await orderToPack(app, 300)
+  const slow = await post(app, `/shipments/${shipmentId}/parcels/suggest`, { apply: true })
+  t.equal(slow.statusCode, 422, slow.body)
+  t.match(slow.json(), { name: 'Unprocessable Entity', status: 422, message: /^Suggesting parcels took longer than 1 ms and was stopped/ })
+  t.same(await app.shipments.deliveries.listParcels(shipmentId), [], 'nothing created')
+
+  const many = await orderToPack(app, 501)
+  const tooManyUnits = await post(app, `/shipments/${many.shipmentId}/parcels/suggest`, { apply: true })
+  t.equal(tooManyUnits.statusCode, 422, tooManyUnits.body)
+  t.match(tooManyUnits.json(), { name: 'Unprocessable Entity', status: 422, message: /^A suggestion packs at most 500 units \(this shipment has 503\)/ })
+  t.same(await app.shipments.deliveries.listParcels(many.shipmentId), [], 'nothing created')
+
+  for (let box = 3; box <= 41; box++) await post(app, '/boxes', { ...SMALL, name: `Box ${box}` })
+  const few = await orderToPack(app, 2)
+  const tooManyBoxes = await post(app, `/shipments/${few.shipmentId}/parcels/suggest`, { apply: true })
+  t.equal(tooManyBoxes.statusCode, 422, tooManyBoxes.body)
+  t.match(tooManyBoxes.json(), { name: 'Unprocessable Entity', status: 422, message: /^A suggestion considers at most 40 enabled boxes \(the catalogue has 41\)/ })
+  t.same(await app.shipments.deliveries.listParcels(few.shipmentId), [], 'nothing created')
+  const { db, schema } = tables(app)
+  t.same(await db.select().from(schema.parcelHistory), [], 'no history written')
+})

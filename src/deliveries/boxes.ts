@@ -2,7 +2,7 @@
 // with the units that fit no box explained.
 import type { DataLayer } from '../db/data-layer.js'
 import type { BoxRow, BoxValues } from '../db/parcels.js'
-import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { DeliveryErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { formatIsoWithOffset } from '../time.js'
@@ -48,6 +48,8 @@ export interface ParcelSuggestion {
 
 /** The most units one suggestion packs: beyond it, packing time grows past what a request may take. */
 export const MAX_PACKED_UNITS = 500
+/** The most enabled box types one suggestion considers: each is one more packing of every unit. */
+export const MAX_PACKED_BOX_TYPES = 40
 
 export interface BoxServiceDependencies {
   data: DataLayer
@@ -57,6 +59,8 @@ export interface BoxServiceDependencies {
   referenceStore: boolean
   deliveries: Pick<DeliveryService, 'addParcel'>
   packer: Packer
+  /** How long one suggestion's packing may take (`deliveries.packingTimeoutMs`). */
+  packingTimeoutMs: number
   timeZone: string
 }
 
@@ -67,6 +71,21 @@ const FITS_NO_BOX = 'too large or too heavy for every box in the catalogue'
 
 /** Milligrams as grams, an exact decimal without trailing zeros. */
 const grams = (milligrams: number) => `${Math.floor(milligrams / 1000)}.${String(milligrams % 1000).padStart(3, '0')}`.replace(/\.?0+$/, '')
+
+/**
+ * `task`'s answer, or the coded timeout once `budgetMs` has passed: the task's signal is aborted then (the
+ * default packer ends its worker thread), and an answer coming later is dropped.
+ */
+async function withinBudget<T>(budgetMs: number, task: (signal: AbortSignal) => T | Promise<T>): Promise<T> {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(new DeliveryErrors.PackingTimeout(budgetMs)), budgetMs)
+  const timedOut = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }))
+  try {
+    return await Promise.race([Promise.resolve().then(() => task(controller.signal)), timedOut])
+  } finally {
+    clearTimeout(timer)
+  }
+}
 
 export function createBoxService(deps: BoxServiceDependencies) {
   const { data, timeZone } = deps
@@ -152,7 +171,12 @@ export function createBoxService(deps: BoxServiceDependencies) {
     const lines = await measuredLines(shipment.orderId)
     // An order-level shipment ships every shippable line in full.
     const wanted = shipment.items.length > 0 ? shipment.items.map((item) => ({ lineItemId: item.lineItemId, quantity: item.quantity })) : lines.filter((line) => line.shippable).map((line) => ({ lineItemId: line.id, quantity: line.quantity }))
-    if (wanted.reduce((sum, item) => sum + item.quantity, 0) > MAX_PACKED_UNITS) throw new ShipmentUpdateRejectedError(`A suggestion packs at most ${MAX_PACKED_UNITS} units; add this shipment's parcels by hand.`)
+    const unitCount = wanted.reduce((sum, item) => sum + item.quantity, 0)
+    if (unitCount > MAX_PACKED_UNITS) throw new DeliveryErrors.PackingTooLarge(`A suggestion packs at most ${MAX_PACKED_UNITS} units (this shipment has ${unitCount}): add its parcels by hand.`)
+    const boxes = (await data.parcels.listBoxes()).filter((box) => box.enabled)
+    if (boxes.length > MAX_PACKED_BOX_TYPES) {
+      throw new DeliveryErrors.PackingTooLarge(`A suggestion considers at most ${MAX_PACKED_BOX_TYPES} enabled boxes (the catalogue has ${boxes.length}): disable the boxes this shop does not use.`)
+    }
     const byId = new Map(lines.map((line) => [line.id, line]))
     const unpacked: ParcelSuggestion['unpacked'] = []
     const units: PackingItem[] = []
@@ -176,7 +200,6 @@ export function createBoxService(deps: BoxServiceDependencies) {
         })
       }
     }
-    const boxes = (await data.parcels.listBoxes()).filter((box) => box.enabled)
     const packingBoxes: PackingBox[] = boxes.map((box) => ({
       boxId: box.id,
       length: toTenthMillimetres(box.innerLength, box.dimensionUnit as DimensionUnit),
@@ -184,7 +207,7 @@ export function createBoxService(deps: BoxServiceDependencies) {
       height: toTenthMillimetres(box.innerHeight, box.dimensionUnit as DimensionUnit),
       maxContentWeight: toMilligrams(box.maxWeight, box.weightUnit as WeightUnit) - toMilligrams(box.emptyWeight, box.weightUnit as WeightUnit),
     }))
-    const packed = await deps.packer.pack(units, packingBoxes)
+    const packed = await withinBudget(deps.packingTimeoutMs, (signal) => deps.packer.pack(units, packingBoxes, { signal }))
     const unitOf = new Map(units.map((unit) => [unit.key, unit]))
     const boxById = new Map(boxes.map((box) => [box.id, box]))
     const countByLine = (keys: readonly string[]) => {

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DeliveryErrors, HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
-import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
+import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -160,7 +160,7 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
     '/shipments/:id/parcels/suggest',
     {
       onRequest: edit,
-      schema: { summary: "Suggest parcels: the shipment's units packed into the fewest boxes of the catalogue", params: IdParamsSchema, body: SuggestBodySchema, response: { 200: SuggestResponseSchema, ...errors } },
+      schema: { summary: "Suggest parcels: the shipment's units packed into the fewest boxes of the catalogue", params: IdParamsSchema, body: SuggestBodySchema, response: { 200: SuggestResponseSchema, ...SERVICE_ROUTE_ERRORS_WITH_CODED_422 } },
     },
     async (request) => ({ success: true as const, ...(await options.boxes.suggestParcels(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })) }),
   )

@@ -17,6 +17,9 @@ export const SERVICE_ROUTE_ERRORS = {
   503: FrameworkErrorSchema,
 }
 
+/** The error answers of a route that also refuses with a coded 422 in the framework envelope (a suggestion over its limits). */
+export const SERVICE_ROUTE_ERRORS_WITH_CODED_422 = { ...SERVICE_ROUTE_ERRORS, 422: Type.Union([ValidationErrorSchema, ServiceErrorSchema, FrameworkErrorSchema]) }
+
 /** Path ids that are not positive 32-bit integers name nothing: a 404, like an unknown id. */
 export function pathId(raw: string, notFound: (raw: string) => Error): number {
   const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
