@@ -151,3 +151,20 @@ t.test("a box is changed from its own form on the Boxes page; a refusal shows be
   t.equal((await adminClient(app, 'viewer').post(`/boxes/${box.id}`, form)).statusCode, 403)
   t.equal((await admin.post('/boxes/999999', form)).statusCode, 404)
 })
+
+t.test('"Suggest parcels" over its bounds says why beside the parcel form and creates nothing', async (t) => {
+  const app = await buildAdminApp(t)
+  await app.shipments.boxes.createBox({ name: 'Large', innerDimensions: { length: '40', width: '30', height: '30', unit: 'cm' }, emptyWeight: { value: '400', unit: 'g' }, maxWeight: { value: '10000', unit: 'g' } })
+  const orderId = await app.shipments.referenceOrders!.createOrder({
+    reference: 'SUGGEST-1',
+    isCompleted: true,
+    items: [{ name: 'Mug', sku: 'MUG', quantity: 501, weight: 350, weightUnit: 'g', dimensions: { length: '12', width: '9', height: '10', unit: 'cm' } }],
+  })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const admin = adminClient(app, 'admin')
+  await admin.get(`/shipments/${shipment.id}`)
+  const refused = await admin.post(`/shipments/${shipment.id}/parcels/suggest`, {})
+  t.equal(refused.statusCode, 422)
+  t.match(refused.body, /A suggestion packs at most 500 units \(this shipment has 501\): add its parcels by hand\./)
+  t.same(await parcelRows(app), [], 'nothing created')
+})
