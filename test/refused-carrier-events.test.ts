@@ -115,7 +115,7 @@ const signedOutForDelivery = (occurredAt: number, overrides: Record<string, unkn
   occurredAt: new Date(occurredAt).toISOString(),
   trackingNumber: NUMBER,
   estimatedDelivery: '2026-11-22',
-  checkpoints: [{ occurredAt: new Date(occurredAt - 30_000).toISOString(), message: 'Out for delivery', location: 'Bonn, DE', status: 'out_for_delivery' }],
+  checkpoints: [{ occurredAt: new Date(occurredAt - 30_000).toISOString(), message: 'With the courier', location: 'Bonn, DE', status: 'out_for_delivery' }],
   ...overrides,
 })
 
