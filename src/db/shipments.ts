@@ -1,6 +1,7 @@
 // The data-layer contract of shipments: their rows, history, items and allocation, the change a
 // status update commits in one transaction, and the store every engine implements for them.
 import type { StoredParcel } from './parcels.js'
+import type { CheckpointRow, NewCheckpoint } from './checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from './outbox.js'
 
 /**
@@ -119,6 +120,14 @@ export interface ShipmentChangeRequest {
    * writes nothing and comes back as `duplicate`.
    */
   delivery?: { integrationId: number; deliveryId: string }
+  /**
+   * The carrier checkpoints the event reported, kept (those not kept yet) in the change's transaction,
+   * under the shipment's lock, with the messages `messages` makes of those added (written before the
+   * change's own, given the row as read): a refused change keeps none, and their events' sequence follows
+   * commit order. Kept also when the event is stale (they still say where the parcel was); not for a
+   * duplicate delivery (its first delivery kept them).
+   */
+  checkpoints?: { rows: readonly NewCheckpoint[]; messages: (added: CheckpointRow[], current: ShipmentRow) => NewOutboxMessage[] }
   /** Synchronous and pure: what to write, given the row read inside the write transaction. */
   plan: (current: ShipmentRow) => ShipmentChangePlan
   /**

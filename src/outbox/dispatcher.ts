@@ -105,7 +105,9 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
 
   async function flushCompleted() {
     flushScheduled = false
-    const batch = toComplete
+    // In sequence (id) order, which per shipment is commit order: the follow-ups (webhook deliveries) of
+    // events committed together are written in it even when their callers reached deliver() in another.
+    const batch = toComplete.sort((a, b) => a.id - b.id)
     toComplete = []
     if (batch.length === 0) return
     for (const row of batch) held.delete(row.id)

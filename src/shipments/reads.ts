@@ -3,9 +3,9 @@
 // store grows (DESIGN.md), and a write here commits its events in its own transaction, as the update path does.
 import { AllocationExceededError } from '../db/data-layer.js'
 import { ShipmentsErrors } from '../errors.js'
-import { milestoneOf, newCheckpointRow, toCheckpoint, type Checkpoint, type CheckpointInput } from './checkpoints.js'
+import { toCheckpoint, type Checkpoint } from './checkpoints.js'
 import { toHistoryEntry, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
-import { allocationRefusal, shipmentKey, type ShipmentServiceContext } from './service-context.js'
+import { allocationRefusal, shipmentKey, type ScansToKeep, type ShipmentServiceContext } from './service-context.js'
 
 export interface ListShipmentsQuery {
   orderId?: number | undefined
@@ -38,7 +38,7 @@ export interface ShipmentPage {
 }
 
 export function createShipmentReads(shared: ShipmentServiceContext) {
-  const { deps, present, requireRow } = shared
+  const { deps, present, requireRow, checkpointsOf } = shared
   const { data, dispatcher, timeZone } = deps
   const { keepsAttention, attentionRefresh } = shared.attentionList
 
@@ -76,26 +76,15 @@ export function createShipmentReads(shared: ShipmentServiceContext) {
 
   /**
    * Keeps the scans a tracking service reported for a shipment (or one of its parcels, by id) that are
-   * not kept yet; answers how many were new. Idempotent, so a provider calls it before the event's
-   * update: a crash between the two loses nothing, and the retry adds nothing twice.
+   * not kept yet; answers how many were new. Idempotent: a repeat adds nothing. The scans of an event
+   * that also updates the shipment go with the update instead (`UpdateContext.checkpoints`), so they
+   * commit with it and a refused update keeps none.
    */
-  async function recordCheckpoints(shipmentId: number, scans: { trackingNumber: string; source: string; parcelId?: number | null | undefined; checkpoints: readonly CheckpointInput[] }): Promise<number> {
+  async function recordCheckpoints(shipmentId: number, scans: ScansToKeep): Promise<number> {
     if (scans.checkpoints.length === 0) return 0
-    const shipment = present(await requireRow(shipmentId))
-    const rows = scans.checkpoints.map((checkpoint) => newCheckpointRow(shipmentId, scans.parcelId ?? null, scans.trackingNumber, scans.source, checkpoint))
-    const written = await data.checkpoints.addCheckpoints(rows, new Date(deps.clock()), {
-      // The newest new scan that is a milestone is an event (notifications follow it), written with the
-      // scans: a full history arriving at once (a tracker first seen when delivered) sends one notice.
-      of: (added) => {
-        const newest = added
-          .filter((row) => milestoneOf(row) !== null)
-          .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || a.id - b.id)
-          .at(-1)
-        if (!newest) return []
-        return [{ kind: 'event', name: 'carrierMilestone', orderingKey: shipmentKey(shipmentId), payload: { shipment, milestone: milestoneOf(newest)!, checkpoint: toCheckpoint(newest, timeZone) } }]
-      },
-      claimFor: dispatcher.claim,
-    })
+    const shipment = await requireRow(shipmentId)
+    const { rows, messages } = checkpointsOf(shipmentId, scans)
+    const written = await data.checkpoints.addCheckpoints(rows, new Date(deps.clock()), { of: (added) => messages(added, shipment), claimFor: dispatcher.claim })
     await dispatcher.deliver(written.messages)
     return written.added.length
   }

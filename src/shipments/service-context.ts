@@ -3,7 +3,8 @@
 // lines that more than one concern makes. Rule: it knows none of the concerns; they import it, and
 // what one concern needs of another is passed to its factory, never imported.
 import type { FastifyBaseLogger } from 'fastify'
-import { holdsAllocation, type AllocationExceededError, type DataLayer, type ShipmentRow, type StoredShipmentItem } from '../db/data-layer.js'
+import { holdsAllocation, type AllocationExceededError, type DataLayer, type NewOutboxMessage, type ShipmentRow, type StoredShipmentItem } from '../db/data-layer.js'
+import type { CheckpointRow } from '../db/checkpoints.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { OrderLine, OrderStore } from '../orders/order-store.js'
@@ -12,6 +13,16 @@ import { exceedsOrdered, storedItems, type ShipmentItemInput, type SplitRule } f
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { createAttentionList } from './attention.js'
 import { toShipment } from './shipment.js'
+import { milestoneOf, newCheckpointRow, toCheckpoint, type CheckpointInput } from './checkpoints.js'
+
+/** The scans a tracking service reported for a shipment (or one of its parcels, by id). */
+export interface ScansToKeep {
+  trackingNumber: string
+  /** The integration (handle) that reported them. */
+  source: string
+  parcelId?: number | null | undefined
+  checkpoints: readonly CheckpointInput[]
+}
 
 export interface ShipmentServiceDependencies {
   data: DataLayer
@@ -86,7 +97,26 @@ export function createShipmentServiceContext(deps: ShipmentServiceDependencies) 
     return new Map(lines.filter((line) => line.shippable).map((line) => [line.id, line.quantity]))
   }
 
-  return { deps, present, attentionList, requireRow, requireOrderLines, itemsOfOrder, shippableLines }
+  /**
+   * The checkpoint rows of the scans, and the event of those added: the newest new scan that is a
+   * milestone is a `carrierMilestone` (notifications follow it), so a full history arriving at once (a
+   * tracker first seen when delivered) sends one notice.
+   */
+  function checkpointsOf(shipmentId: number, scans: ScansToKeep) {
+    return {
+      rows: scans.checkpoints.map((checkpoint) => newCheckpointRow(shipmentId, scans.parcelId ?? null, scans.trackingNumber, scans.source, checkpoint)),
+      messages: (added: CheckpointRow[], shipment: ShipmentRow): NewOutboxMessage[] => {
+        const newest = added
+          .filter((row) => milestoneOf(row) !== null)
+          .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || a.id - b.id)
+          .at(-1)
+        if (!newest) return []
+        return [{ kind: 'event', name: 'carrierMilestone', orderingKey: shipmentKey(shipmentId), payload: { shipment: present(shipment), milestone: milestoneOf(newest)!, checkpoint: toCheckpoint(newest, timeZone) } }]
+      },
+    }
+  }
+
+  return { deps, present, attentionList, requireRow, requireOrderLines, itemsOfOrder, shippableLines, checkpointsOf }
 }
 
 export type ShipmentServiceContext = ReturnType<typeof createShipmentServiceContext>

@@ -19,7 +19,7 @@ import { parseIsoDateTime } from '../time.js'
 import { applyDetection, detectedCarrierFill, leavesToDetection } from './detection.js'
 import type { Shipment, ShipmentStatus } from './shipment.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
-import { allocationRefusal, isOpen, shipmentKey, type ShipmentServiceContext } from './service-context.js'
+import { allocationRefusal, isOpen, shipmentKey, type ScansToKeep, type ShipmentServiceContext } from './service-context.js'
 
 export interface UpdateContext {
   /** The user making the change, recorded on the history row. */
@@ -48,6 +48,12 @@ export interface UpdateContext {
    * shipment without completing the order.
    */
   requireFullCoverage?: boolean | undefined
+  /**
+   * The carrier's scans the integration's event reported: kept (those not kept yet) in the update's
+   * transaction, also when the event is stale, with the `carrierMilestone` of the newest new milestone.
+   * A refused update keeps none of them.
+   */
+  checkpoints?: ScansToKeep | undefined
 }
 
 /**
@@ -55,6 +61,13 @@ export interface UpdateContext {
  * Later than that is refused: an event from year 9999 would make every genuine event after it stale.
  */
 export const EXTERNAL_EVENT_MAX_SKEW_MS = 5 * 60 * 1000
+
+/** Refuses an integration's event dated later than the clock skew allows (a 400 at the gateway). */
+export function refuseFutureEvent(occurredAt: Date, now: number): void {
+  if (!(occurredAt.getTime() <= now + EXTERNAL_EVENT_MAX_SKEW_MS)) {
+    throw new ShipmentValidationError({ occurredAt: ['Occurred At must be a date at most 5 minutes in the future.'] })
+  }
+}
 
 export interface ExternalEvent {
   integrationId: number
@@ -97,7 +110,7 @@ function parseAllocationInput(input: unknown): { items?: ShipmentItemInput[]; en
 }
 
 export function createShipmentUpdates(shared: ShipmentServiceContext) {
-  const { deps, present, requireRow, itemsOfOrder, shippableLines } = shared
+  const { deps, present, requireRow, itemsOfOrder, shippableLines, checkpointsOf } = shared
   const { data, dispatcher, orderStore, logger, timeZone } = deps
   const fieldsByHandle = new Map(deps.shipmentFields.map((field) => [field.handle, field]))
   const { keepsAttention, attentionRefresh } = shared.attentionList
@@ -265,15 +278,18 @@ export function createShipmentUpdates(shared: ShipmentServiceContext) {
     }
     const userId = context.userId ?? null
     const fillEmpty = detectedCarrierFill(patch, deps.detectCarrier)
-    const occurredAt = context.externalEvent?.occurredAt.getTime()
-    if (occurredAt !== undefined && !(occurredAt <= deps.clock() + EXTERNAL_EVENT_MAX_SKEW_MS)) {
-      await requireRow(id)
-      throw new ShipmentValidationError({ occurredAt: ['Occurred At must be a date at most 5 minutes in the future.'] })
+    if (context.externalEvent) {
+      try {
+        refuseFutureEvent(context.externalEvent.occurredAt, deps.clock())
+      } catch (error) {
+        await requireRow(id)
+        throw error
+      }
     }
 
     // Items and the enabled flag are checked against the order's allocation inside the transaction.
     const allocates = patch.columns.items !== undefined || patch.columns.enabled !== undefined
-    if (patch.status === undefined && !context.externalEvent && !context.delivery && !allocates && Object.keys(patch.fields).length === 0) {
+    if (patch.status === undefined && !context.externalEvent && !context.delivery && !context.checkpoints && !allocates && Object.keys(patch.fields).length === 0) {
       // Nothing to read first: one UPDATE ... RETURNING is atomic on its own and doubles as the
       // existence check, which spares the hot path a query and an explicit transaction. A tracking number
       // that replaces another, with detection to redo, needs the stored values: the path below reads them.
@@ -287,7 +303,7 @@ export function createShipmentUpdates(shared: ShipmentServiceContext) {
 
     // A status change or an integration's event holds the shipment's mutex (spec 3.3); a field merge
     // alone is one atomic read-and-write without it.
-    const underMutex = patch.status !== undefined || context.externalEvent !== undefined
+    const underMutex = patch.status !== undefined || context.externalEvent !== undefined || context.checkpoints !== undefined
     const target = patch.status
     // The shipment as presented, for the event and the answer alike: formatting its dates once.
     let presentedRow: { row: ShipmentRow; shipment: Shipment } | null = null
@@ -329,6 +345,7 @@ export function createShipmentUpdates(shared: ShipmentServiceContext) {
                 : undefined,
             externalEvent: context.externalEvent,
             delivery: context.delivery,
+            checkpoints: context.checkpoints?.checkpoints.length ? checkpointsOf(id, context.checkpoints) : undefined,
             plan: (before) => {
               if (orderCancellation === 'cancel') {
                 if (!isOpen(before)) return unchanged(before)

@@ -19,14 +19,17 @@ import {
   type DeliveryOutcome,
   type ExternalEventMark,
   type FillableColumns,
+  type OutboxClaim,
   type ShipmentChangeOutcome,
+  type ShipmentChangeRequest,
+  type ShipmentRow,
 } from '../data-layer.js'
 import { createMutex } from '../mutex.js'
 import { createAdvisoryLockSession } from './lock-session.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresReturnStore } from './returns.js'
-import { createPostgresCheckpointData } from './checkpoints.js'
+import { createPostgresCheckpointData, insertCheckpoints } from './checkpoints.js'
 import { createPostgresChangeStamp, localLockTimeout, sqlState, type PostgresDatabase } from './connection.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrderExport } from './order-export.js'
@@ -114,6 +117,12 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       .insert(shipmentExternalReferences)
       .values({ shipmentId, integrationId: event.integrationId, ...values })
       .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
+  }
+
+  /** Keeps a change's checkpoints in its transaction (under the shipment's locks), with their messages. */
+  async function keepCheckpoints(tx: Transaction, scans: NonNullable<ShipmentChangeRequest['checkpoints']>, current: ShipmentRow, claimFor: OutboxClaim | null, now: Date) {
+    const added = await insertCheckpoints(tx, scans.rows, now)
+    return added.length > 0 ? writeOutboxMessages(tx, scans.messages(added, current), claimFor, now) : []
   }
 
   /** Records a delivery in the dedupe ledger; false when it was recorded before. */
@@ -247,7 +256,11 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           // The ledger row commits with the change it caused, or not at all: a crash before the commit
           // leaves the delivery unrecorded, so the sender's retry applies it.
           const duplicate = request.delivery ? !(await recordDelivery(tx, request.delivery, stale ? { outcome: 'stale' } : null, now)) : false
-          if (stale || duplicate) return unchangedOutcome(before, { stale, duplicate })
+          if (duplicate) return unchangedOutcome(before, { stale, duplicate })
+          // The event's scans commit with the change (a refused change keeps none), under its locks; a
+          // stale event's too, since they still say where the parcel was.
+          const scans = request.checkpoints ? await keepCheckpoints(tx, request.checkpoints, before, request.claimFor ?? null, now) : []
+          if (stale) return { ...unchangedOutcome(before, { stale, duplicate }), messages: scans }
           if (request.externalEvent) await markExternalEvent(tx, id, request.externalEvent, now)
           const plan = request.plan(before)
           const [history] = plan.history
@@ -279,7 +292,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
           }
           const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false, duplicate: false }
           const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
-          return { ...outcome, messages }
+          return { ...outcome, messages: [...scans, ...messages] }
         })
 
       /**
@@ -324,7 +337,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
        * statement that writes checks, under the lock, that the row is still the version read.
        */
       const authorizeAndCommit = async (deadline: number | null) => {
-        const oneStatement = !request.externalEvent && !request.delivery
+        const oneStatement = !request.externalEvent && !request.delivery && !request.checkpoints
         for (;;) {
           let authorized: string | null = null
           if (request.authorize || oneStatement) {

@@ -1,17 +1,14 @@
 // Carrier checkpoints on SQLite: an insert that skips the scans already kept, a read by shipment.
 import { desc, eq, getTableColumns, sql } from 'drizzle-orm'
-import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow } from '../checkpoints.js'
+import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow, type NewCheckpoint } from '../checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from '../data-layer.js'
 import type { SqliteDatabase } from './dialect.js'
 import type { GroupCommit } from './group-commit.js'
 import type { createSqliteOutboxWriter } from './outbox.js'
 import { checkpoints } from './checkpoints-schema.js'
 
-export function createSqliteCheckpointData(
-  db: SqliteDatabase,
-  group: GroupCommit,
-  writeMessages: ReturnType<typeof createSqliteOutboxWriter>,
-): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
+/** Inserts the checkpoints not kept yet, inside the caller's write transaction; answers those added. */
+export function createSqliteCheckpointWriter(db: SqliteDatabase): (rows: readonly NewCheckpoint[], now: Date) => CheckpointRow[] {
   // Every carrier event with scans inserts them: prepared once, every column a parameter (null when absent).
   const columnKeys = Object.keys(getTableColumns(checkpoints)).filter((key) => key !== 'id') as Array<keyof typeof checkpoints.$inferInsert>
   const insertCheckpoint = db
@@ -20,20 +17,32 @@ export function createSqliteCheckpointData(
     .onConflictDoNothing()
     .returning()
     .prepare()
+  return (rows, now) => {
+    const added: CheckpointRow[] = []
+    // One statement per row keeps far below SQLite's bound-parameter limit, whatever the event holds.
+    for (const row of rows) {
+      const values: Record<string, unknown> = { ...row, createdAt: now }
+      const inserted = insertCheckpoint.get(Object.fromEntries(columnKeys.map((key) => [key, values[key] ?? null]))) as CheckpointRow | undefined
+      if (inserted) added.push(inserted)
+    }
+    return added
+  }
+}
+
+export function createSqliteCheckpointData(
+  db: SqliteDatabase,
+  group: GroupCommit,
+  writeMessages: ReturnType<typeof createSqliteOutboxWriter>,
+  insertCheckpoints: ReturnType<typeof createSqliteCheckpointWriter>,
+): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
   return {
     async addCheckpoints(rows, now, messages) {
       if (rows.length === 0) return { added: [], messages: [] }
-      // In the shared commit of the updates that come with it (a carrier event's checkpoints, then its
-      // update): a commit of their own was a fifth of an event's time. Safe to run twice, as a shared
-      // commit's task must be: the inserts skip what is kept, and a rolled-back run leaves nothing.
+      // In a shared commit (group-commit.ts). Safe to run twice, as a shared commit's task must be: the
+      // inserts skip what is kept, and a rolled-back run leaves nothing. The write transaction serializes
+      // every writer of the file, so the messages' outbox ids follow commit order.
       return group.run(() => {
-        const added: CheckpointRow[] = []
-        // One statement per row keeps far below SQLite's bound-parameter limit, whatever the event holds.
-        for (const row of rows) {
-          const values: Record<string, unknown> = { ...row, createdAt: now }
-          const inserted = insertCheckpoint.get(Object.fromEntries(columnKeys.map((key) => [key, values[key] ?? null]))) as CheckpointRow | undefined
-          if (inserted) added.push(inserted)
-        }
+        const added = insertCheckpoints(rows, now)
         const outbox = messages && added.length > 0 ? messages.of(added) : []
         return { added, messages: outbox.length > 0 ? writeMessages(outbox, messages!.claimFor, now) : [] }
       })

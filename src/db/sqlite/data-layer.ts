@@ -34,7 +34,7 @@ import { createSqliteNamedLocks } from './named-locks.js'
 import { createSqliteNotificationStore } from './notifications.js'
 import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
-import { createSqliteCheckpointData } from './checkpoints.js'
+import { createSqliteCheckpointData, createSqliteCheckpointWriter } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
 import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, withStatementCache, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
@@ -350,6 +350,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
       .where(and(eq(shipmentExternalReferences.integrationId, reference.integrationId), eq(shipmentExternalReferences.externalId, reference.externalId)))
   const exportOrders = createOrderExportQueries(db)
   const writeMessages = createSqliteOutboxWriter(db)
+  const insertCheckpoints = createSqliteCheckpointWriter(db)
 
   return {
     engine: 'sqlite',
@@ -376,7 +377,11 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
         const stale = request.externalEvent ? externalEventIsStale(id, request.externalEvent) : false
         // The ledger row commits with the change it caused, or not at all (see the PostgreSQL twin).
         const duplicate = request.delivery ? !recordDelivery(request.delivery, stale ? { outcome: 'stale' } : null, now) : false
-        if (stale || duplicate) return unchangedOutcome(before, { stale, duplicate })
+        if (duplicate) return unchangedOutcome(before, { stale, duplicate })
+        // The event's scans commit with it (see the PostgreSQL twin): a stale event's too.
+        const added = request.checkpoints ? insertCheckpoints(request.checkpoints.rows, now) : []
+        const scans = added.length > 0 ? writeMessages(request.checkpoints!.messages(added, before), request.claimFor ?? null, now) : []
+        if (stale) return { ...unchangedOutcome(before, { stale, duplicate }), messages: scans }
         if (request.externalEvent) markExternalEvent(id, request.externalEvent, now)
         const plan = request.plan(before)
         const historyId = plan.history ? insertHistory(id, plan.history) : null
@@ -390,7 +395,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
         }
         const outcome = { row, previousStatus: before.status, historyId, orderAdvanceClaimed, stale: false, duplicate: false }
         const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
-        return { ...outcome, messages }
+        return { ...outcome, messages: [...scans, ...messages] }
       }
       if (request.lockTimeoutMs === undefined) return group.run(commit(null)) as Promise<ShipmentChangeOutcome>
       const name = transitionLockName(id)
@@ -758,7 +763,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     notifications: createSqliteNotificationStore(db),
 
     parcels: createSqliteParcelStore(db, group, writeMessages),
-    checkpoints: createSqliteCheckpointData(db, group, writeMessages),
+    checkpoints: createSqliteCheckpointData(db, group, writeMessages, insertCheckpoints),
 
     returns: createSqliteReturnStore(db, group, writeMessages),
 

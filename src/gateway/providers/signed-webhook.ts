@@ -233,20 +233,25 @@ export const signedWebhookProvider = defineProvider({
 
     const shipment = await findTargetShipment(event, context)
     const status = context.integration.statusMap[event.status]
+    const scans = { trackingNumber: event.trackingNumber ?? shipment.trackingNumber ?? '', source: context.integration.handle, checkpoints: event.scans ?? [] }
     if (!status) {
-      context.logger.warn({ externalCode: event.status }, 'Unmapped external status code; nothing changed')
+      // The status changes nothing, but its scans still say where the parcel was (idempotent: a retry adds none twice).
+      if (scans.checkpoints.length > 0) {
+        // The update checks the number of an event it applies; kept here without one, it is checked here.
+        const problem = event.trackingNumber === undefined ? null : textProblem(event.trackingNumber, { maxLength: TEXT_LIMITS.short })
+        if (problem) throw new IntegrationError(`Invalid webhook payload: trackingNumber ${problem}`)
+        await context.shipments.recordCheckpoints(shipment.id, scans)
+      }
+      context.logger.warn({ externalCode: event.status }, 'Unmapped external status code; no status changed')
       const recorded = await context.deliveries.record(deliveryId, { outcome: 'unmapped-status', reason: `Unmapped status ${event.status}` })
       if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }
       return { body: { success: true, applied: false, reason: 'unmapped-status', externalCode: event.status, deliveryId } }
     }
-    // Scans are kept before the update (idempotent: a retry adds none twice), also from a stale event.
-    if (event.scans?.length) {
-      await context.shipments.recordCheckpoints(shipment.id, { trackingNumber: event.trackingNumber ?? shipment.trackingNumber ?? '', source: context.integration.handle, checkpoints: event.scans })
-    }
     const statusMap = context.integration.statusMap
     const shippedScan = event.scans?.find((scan) => scan.status !== undefined && Object.hasOwn(statusMap, scan.status) && statusMap[scan.status] === 'shipped' && scan.occurredAt.getTime() <= event.occurredAtMs)
-    // The ledger mark commits with the update (or not at all): of two identical deliveries, even
-    // simultaneous ones, one applies, and a crash before the commit leaves the retry its chance.
+    // The ledger mark and the scans commit with the update (or not at all): of two identical deliveries,
+    // even simultaneous ones, one applies, a crash before the commit leaves the retry its chance, and a
+    // delivery the update refuses keeps nothing. A stale event's scans are kept.
     const result = await context.shipments.update(
       shipment.id,
       {
@@ -266,6 +271,7 @@ export const signedWebhookProvider = defineProvider({
           estimatedDelivery: event.estimatedDelivery,
         },
         delivery: { integrationId: context.integration.id, deliveryId },
+        checkpoints: scans,
       },
     )
     if (result.duplicate) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId } }

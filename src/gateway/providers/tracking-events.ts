@@ -8,6 +8,7 @@ import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import type { CheckpointInput } from '../../shipments/checkpoints.js'
 import type { Shipment } from '../../shipments/shipment.js'
+import { refuseFutureEvent } from '../../shipments/updates.js'
 import type { GatewayResponse, ProviderContext } from '../providers.js'
 
 /** How long one call to a service's API may take. */
@@ -201,10 +202,18 @@ function shippedAt(event: TrackingEvent, statusMap: Readonly<Record<string, stri
   return first && first.occurredAt <= until ? first.occurredAt : undefined
 }
 
-/** Keeps the event's checkpoints on the shipment (and its parcel); idempotent, so before the update. */
+/** The event's checkpoints as the shipment keeps them (on its parcel, when the number is a parcel's). */
+const scansOf = (event: TrackingEvent, context: ProviderContext, parcelId: number | null) => ({
+  trackingNumber: event.trackingNumber,
+  source: context.integration.handle,
+  parcelId,
+  checkpoints: event.checkpoints ?? [],
+})
+
+/** Keeps the checkpoints of an event that changes no shipment (idempotent: a repeat adds none). */
 async function keepCheckpoints(event: TrackingEvent, context: ProviderContext, shipmentId: number, parcelId: number | null) {
   if (!event.checkpoints?.length) return
-  await context.shipments.recordCheckpoints(shipmentId, { trackingNumber: event.trackingNumber, source: context.integration.handle, parcelId, checkpoints: event.checkpoints })
+  await context.shipments.recordCheckpoints(shipmentId, scansOf(event, context, parcelId))
 }
 
 /** Applies a verified tracking event: at most once per event id, never over a later event. */
@@ -217,6 +226,9 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
     if ('shipment' in match) await keepCheckpoints(event, context, match.shipment.id, null)
     return unapplied(context, event, 'unmapped-status', `Unmapped status ${event.code}`, { externalCode: event.code })
   }
+  const occurredAt = eventTime(event)
+  // Refused before anything is written (a return, a parcel, a scan): a refused event changes nothing.
+  refuseFutureEvent(occurredAt, context.now())
   // A return's tracking number names the return (its own label, or one entered by hand), not a shipment.
   const returned = context.parcels?.trackReturn ? await context.parcels.trackReturn({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null
   if (returned) {
@@ -227,9 +239,9 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
   // A parcel holding the number moves first (forward only, so a repeat or a late event changes nothing).
   const parcel = context.parcels ? await context.parcels.track({ trackingNumber: event.trackingNumber, status, code: event.code, integration: integration.handle }) : null
   if (parcel) {
-    await keepCheckpoints(event, context, parcel.shipmentId, parcel.parcelId)
     // A shipment with parcels is shipped once every parcel is out; until then the event moves the parcel only.
     if (status === 'shipped' && !parcel.everyParcelShipped) {
+      await keepCheckpoints(event, context, parcel.shipmentId, parcel.parcelId)
       const recorded = await context.deliveries.record(event.deliveryId, { outcome: 'parcel', reason: `Parcel ${parcel.parcelId} is ${parcel.parcelStatus}; other parcels of its shipment are not out yet` })
       if (!recorded) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
       return { body: { success: true, applied: true, deliveryId: event.deliveryId, parcel: { id: parcel.parcelId, status: parcel.parcelStatus } } }
@@ -245,9 +257,10 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
     return unapplied(context, event, match.reason, reason, { trackingNumber: event.trackingNumber })
   }
   const { shipment } = match
-  if (!parcel) await keepCheckpoints(event, context, shipment.id, null)
-  const occurredAt = eventTime(event)
-  // The ledger mark commits with the update (or not at all), as for the signed-webhook provider.
+  // The scans belong to the parcel's shipment; another shipment named by the same number keeps none of them.
+  const scansOnShipment = !parcel || parcel.shipmentId === shipment.id
+  if (!scansOnShipment) await keepCheckpoints(event, context, parcel.shipmentId, parcel.parcelId)
+  // The ledger mark and the scans commit with the update (or not at all), as for the signed-webhook provider.
   const result = await context.shipments.update(
     shipment.id,
     { status, integrationHandle: integration.handle, externalCode: event.code },
@@ -261,6 +274,7 @@ export async function applyTrackingEvent(event: TrackingEvent, context: Provider
         estimatedDelivery: event.estimatedDelivery,
       },
       delivery: { integrationId: integration.id, deliveryId: event.deliveryId },
+      checkpoints: scansOnShipment ? scansOf(event, context, parcel?.parcelId ?? null) : undefined,
     },
   )
   if (result.duplicate) return { body: { success: true, applied: false, reason: 'duplicate', deliveryId: event.deliveryId } }
