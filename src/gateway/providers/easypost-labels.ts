@@ -224,7 +224,8 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       const offers: RateOffer[] = (shipment.rates ?? []).map((rate) => ({
         carrier: rate.carrier,
         service: rate.service,
-        amount: String(rate.rate),
+        // As given: the service refuses an offer whose amount is not a decimal string (a number may be rounded already).
+        amount: rate.rate,
         currency: rate.currency,
         deliveryDays: rate.delivery_days ?? null,
         deliveryDate: rate.delivery_date ?? null,
