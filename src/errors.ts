@@ -51,6 +51,7 @@ export const ReturnErrors = {
 export const DocumentErrors = {
   UnsupportedCharacter: createError<[reason: string]>('SHIPMENTS_DOCUMENT_UNSUPPORTED_CHARACTER', '%s', 422),
   LabelUnavailable: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_UNAVAILABLE', 'The label of parcel %s could not be fetched: %s', 502),
+  LabelRefused: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_REFUSED', 'The label of parcel %s was not fetched: %s', 502),
   RendererFailed: createError<[shipment: string, reason: string]>('SHIPMENTS_DOCUMENT_RENDERER_FAILED', 'The packing slip renderer failed for shipment %s: %s', 502),
 } as const
 
