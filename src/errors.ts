@@ -25,9 +25,9 @@ export const DeliveryErrors = {
   PurchaseBusy: createError<[parcelId: number]>('SHIPMENTS_LABEL_PURCHASE_BUSY', 'A label purchase for parcel %s is under way elsewhere; try again shortly.', 409),
   QuoteExpired: createError<[id: number]>('SHIPMENTS_QUOTE_EXPIRED', 'Rate quote %s has expired: get rates again.', 409),
   QuoteChanged: createError<[id: number]>('SHIPMENTS_QUOTE_CHANGED', 'Rate quote %s was made for other parcel or address details: get rates again.', 409),
-  OutcomeUnknown: createError<[parcelId: number]>(
+  OutcomeUnknown: createError<[parcelId: number, reason: string]>(
     'SHIPMENTS_LABEL_OUTCOME_UNKNOWN',
-    'The label purchase for parcel %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',
+    'The label purchase for parcel %s has no known outcome: %s. Buying again looks the purchase up first and never buys twice.',
     503,
   ),
 } as const
@@ -40,9 +40,9 @@ export const ReturnErrors = {
   LabelBusy: createError<[id: number]>('SHIPMENTS_RETURN_LABEL_BUSY', 'A label purchase for return %s is under way elsewhere; try again shortly.', 409),
   AlreadyReceived: createError<[id: number]>('SHIPMENTS_RETURN_RECEIVED', 'Return %s was received already: what arrived is recorded once.', 409),
   LabelNotVoidable: createError<[id: number, state: string]>('SHIPMENTS_RETURN_LABEL_NOT_VOIDABLE', 'Return %s has no unused label to void (it is %s).', 409),
-  LabelOutcomeUnknown: createError<[id: number]>(
+  LabelOutcomeUnknown: createError<[id: number, reason: string]>(
     'SHIPMENTS_RETURN_LABEL_OUTCOME_UNKNOWN',
-    'The label purchase for return %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',
+    'The label purchase for return %s has no known outcome: %s. Buying again looks the purchase up first and never buys twice.',
     503,
   ),
 } as const

@@ -7,7 +7,7 @@ import { LockTimeoutError, type DataLayer, type IntegrationRow, type NewOutboxMe
 import type { LabelAttemptRow, LabelOperationRow, ParcelRow, RateQuoteRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { DeliveryJournal, LabelFormat, LabelPurchaseRequest, ParcelMeasures, PurchasedLabel } from '../gateway/delivery-provider.js'
-import { DeliveryProviderError, LABEL_FORMATS } from '../gateway/delivery-provider.js'
+import { DeliveryProviderError, LABEL_FORMATS, providerFailureMessage, unknownOutcomeReason } from '../gateway/delivery-provider.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { AnyProviderDefinition, ProviderContext, ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore, PostalAddress } from '../orders/order-store.js'
@@ -301,7 +301,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   }
 
   /** A provider's refusal in the store admin's words: 422 `{success: false, error}`. */
-  const refusal = (error: DeliveryProviderError) => new ShipmentUpdateRejectedError(`The carrier refused: ${error.message}`, { cause: error })
+  const refusal = (error: DeliveryProviderError) => new ShipmentUpdateRejectedError(providerFailureMessage(error), { cause: error })
 
   // ---- rates ----
 
@@ -482,7 +482,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
           if (label) return finish(label, true)
         } catch (error) {
           if (!(error instanceof DeliveryProviderError)) throw error
-          throw new DeliveryErrors.OutcomeUnknown(parcelId)
+          throw new DeliveryErrors.OutcomeUnknown(parcelId, unknownOutcomeReason(undefined, error))
         }
       }
       try {
@@ -494,7 +494,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
         if (!(error instanceof DeliveryProviderError)) {
           // Anything else (a bug, a dropped connection to our own database) leaves the outcome open.
           deps.logger.error({ err: error, operationId: op.operationId }, 'Label purchase failed with an unexpected error; its outcome is reconciled on the next try')
-          throw new DeliveryErrors.OutcomeUnknown(parcelId)
+          throw new DeliveryErrors.OutcomeUnknown(parcelId, unknownOutcomeReason(error))
         }
         if (error.kind === 'refused') {
           await data.parcels.updateOperation(op.operationId, { state: 'failed', error: error.message })
@@ -502,14 +502,17 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
         }
         // Bought already, or no answer: look it up by the provider's id instead of buying again.
         let label: PurchasedLabel | null = null
+        let lookupFailure: unknown
         try {
           label = await recover()
         } catch (lookupError) {
+          lookupFailure = lookupError
           deps.logger.warn({ err: lookupError, operationId: op.operationId }, 'Label purchase: the lookup after an unknown outcome failed too')
         }
         if (label) return finish(label, true)
-        await data.parcels.updateOperation(op.operationId, { error: error.message })
-        throw new DeliveryErrors.OutcomeUnknown(parcelId)
+        const reason = unknownOutcomeReason(error, lookupFailure)
+        await data.parcels.updateOperation(op.operationId, { error: reason })
+        throw new DeliveryErrors.OutcomeUnknown(parcelId, reason)
       }
     })
   }
