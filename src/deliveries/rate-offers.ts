@@ -38,7 +38,7 @@ function offerProblem(offer: unknown): string | null {
   if (deliveryDays != null && !(Number.isSafeInteger(deliveryDays) && (deliveryDays as number) >= 0 && (deliveryDays as number) <= MAX_DELIVERY_DAYS)) {
     return 'deliveryDays: must be a whole number of days, 0 or more, or absent'
   }
-  if (deliveryDate != null && !(typeof deliveryDate === 'string' && deliveryDate.length <= 64 && !Number.isNaN(Date.parse(deliveryDate)))) return 'deliveryDate: must be an ISO-8601 date or absent'
+  if (deliveryDate != null && deliveryDate !== '' && !(typeof deliveryDate === 'string' && deliveryDate.length <= 64 && !Number.isNaN(Date.parse(deliveryDate)))) return 'deliveryDate: must be an ISO-8601 date or absent'
   if (externalRateId != null && shortText(externalRateId)) return `externalRateId: ${shortText(externalRateId)}`
   return null
 }
@@ -55,7 +55,7 @@ export function checkOffers(offers: unknown): { kept: RateOffer[]; dropped: Drop
     const problem = kept.length >= MAX_OFFERS_PER_QUOTE ? `offer: more than ${MAX_OFFERS_PER_QUOTE} offers` : offerProblem(offer)
     if (problem === null) {
       const { carrier, service, amount, currency, deliveryDays, deliveryDate, externalRateId } = offer as RateOffer
-      kept.push({ carrier, service, amount, currency, deliveryDays: deliveryDays ?? null, deliveryDate: deliveryDate ?? null, externalRateId: externalRateId ?? null })
+      kept.push({ carrier, service, amount, currency, deliveryDays: deliveryDays ?? null, deliveryDate: deliveryDate || null, externalRateId: externalRateId ?? null })
       continue
     }
     const fields = typeof offer === 'object' && offer !== null ? (offer as Record<string, unknown>) : {}
