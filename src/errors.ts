@@ -31,9 +31,9 @@ export const DeliveryErrors = {
     "Suggesting parcels took longer than %s ms and was stopped: add this shipment's parcels by hand, or disable the boxes it does not need.",
     422,
   ),
-  OutcomeUnknown: createError<[parcelId: number]>(
+  OutcomeUnknown: createError<[parcelId: number, reason: string]>(
     'SHIPMENTS_LABEL_OUTCOME_UNKNOWN',
-    'The label purchase for parcel %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',
+    'The label purchase for parcel %s has no known outcome: %s. Buying again looks the purchase up first and never buys twice.',
     503,
   ),
 } as const
@@ -46,9 +46,9 @@ export const ReturnErrors = {
   LabelBusy: createError<[id: number]>('SHIPMENTS_RETURN_LABEL_BUSY', 'A label purchase for return %s is under way elsewhere; try again shortly.', 409),
   AlreadyReceived: createError<[id: number]>('SHIPMENTS_RETURN_RECEIVED', 'Return %s was received already: what arrived is recorded once.', 409),
   LabelNotVoidable: createError<[id: number, state: string]>('SHIPMENTS_RETURN_LABEL_NOT_VOIDABLE', 'Return %s has no unused label to void (it is %s).', 409),
-  LabelOutcomeUnknown: createError<[id: number]>(
+  LabelOutcomeUnknown: createError<[id: number, reason: string]>(
     'SHIPMENTS_RETURN_LABEL_OUTCOME_UNKNOWN',
-    'The label purchase for return %s did not get an answer in time. Buying again looks the purchase up first and never buys twice.',
+    'The label purchase for return %s has no known outcome: %s. Buying again looks the purchase up first and never buys twice.',
     503,
   ),
 } as const
@@ -57,6 +57,7 @@ export const ReturnErrors = {
 export const DocumentErrors = {
   UnsupportedCharacter: createError<[reason: string]>('SHIPMENTS_DOCUMENT_UNSUPPORTED_CHARACTER', '%s', 422),
   LabelUnavailable: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_UNAVAILABLE', 'The label of parcel %s could not be fetched: %s', 502),
+  LabelRefused: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_REFUSED', 'The label of parcel %s was not fetched: %s', 502),
   RendererFailed: createError<[shipment: string, reason: string]>('SHIPMENTS_DOCUMENT_RENDERER_FAILED', 'The packing slip renderer failed for shipment %s: %s', 502),
 } as const
 

@@ -7,8 +7,9 @@ import { storedParcels, type ParcelRow } from '../src/db/parcels.js'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import dns from 'node:dns'
 import { createServer } from 'node:http'
-import { createRequire } from 'node:module'
+import { createRequire, syncBuiltinESMExports } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { eq } from 'drizzle-orm'
@@ -491,7 +492,7 @@ t.test('the default label fetch: an HTTP GET of the stored URL, refused past lab
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const app = await setup(t, { labelMaxBytes: 2048, labelTimeoutMs: 2000 })
+  const app = await setup(t, { labelMaxBytes: 2048, labelTimeoutMs: 2000, allowPrivateAddresses: true })
   const { shipment } = await orderWithShipment(app)
   await labelParcel(app, shipment.id, { url: `${base}/label.pdf`, format: 'PDF' })
   const path = saved(t, await app.shipments.documents.labels([shipment.id]))
@@ -516,4 +517,83 @@ t.test('a host font draws what DejaVu Sans cannot (here DejaVu Math for 𝒜; CJ
   const fonts = execFileSync('pdffonts', [path], { encoding: 'utf8' })
   t.match(fonts, /DejaVuMathTeXGyre/, 'the host font is embedded')
   t.match(fonts, /DejaVuSans\b/, 'beside DejaVu Sans')
+})
+
+/** A local label server that counts what it is asked; `routes` answer by path (a redirect: `{ location }`). */
+async function labelServer(t: Test, routes: Record<string, Buffer | { location: string }>) {
+  const hits: string[] = []
+  const server = createServer((request, response) => {
+    hits.push(request.url ?? '')
+    const route = routes[(request.url ?? '').replace(/\?.*$/, '')]
+    if (!route) return response.writeHead(404).end()
+    if ('location' in route) return response.writeHead(302, { location: route.location }).end()
+    response.writeHead(200, { 'content-type': 'application/pdf' }).end(route)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return { hits, port: (server.address() as AddressInfo).port }
+}
+
+t.test('SSRF: a label URL on a loopback address is refused before any request, naming the parcel and not the URL', async (t) => {
+  const files = await labelFiles()
+  const local = await labelServer(t, { '/latest/meta-data/label.pdf': files.pdf })
+  const app = await setup(t)
+  const { shipment } = await orderWithShipment(app)
+  const parcel = await labelParcel(app, shipment.id, { url: `http://127.0.0.1:${local.port}/latest/meta-data/label.pdf?X-Amz-Signature=label-url-secret`, format: 'PDF' })
+  const before = await storedCounts(app)
+  const response = await app.inject({ url: `/shipments/api/documents/labels?ids=${shipment.id}`, headers: as('viewer') })
+  t.equal(response.statusCode, 502, response.body.slice(0, 300))
+  t.match(response.json(), { status: 502, message: `The label of parcel ${parcel.id} was not fetched: its URL names a host that is not allowed: 127.0.0.1 is a private address; documents.allowPrivateAddresses allows such hosts` })
+  t.notMatch(response.body, /label-url-secret|meta-data/, "the answer carries no part of the URL's path or query")
+  await t.rejects(app.shipments.documents.labels([shipment.id]), { code: 'SHIPMENTS_DOCUMENT_LABEL_REFUSED' })
+  t.same(local.hits, [], 'the loopback server never got a request')
+  t.same(await storedCounts(app), before)
+})
+
+t.test('SSRF: a label host that redirects to loopback or the metadata address is refused; an allowed host still serves labels', async (t) => {
+  const files = await labelServer(t, {}).then(async (loopback) => ({ loopback, pdf: (await labelFiles()).pdf }))
+  const allowed = await labelServer(t, {
+    '/label.pdf': files.pdf,
+    '/to-loopback.pdf': { location: `http://127.0.0.1:${files.loopback.port}/secret.pdf` },
+    '/to-metadata.pdf': { location: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/' },
+  })
+  // 'localhost' stands in for a public label host: only the host named here may be private, and nothing it redirects to.
+  const app = await setup(t, { allowPrivateAddresses: ['localhost'], labelTimeoutMs: 2000 })
+  const base = `http://localhost:${allowed.port}`
+  const { shipment } = await orderWithShipment(app)
+  await labelParcel(app, shipment.id, { url: `${base}/label.pdf`, format: 'PDF' })
+  t.same(infoOf(saved(t, await app.shipments.documents.labels([shipment.id]))).sizes, [[288, 432], [595, 842]], 'the allowed host serves its label')
+
+  for (const [path, reason] of [
+    ['/to-loopback.pdf', 'a redirect names a host that is not allowed: 127.0.0.1 is a private address'],
+    ['/to-metadata.pdf', 'a redirect names a host that is not allowed: 169.254.169.254 is a private address'],
+  ] as const) {
+    const other = await orderWithShipment(app)
+    const parcel = await labelParcel(app, other.shipment.id, { url: `${base}${path}`, format: 'PDF' })
+    const response = await app.inject({ url: `/shipments/api/documents/labels?ids=${other.shipment.id}`, headers: as('viewer') })
+    t.equal(response.statusCode, 502, path)
+    t.match(response.json(), { status: 502, message: `The label of parcel ${parcel.id} was not fetched: ${reason}; documents.allowPrivateAddresses allows such hosts` }, path)
+  }
+  t.same(files.loopback.hits, [], 'the loopback server behind the redirect never got a request')
+})
+
+t.test('SSRF: a public-looking name that resolves to loopback is refused on the address it resolves to', async (t) => {
+  const files = await labelFiles()
+  const local = await labelServer(t, { '/label.pdf': files.pdf })
+  const original = dns.lookup
+  // The name of a public label host whose DNS answers 127.0.0.1 (a rebinding name, or a hijacked record).
+  dns.lookup = ((hostname: string, options: unknown, callback: unknown) =>
+    hostname === 'labels.carrier.example' ? (original as (...args: unknown[]) => void)('127.0.0.1', options, callback) : (original as (...args: unknown[]) => void)(hostname, options, callback)) as typeof dns.lookup
+  syncBuiltinESMExports()
+  t.teardown(() => {
+    dns.lookup = original
+    syncBuiltinESMExports()
+  })
+  const app = await setup(t, { labelTimeoutMs: 2000 })
+  const { shipment } = await orderWithShipment(app)
+  const parcel = await labelParcel(app, shipment.id, { url: `http://labels.carrier.example:${local.port}/label.pdf`, format: 'PDF' })
+  const response = await app.inject({ url: `/shipments/api/documents/labels?ids=${shipment.id}`, headers: as('viewer') })
+  t.equal(response.statusCode, 502, response.body.slice(0, 300))
+  t.match(response.json(), { message: `The label of parcel ${parcel.id} was not fetched: the label's host is not allowed: labels.carrier.example resolves to a private address (127.0.0.1); documents.allowPrivateAddresses allows such hosts` })
+  t.same(local.hits, [], 'the loopback server never got a request')
 })

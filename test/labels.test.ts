@@ -118,7 +118,7 @@ t.test('a lost answer and a failed lookup leave the operation pending (503); the
   s.imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Try again later.' })
   const first = await buy(s.app, s)
   t.equal(first.statusCode, 503, first.body)
-  t.match(first.json(), { status: 503, message: /did not get an answer in time/ })
+  t.match(first.json(), { status: 503, message: `The label purchase for parcel ${s.parcelId} has no known outcome: EasyPost did not answer the buy (socket hang up); the lookup: EasyPost answered the retrieve with 503: Try again later. (SERVICE_UNAVAILABLE). Buying again looks the purchase up first and never buys twice.` })
   const [pending] = await operations(s.app)
   t.match(pending, { state: 'pending', externalId: /^shp_/ })
   t.match(await storedParcel(s.app, s.parcelId), { labelOperationId: null, trackingNumber: null }, 'no label written while the outcome is unknown')
@@ -157,6 +157,60 @@ t.test('a timeout of the buy is reconciled; a timeout of the create buys on a ne
   t.equal(retried.json().operationId, pending.operationId)
   t.equal(s.imitation.stats.creates, 3, 'a new EasyPost shipment for the unbought one')
   t.equal(s.imitation.stats.buys, 2, 'one label per parcel')
+})
+
+t.test('a failed purchase says what EasyPost answered (503, 500, an HTML 502); only a timeout is "no answer"', async (t) => {
+  const pendingWith = async (t: Test, s: Setup, message: string) => {
+    const response = await buy(s.app, s)
+    t.equal(response.statusCode, 503, response.body)
+    const expected = `The label purchase for parcel ${s.parcelId} has no known outcome: ${message}. Buying again looks the purchase up first and never buys twice.`
+    t.match(response.json(), { status: 503, message: expected })
+    t.notMatch(response.body, /in time|EZTK/, 'no "no answer" for an answer, and never the key')
+    t.match(await operations(s.app), [{ state: 'pending', error: message }], 'the operation keeps the reason')
+    t.match(await storedParcel(s.app, s.parcelId), { labelOperationId: null, trackingNumber: null })
+    t.equal(s.imitation.stats.buys, 0)
+    return response
+  }
+
+  await t.test('an immediate 503 of the buy and of the lookup', async (t) => {
+    const s = await setup(t)
+    s.imitation.fault({ step: 'buy', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'EasyPost is down for maintenance.' })
+    s.imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'EasyPost is down for maintenance.' })
+    await pendingWith(t, s, 'EasyPost answered the buy with 503: EasyPost is down for maintenance. (SERVICE_UNAVAILABLE); the lookup: EasyPost answered the retrieve with 503: EasyPost is down for maintenance. (SERVICE_UNAVAILABLE)')
+    const [operation] = await s.app.shipments.deliveries.labelOperations(s.shipmentId, s.parcelId)
+    t.match(operation.attempts.map((attempt) => [attempt.step, attempt.statusCode]), [['create', 200], ['buy', 503], ['retrieve', 503]])
+  })
+
+  await t.test('a 500 of the buy, the lookup finding nothing bought', async (t) => {
+    const s = await setup(t)
+    s.imitation.fault({ step: 'buy', kind: 'error', status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong.' })
+    await pendingWith(t, s, 'EasyPost answered the buy with 500: Something went wrong. (INTERNAL_SERVER_ERROR)')
+  })
+
+  await t.test("an HTML 502 of a proxy: its status and a short excerpt of its text, the key masked", async (t) => {
+    const s = await setup(t)
+    const page = `<html><head><title>502 Bad Gateway</title><style>body { color: red }</style><script>var k = "${API_KEY}"</script></head><body><h1>Bad Gateway</h1>\n<p>upstream \u0000 closed; key ${API_KEY}</p>${'<p>padding</p>'.repeat(100)}</body></html>`
+    s.imitation.fault({ step: 'buy', kind: 'not-json', status: 502, body: page })
+    const response = await pendingWith(t, s, `EasyPost answered the buy with 502: text/html "502 Bad Gateway Bad Gateway upstream closed; key ******** padding padding padding padding padding padding padding padding padding padding padding padding…"`)
+    t.notMatch(response.body, /<|script|color: red/, 'no markup, script or style')
+  })
+
+  await t.test('a timeout of the buy and of the lookup is the one "did not answer"', async (t) => {
+    const s = await setup(t, { timeoutMs: 300 })
+    s.imitation.fault({ step: 'buy', kind: 'delay', ms: 1200 })
+    s.imitation.fault({ step: 'retrieve', kind: 'delay', ms: 1200 })
+    const response = await buy(s.app, s)
+    t.equal(response.statusCode, 503, response.body)
+    t.match(response.json(), { message: /has no known outcome: EasyPost did not answer the buy within 300 ms; the lookup: EasyPost did not answer the retrieve within 300 ms\./ })
+  })
+
+  await t.test("the rates route names an HTML 502 of the create the same way", async (t) => {
+    const s = await setup(t)
+    s.imitation.fault({ step: 'create', kind: 'not-json' })
+    const response = await s.app.inject({ method: 'POST', url: `/shipments/api/shipments/${s.shipmentId}/parcels/${s.parcelId}/rates`, headers: { ...as('editor'), 'content-type': 'application/json' }, payload: JSON.stringify({ integration: 'easypost' }) })
+    t.equal(response.statusCode, 422, response.body)
+    t.match(response.json(), { success: false, error: 'No usable answer from the carrier: EasyPost answered the create with 502: text/html "Bad gateway".' })
+  })
 })
 
 t.test("EasyPost's error codes: POSTAGE.EXISTS adopted, IN_PROGRESS and NO_RESPONSE reconciled on the same shp_, refusals change nothing", async (t) => {

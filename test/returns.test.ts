@@ -320,6 +320,10 @@ t.test('a lost answer to the buy is looked up at EasyPost on the next try, never
   s.imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Try again later.' })
   const lost = await post(s.app, `/returns/${s.returnId}/label`, LABEL)
   t.equal(lost.statusCode, 503, lost.body)
+  t.match(lost.json(), {
+    status: 503,
+    message: `The label purchase for return ${s.returnId} has no known outcome: EasyPost did not answer the buy (socket hang up); the lookup: EasyPost answered the retrieve with 503: Try again later. (SERVICE_UNAVAILABLE). Buying again looks the purchase up first and never buys twice.`,
+  }, 'what the carrier answered, and where no answer came')
   t.match((await storedReturns(s.app))[0], { labelState: 'pending', labelExternalId: /^shp_/, state: 'authorised' })
   t.equal((await s.app.inject({ url: `/shipments/api/returns/${s.returnId}`, headers: as('viewer') })).json().return.labelPending, true)
   t.same(await returnEvents(s.app).then((events) => events.length), 2, 'no event while the outcome is unknown')

@@ -6,8 +6,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { LockTimeoutError, type DataLayer, type IntegrationRow, type NewOutboxMessage, type OutboxRow, type ParcelPlan } from '../db/data-layer.js'
 import type { LabelAttemptRow, LabelOperationRow, ParcelRow, RateQuoteRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
-import type { DeliveryJournal, LabelFormat, LabelPurchaseRequest, ParcelMeasures, PurchasedLabel, RateOffer } from '../gateway/delivery-provider.js'
-import { DeliveryProviderError, LABEL_FORMATS } from '../gateway/delivery-provider.js'
+import type { DeliveryJournal, LabelFormat, LabelPurchaseRequest, ParcelMeasures, PurchasedLabel } from '../gateway/delivery-provider.js'
+import { DeliveryProviderError, LABEL_FORMATS, providerFailureMessage, unknownOutcomeReason } from '../gateway/delivery-provider.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { AnyProviderDefinition, ProviderContext, ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore, PostalAddress } from '../orders/order-store.js'
@@ -15,7 +15,8 @@ import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { formatIsoWithOffset } from '../time.js'
 import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, toParcel, type Parcel } from './parcel.js'
-import { isAmount, toInches, toOunces, type DimensionUnit, type WeightUnit } from './units.js'
+import { checkOffers } from './rate-offers.js'
+import { toInches, toOunces, type DimensionUnit, type WeightUnit } from './units.js'
 
 
 export interface DeliveryContext {
@@ -308,7 +309,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   }
 
   /** A provider's refusal in the store admin's words: 422 `{success: false, error}`. */
-  const refusal = (error: DeliveryProviderError) => new ShipmentUpdateRejectedError(`The carrier refused: ${error.message}`, { cause: error })
+  const refusal = (error: DeliveryProviderError) => new ShipmentUpdateRejectedError(providerFailureMessage(error), { cause: error })
 
   // ---- rates ----
 
@@ -318,16 +319,27 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     const at = await deliveryProvider(input.integration)
     if (!at.provider.deliveries.quoteRates) throw new ShipmentValidationError({ integration: [`the integration "${at.row.handle}" gives no rates`] })
     const { from, to } = await addresses(shipment.orderId)
-    let offers: RateOffer[]
+    const request = { shipmentReference: shipment.reference, parcelId, parcel: measures(parcel), from, to }
+    // The rates calls of a parcel share one entry of the attempt log: there is no label operation yet.
+    const journal = journalFor(`rates:${parcelId}`)
+    const started = performance.now()
+    let offers: unknown
     try {
-      offers = await at.provider.deliveries.quoteRates({ shipmentReference: shipment.reference, parcelId, parcel: measures(parcel), from, to }, at.context)
+      offers = await at.provider.deliveries.quoteRates(request, at.context)
     } catch (error) {
-      if (error instanceof DeliveryProviderError) throw refusal(error)
+      if (error instanceof DeliveryProviderError) {
+        await journal.attempt({ step: 'rates', request: { integration: at.row.handle }, response: { code: error.providerCode }, statusCode: null, error: error.message, durationMs: performance.now() - started })
+        throw refusal(error)
+      }
       throw error
     }
+    const { kept: usable, dropped } = checkOffers(offers)
+    const offered = Array.isArray(offers) ? offers.length : 0
+    await journal.attempt({ step: 'rates', request: { integration: at.row.handle }, response: { offered, kept: usable.length, dropped }, statusCode: null, error: null, durationMs: performance.now() - started })
+    if (dropped.length > 0) deps.logger.warn({ shipmentId, parcelId, integration: at.row.handle, dropped: dropped.map((each) => each.reason) }, 'Rates: offers the provider gave were dropped (see the attempt log)')
+    if (usable.length === 0 && dropped.length > 0) throw new ShipmentUpdateRejectedError(`No offer of the carrier could be used: ${dropped[0]!.reason} (${dropped.length} dropped; see the attempt log).`)
     const expiresAt = new Date(deps.clock() + deps.quoteLifetimeMs)
     const print = fingerprint(at.row.id, parcel, from, to)
-    const usable = offers.filter((offer) => isAmount(offer.amount) && typeof offer.carrier === 'string' && typeof offer.service === 'string' && /^[A-Z]{3}$/.test(offer.currency))
     const stored = await data.parcels.insertQuotes(
       usable.map((offer) => ({
         shipmentId,
@@ -478,7 +490,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
           if (label) return finish(label, true)
         } catch (error) {
           if (!(error instanceof DeliveryProviderError)) throw error
-          throw new DeliveryErrors.OutcomeUnknown(parcelId)
+          throw new DeliveryErrors.OutcomeUnknown(parcelId, unknownOutcomeReason(undefined, error))
         }
       }
       try {
@@ -490,7 +502,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
         if (!(error instanceof DeliveryProviderError)) {
           // Anything else (a bug, a dropped connection to our own database) leaves the outcome open.
           deps.logger.error({ err: error, operationId: op.operationId }, 'Label purchase failed with an unexpected error; its outcome is reconciled on the next try')
-          throw new DeliveryErrors.OutcomeUnknown(parcelId)
+          throw new DeliveryErrors.OutcomeUnknown(parcelId, unknownOutcomeReason(error))
         }
         if (error.kind === 'refused') {
           await data.parcels.updateOperation(op.operationId, { state: 'failed', error: error.message })
@@ -498,14 +510,17 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
         }
         // Bought already, or no answer: look it up by the provider's id instead of buying again.
         let label: PurchasedLabel | null = null
+        let lookupFailure: unknown
         try {
           label = await recover()
         } catch (lookupError) {
+          lookupFailure = lookupError
           deps.logger.warn({ err: lookupError, operationId: op.operationId }, 'Label purchase: the lookup after an unknown outcome failed too')
         }
         if (label) return finish(label, true)
-        await data.parcels.updateOperation(op.operationId, { error: error.message })
-        throw new DeliveryErrors.OutcomeUnknown(parcelId)
+        const reason = unknownOutcomeReason(error, lookupFailure)
+        await data.parcels.updateOperation(op.operationId, { error: reason })
+        throw new DeliveryErrors.OutcomeUnknown(parcelId, reason)
       }
     })
   }

@@ -51,6 +51,13 @@ export interface DocumentsOptions {
   labelTimeoutMs?: number | undefined
   /** The largest label file the default fetch takes. Default 5 MiB. */
   labelMaxBytes?: number | undefined
+  /**
+   * Lets the default fetch reach label files on loopback, private, link-local and other non-public
+   * addresses (the rules of outbound webhooks): `true` for any, or a list of host names (as label URLs
+   * write them, without the port) that may be. Default false: a label URL a provider names is never an
+   * address inside the host's network, nor is any redirect it leads to.
+   */
+  allowPrivateAddresses?: boolean | readonly string[] | undefined
   /** The width of a label image (PNG, JPEG) on its page, in inches; its height follows. Default 4 (4 x 6 labels). */
   labelWidthInches?: number | undefined
 }
@@ -67,6 +74,7 @@ export interface ResolvedDocumentsOptions {
   fetchLabel: ((label: LabelFile) => Promise<Uint8Array>) | null
   labelTimeoutMs: number
   labelMaxBytes: number
+  allowPrivateAddresses: boolean | readonly string[]
   labelWidthInches: number
 }
 
@@ -78,7 +86,7 @@ const isInteger = (value: unknown, min: number, max: number): value is number =>
 export function resolveDocumentsOptions(raw: unknown, shipFrom: PostalAddress | undefined, fail: (option: string, reason: string) => never): ResolvedDocumentsOptions {
   if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) fail('documents', 'must be an object')
   const options = (raw ?? {}) as Record<string, unknown>
-  const known = ['shop', 'show', 'title', 'pageSize', 'fonts', 'missingGlyphs', 'maxBatchSize', 'renderPackingSlip', 'fetchLabel', 'labelTimeoutMs', 'labelMaxBytes', 'labelWidthInches']
+  const known = ['shop', 'show', 'title', 'pageSize', 'fonts', 'missingGlyphs', 'maxBatchSize', 'renderPackingSlip', 'fetchLabel', 'labelTimeoutMs', 'labelMaxBytes', 'allowPrivateAddresses', 'labelWidthInches']
   const unknown = Object.keys(options).find((key) => !known.includes(key))
   if (unknown) fail(`documents.${unknown}`, 'is not an option of documents')
 
@@ -127,6 +135,10 @@ export function resolveDocumentsOptions(raw: unknown, shipFrom: PostalAddress | 
   }
   if (options.labelTimeoutMs !== undefined && !isInteger(options.labelTimeoutMs, 100, 120_000)) fail('documents.labelTimeoutMs', 'must be an integer from 100 to 120000')
   if (options.labelMaxBytes !== undefined && !isInteger(options.labelMaxBytes, 1024, 100 * 1024 * 1024)) fail('documents.labelMaxBytes', 'must be an integer from 1024 to 104857600')
+  const allowPrivate = options.allowPrivateAddresses
+  if (allowPrivate !== undefined && typeof allowPrivate !== 'boolean' && !(Array.isArray(allowPrivate) && allowPrivate.length <= 100 && allowPrivate.every((host) => isText(host, 255) && host !== ''))) {
+    fail('documents.allowPrivateAddresses', 'must be true, false or a list of host names')
+  }
   const width = options.labelWidthInches
   if (width !== undefined && !(typeof width === 'number' && width >= 1 && width <= 12)) fail('documents.labelWidthInches', 'must be a number from 1 to 12')
 
@@ -146,6 +158,7 @@ export function resolveDocumentsOptions(raw: unknown, shipFrom: PostalAddress | 
     fetchLabel: (options.fetchLabel as ResolvedDocumentsOptions['fetchLabel']) ?? null,
     labelTimeoutMs: (options.labelTimeoutMs as number | undefined) ?? 10_000,
     labelMaxBytes: (options.labelMaxBytes as number | undefined) ?? 5 * 1024 * 1024,
+    allowPrivateAddresses: Array.isArray(allowPrivate) ? [...(allowPrivate as string[])] : allowPrivate === true,
     labelWidthInches: (width as number | undefined) ?? 4,
   }
 }

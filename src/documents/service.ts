@@ -2,6 +2,7 @@
 // pick list, and the batch's labels merged with its slips. `app.shipments.documents`.
 import type { FastifyBaseLogger } from 'fastify'
 import { DocumentErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
+import { getHttp, HttpGetError } from '../http/outbound.js'
 import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
 import type { Parcel } from '../deliveries/parcel.js'
 import type { DeliveryService } from '../deliveries/service.js'
@@ -16,6 +17,11 @@ import type { PickedLine } from './pick-list.js'
 
 /** The PDF libraries and fonts, imported with the first document (see loadDocumentFonts). */
 export const loadDocumentEngine = onFirstUse('the documents (pdfkit, fontkit, bwip-js, @cantoo/pdf-lib)', () => import('./engine.js'))
+
+/** Redirects a label fetch follows, each checked like the first URL (file stores redirect once or twice). */
+const LABEL_MAX_REDIRECTS = 5
+/** The types a label file may be served as (the bytes are checked as PDF, PNG or JPEG after). */
+const LABEL_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'image/jpg', 'application/octet-stream', 'binary/octet-stream']
 
 /** Lets other work run between shipments: a batch of 200 never holds the event loop for long. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -183,22 +189,22 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     return bytes
   }
 
-  /** The default label fetch: HTTPS (or HTTP), a deadline, a size limit. */
+  /**
+   * The default label fetch, under the rules of outbound webhooks: the URL is the provider's answer,
+   * so it may not reach the host's own network (nor a redirect from it), and size, type and time are bounded.
+   */
   async function fetchLabelFile(label: LabelFile): Promise<Uint8Array> {
     if (options.fetchLabel) return options.fetchLabel(label)
-    if (!/^https?:\/\//i.test(label.url)) throw new Error('the label URL is not http(s)')
-    const response = await fetch(label.url, { signal: AbortSignal.timeout(options.labelTimeoutMs), redirect: 'follow' })
-    if (!response.ok || !response.body) throw new Error(`the label's host answered ${response.status}`)
-    const declared = Number(response.headers.get('content-length') ?? 0)
-    if (declared > options.labelMaxBytes) throw new Error(`the label is larger than ${options.labelMaxBytes} bytes`)
-    const chunks: Uint8Array[] = []
-    let size = 0
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength
-      if (size > options.labelMaxBytes) throw new Error(`the label is larger than ${options.labelMaxBytes} bytes`)
-      chunks.push(chunk)
-    }
-    return Buffer.concat(chunks)
+    return getHttp({
+      url: label.url,
+      timeoutMs: options.labelTimeoutMs,
+      maxBytes: options.labelMaxBytes,
+      maxRedirects: LABEL_MAX_REDIRECTS,
+      allowPrivateAddresses: options.allowPrivateAddresses,
+      acceptsContentType: (type) => type === null || LABEL_CONTENT_TYPES.includes(type),
+      what: "the label's host",
+      file: 'the label',
+    })
   }
 
   /** A labelled parcel's label as a part to merge: fetched in its format, or as PDF when that is not PDF, PNG or JPEG. */
@@ -219,6 +225,7 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     } catch (error) {
       // Whatever went wrong (the provider's conversion, the file's host, a deadline), the document names the parcel.
       logger.warn({ err: error, shipmentId, parcelId: parcel.id }, 'A label could not be fetched for the labels document')
+      if (error instanceof HttpGetError && error.refused) throw new DocumentErrors.LabelRefused(parcel.id, `${error.message}; documents.allowPrivateAddresses allows such hosts`)
       throw new DocumentErrors.LabelUnavailable(parcel.id, (error as Error)?.message ?? String(error))
     }
   }

@@ -103,6 +103,25 @@ export class DeliveryProviderError extends Error {
   }
 }
 
+/** A failure as a clause of a sentence: its message without the closing full stop; an unexpected error by its kind only. */
+const clause = (failure: unknown) =>
+  failure instanceof DeliveryProviderError ? failure.message.replace(/\.+$/, '') : 'an unexpected error (see the server log)'
+
+/**
+ * Why a purchase's outcome is unknown, in the provider's words: what the purchase got (an answer with
+ * its status, or no answer) and, when the lookup that followed failed too, what the lookup got.
+ */
+export function unknownOutcomeReason(failure: unknown, lookupFailure?: unknown): string {
+  if (failure === undefined) return `the lookup: ${clause(lookupFailure)}`
+  return lookupFailure === undefined ? clause(failure) : `${clause(failure)}; the lookup: ${clause(lookupFailure)}`
+}
+
+/** A provider's failure said to the store admin: 422 `{success: false, error}`, a refusal or no usable answer. */
+export function providerFailureMessage(error: DeliveryProviderError): string {
+  const sentence = /[.!?]$/.test(error.message) ? error.message : `${error.message}.`
+  return error.kind === 'unknown' ? `No usable answer from the carrier: ${sentence}` : `The carrier refused: ${sentence}`
+}
+
 export type RecoveredLabel = { state: 'purchased'; label: PurchasedLabel } | { state: 'not-purchased' }
 
 export interface DeliveryMethods<Context> {

@@ -1,88 +1,16 @@
 // One outbound HTTP POST with a hard timeout, refusing private and loopback receivers unless allowed:
 // the address is checked after DNS resolution, on the address actually connected to.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { guardedLookup, privateHostProblem, ReceiverRefusedError } from '../http/outbound.js'
 
 /**
- * Loopback, private, link-local, shared, benchmarking, documentation (TEST-NET-1 to 3, 2001:db8::/32,
- * 3fff::/20), discard-only, IETF protocol, 6to4 relay, reserved and multicast ranges: nothing a
- * receiver on the public internet has.
- */
-const privateRanges = new BlockList()
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  privateRanges.addSubnet(network, prefix, 'ipv4')
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['3fff::', 20],
-] as const) {
-  privateRanges.addSubnet(network, prefix, 'ipv6')
-}
-
-/** True for an address a webhook must not reach unless private receivers are allowed. */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return privateRanges.check(mapped[1], 'ipv4')
-  const family = isIP(address)
-  if (family === 0) return true
-  return privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6')
-}
-
-/**
- * Why a receiver URL is refused before any lookup, or null: an IP literal in the ranges above, or a
- * `localhost` name (RFC 6761: always loopback). Other names are checked on the address they resolve
- * to, when a delivery connects.
+ * Why a receiver URL is refused before any lookup, or null (see privateHostProblem): other names are
+ * checked on the address they resolve to, when a delivery connects.
  */
 export function privateReceiverProblem(url: URL): string | null {
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (isIP(host) !== 0 && isPrivateAddress(host)) return `The receiver ${host} is a private address.`
-  if (/(^|\.)localhost\.?$/i.test(host)) return `The receiver ${host} is a loopback name.`
-  return null
-}
-
-export class ReceiverRefusedError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ReceiverRefusedError'
-  }
-}
-
-/** DNS resolution that refuses to hand a private address to the socket. */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '', 4)
-    const list = addresses as LookupAddress[]
-    const refused = list.find((entry) => isPrivateAddress(entry.address))
-    if (refused) return callback(new ReceiverRefusedError(`${hostname} resolves to a private address (${refused.address})`), '', 4)
-    if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, list)
-    callback(null, list[0].address, list[0].family)
-  })
+  const problem = privateHostProblem(url)
+  return problem && `The receiver ${problem}.`
 }
 
 export interface HttpDeliveryRequest {

@@ -10,7 +10,7 @@ import { parcelColumns } from '../deliveries/parcel.js'
 import type { LabelPort } from '../deliveries/service.js'
 import { ReturnErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { DeliveryProviderAt } from '../deliveries/service.js'
-import { DeliveryProviderError, LABEL_FORMATS, type LabelFormat, type LabelPurchaseRequest, type PurchasedLabel } from '../gateway/delivery-provider.js'
+import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason, type LabelFormat, type LabelPurchaseRequest, type PurchasedLabel } from '../gateway/delivery-provider.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import { toHistoryEntry, toReturn, type Return, type ReturnHistoryEntry } from './return.js'
@@ -417,7 +417,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
           if (label) return finish(label)
         } catch (error) {
           if (!(error instanceof DeliveryProviderError)) throw error
-          throw new ReturnErrors.LabelOutcomeUnknown(id)
+          throw new ReturnErrors.LabelOutcomeUnknown(id, unknownOutcomeReason(undefined, error))
         }
       }
       try {
@@ -426,7 +426,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
       } catch (error) {
         if (!(error instanceof DeliveryProviderError)) {
           deps.logger.error({ err: error, operationId, returnId: id }, 'Return label purchase failed with an unexpected error; its outcome is reconciled on the next try')
-          throw new ReturnErrors.LabelOutcomeUnknown(id)
+          throw new ReturnErrors.LabelOutcomeUnknown(id, unknownOutcomeReason(error))
         }
         if (error.kind === 'refused') {
           // Nothing was bought: the return is free for another purchase (or a tracking number by hand).
@@ -434,13 +434,15 @@ export function createReturnService(deps: ReturnServiceDependencies) {
           throw labels.refusal(error)
         }
         let label: PurchasedLabel | null = null
+        let lookupFailure: unknown
         try {
           label = await recover()
         } catch (lookupError) {
+          lookupFailure = lookupError
           deps.logger.warn({ err: lookupError, operationId, returnId: id }, 'Return label: the lookup after an unknown outcome failed too')
         }
         if (label) return finish(label)
-        throw new ReturnErrors.LabelOutcomeUnknown(id)
+        throw new ReturnErrors.LabelOutcomeUnknown(id, unknownOutcomeReason(error, lookupFailure))
       }
     })
   }

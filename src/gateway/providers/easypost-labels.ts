@@ -4,6 +4,8 @@
 // exactly once rests on the `shp_` id (a second buy of it is refused with SHIPMENT.POSTAGE.EXISTS).
 import { DeliveryProviderError, type DeliveryJournal, type DeliveryMethods, type LabelFormat, type PostalAddress, type PurchasedLabel, type RateOffer, type RateRequest } from '../delivery-provider.js'
 import type { ProviderContext } from '../providers.js'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { answerExcerpt } from '../../http/answer-excerpt.js'
 
 export const EASYPOST_DEFAULT_TIMEOUT_MS = 15_000
 
@@ -51,7 +53,20 @@ interface EasyPostClient {
 type EasyPostConstructor = new (key: string, options: { baseUrl: string; requestMiddleware: (request: SuperagentRequest) => SuperagentRequest }) => EasyPostClient
 interface SuperagentRequest {
   timeout(limits: { response: number; deadline: number }): SuperagentRequest
+  on(event: 'response', listener: (response: { status: number; type?: string; text?: string }) => void): SuperagentRequest
 }
+
+/**
+ * What EasyPost (or a proxy in front of it) answered the call under way: the client throws a bare
+ * TypeError for an answer that is not EasyPost's error JSON (a proxy's HTML 502), losing its status.
+ * Each call runs in its own store, so concurrent calls on one cached client never mix their answers.
+ */
+interface Answered {
+  status: number
+  contentType: string | null
+  text: string | null
+}
+const answeredCall = new AsyncLocalStorage<{ answer: Answered | null }>()
 
 /** EasyPost error codes whose purchase outcome is not known: look the shipment up, never buy again blindly. */
 const OUTCOME_UNKNOWN_CODES = new Set(['SHIPMENT.PURCHASE.IN_PROGRESS', 'SHIPMENT.POSTAGE.NO_RESPONSE'])
@@ -84,28 +99,43 @@ async function clientFor(settings: EasyPostLabelSettings, defaultBaseUrl: string
   let client = clients.get(key)
   if (!client) {
     // The client keeps a `timeout` option it never applies: the deadline is set on each request instead.
-    client = new EasyPost(settings.apiKey, { baseUrl, requestMiddleware: (request) => request.timeout({ response: timeout, deadline: timeout }) })
+    client = new EasyPost(settings.apiKey, {
+      baseUrl,
+      requestMiddleware: (request) => {
+        const call = answeredCall.getStore()
+        if (call) request.on('response', (response) => (call.answer = { status: response.status, contentType: response.type ?? null, text: response.text ?? null }))
+        return request.timeout({ response: timeout, deadline: timeout })
+      },
+    })
     if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!)
     clients.set(key, client)
   }
   return client
 }
 
-/** The client's error as we classify it: by EasyPost's code first, then its status; no status means no answer. */
-function classify(error: unknown, step: string): DeliveryProviderError {
+/**
+ * The client's error as we classify it: by EasyPost's code first, then the status it (or a proxy)
+ * answered, in its words; no answer at all (a timeout, a dropped connection) is the one "did not answer".
+ */
+function classify(error: unknown, step: string, answered: Answered | null, settings: EasyPostLabelSettings): DeliveryProviderError {
   if (error instanceof DeliveryProviderError) return error
-  const { statusCode, code, message } = (error ?? {}) as { statusCode?: unknown; code?: unknown; message?: unknown }
-  const providerCode = typeof code === 'string' ? code : null
+  const { statusCode, code, message, timeout } = (error ?? {}) as { statusCode?: unknown; code?: unknown; message?: unknown; timeout?: unknown }
+  const providerCode = typeof statusCode === 'number' && typeof code === 'string' ? code : null
   const text = typeof message === 'string' && message !== '' ? message : 'no message'
   if (providerCode === 'SHIPMENT.POSTAGE.EXISTS') return new DeliveryProviderError(`EasyPost: the label was bought already (${text}).`, 'exists', providerCode, { cause: error })
-  if (providerCode !== null && OUTCOME_UNKNOWN_CODES.has(providerCode)) return new DeliveryProviderError(`EasyPost could not say whether the label was bought (${providerCode}).`, 'unknown', providerCode, { cause: error })
-  if (typeof statusCode !== 'number') {
-    // A timeout, a refused connection, or an answer that was not EasyPost's error JSON (the client then throws a TypeError).
-    return new DeliveryProviderError(`EasyPost did not answer the ${step} (${text}).`, 'unknown', providerCode, { cause: error })
+  if (providerCode !== null && OUTCOME_UNKNOWN_CODES.has(providerCode)) return new DeliveryProviderError(`EasyPost could not say whether the label was bought (${providerCode}: ${text}).`, 'unknown', providerCode, { cause: error })
+  const status = typeof statusCode === 'number' ? statusCode : (answered?.status ?? null)
+  if (status === null) {
+    if (typeof timeout === 'number' || code === 'ECONNABORTED') return new DeliveryProviderError(`EasyPost did not answer the ${step} within ${settings.timeoutMs ?? EASYPOST_DEFAULT_TIMEOUT_MS} ms`, 'unknown', null, { cause: error })
+    // A refused or dropped connection: nothing was answered.
+    return new DeliveryProviderError(`EasyPost did not answer the ${step} (${text})`, 'unknown', null, { cause: error })
   }
-  if (statusCode >= 500 || statusCode === 408) return new DeliveryProviderError(`EasyPost failed the ${step} (${statusCode}: ${text}).`, 'unknown', providerCode, { cause: error })
-  if (statusCode === 402) return new DeliveryProviderError(`EasyPost: the account has no funds for this label (${text}).`, 'refused', providerCode, { cause: error })
-  if (statusCode === 429) return new DeliveryProviderError('EasyPost is rate limiting this account: try again in a minute.', 'refused', providerCode, { cause: error })
+  // EasyPost's own error JSON carries its message and code; anything else (a proxy's page) is quoted shortly.
+  const said = typeof statusCode === 'number' ? `${text}${providerCode ? ` (${providerCode})` : ''}` : answerExcerpt(answered?.text, answered?.contentType, [settings.apiKey])
+  if (status >= 500 || status === 408) return new DeliveryProviderError(`EasyPost answered the ${step} with ${status}: ${said}`, 'unknown', providerCode, { cause: error })
+  if (status === 402) return new DeliveryProviderError(`EasyPost: the account has no funds for this label (${said}).`, 'refused', providerCode, { cause: error })
+  if (status === 429) return new DeliveryProviderError('EasyPost is rate limiting this account: try again in a minute.', 'refused', providerCode, { cause: error })
+  if (typeof statusCode !== 'number') return new DeliveryProviderError(`EasyPost refused the ${step} with ${status}: ${said}`, 'refused', null, { cause: error })
   return new DeliveryProviderError(`EasyPost refused the ${step}: ${text}${providerCode ? ` (${providerCode})` : ''}.`, 'refused', providerCode, { cause: error })
 }
 
@@ -126,20 +156,27 @@ function summary(shipment: EasyPostShipment | undefined): Record<string, unknown
 }
 
 /** One call to EasyPost, logged with its answer (or error) and duration, classified when it fails. */
-async function logged(journal: DeliveryJournal | null, step: string, request: Record<string, unknown>, call: () => Promise<EasyPostShipment>): Promise<EasyPostShipment> {
+async function logged(
+  journal: DeliveryJournal | null,
+  settings: EasyPostLabelSettings,
+  step: string,
+  request: Record<string, unknown>,
+  call: () => Promise<EasyPostShipment>,
+): Promise<EasyPostShipment> {
   const started = performance.now()
+  const answered: { answer: Answered | null } = { answer: null }
   try {
-    const answer = await call()
+    const answer = await answeredCall.run(answered, call)
     await journal?.attempt({ step, request, response: summary(answer), statusCode: 200, error: null, durationMs: performance.now() - started })
     return answer
   } catch (error) {
-    const failure = classify(error, step)
+    const failure = classify(error, step, answered.answer, settings)
     const { statusCode } = (error ?? {}) as { statusCode?: unknown }
     await journal?.attempt({
       step,
       request,
       response: { code: failure.providerCode },
-      statusCode: typeof statusCode === 'number' ? statusCode : null,
+      statusCode: typeof statusCode === 'number' ? statusCode : (answered.answer?.status ?? null),
       error: failure.message,
       durationMs: performance.now() - started,
     })
@@ -212,7 +249,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       // PNG, the one format EasyPost converts from later: the others are had by conversion.
       options: { label_format: 'PNG' },
     }
-    const shipment = await logged(journal, 'create', { reference, parcel: params.parcel, to: { country: request.to.country, zip: request.to.postalCode }, isReturn: request.isReturn === true }, () => client.Shipment.create(params))
+    const shipment = await logged(journal, settings, 'create', { reference, parcel: params.parcel, to: { country: request.to.country, zip: request.to.postalCode }, isReturn: request.isReturn === true }, () => client.Shipment.create(params))
     checkMode(shipment, settings)
     return shipment
   }
@@ -224,7 +261,8 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       const offers: RateOffer[] = (shipment.rates ?? []).map((rate) => ({
         carrier: rate.carrier,
         service: rate.service,
-        amount: String(rate.rate),
+        // As given: the service refuses an offer whose amount is not a decimal string (a number may be rounded already).
+        amount: rate.rate,
         currency: rate.currency,
         deliveryDays: rate.delivery_days ?? null,
         deliveryDate: rate.delivery_date ?? null,
@@ -242,7 +280,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       let shipment: EasyPostShipment
       if (request.externalId) {
         // An earlier attempt created it (its outcome unknown, found not bought): buy on it, never on a new one.
-        shipment = await logged(journal, 'retrieve', { id: request.externalId }, () => client.Shipment.retrieve(request.externalId!))
+        shipment = await logged(journal, context.settings, 'retrieve', { id: request.externalId }, () => client.Shipment.retrieve(request.externalId!))
         checkMode(shipment, context.settings)
         if (shipment.postage_label) return purchasedLabel(shipment, request.labelFormat)
       } else {
@@ -255,13 +293,13 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
         const offered = (shipment.rates ?? []).map((each) => `${each.carrier} ${each.service}`).join(', ') || 'none'
         throw new DeliveryProviderError(`EasyPost offers no ${request.carrier} ${request.service} for this parcel now (offered: ${offered}).`, 'refused', 'SHIPMENT.RATES.UNAVAILABLE')
       }
-      const bought = await logged(journal, 'buy', { id: shipment.id, rate: rate.id }, () => client.Shipment.buy(shipment.id, rate.id))
+      const bought = await logged(journal, context.settings, 'buy', { id: shipment.id, rate: rate.id }, () => client.Shipment.buy(shipment.id, rate.id))
       if (!bought.postage_label) throw new DeliveryProviderError(`EasyPost answered the purchase of ${shipment.id} without a label.`, 'unknown')
       let label = bought
       if (request.labelFormat !== 'PNG') {
         // The label is bought: a failed conversion keeps the PNG (fetch it in another format later).
         try {
-          label = await logged(journal, 'convert', { id: shipment.id, format: request.labelFormat }, () => client.Shipment.convertLabelFormat(shipment.id, request.labelFormat))
+          label = await logged(journal, context.settings, 'convert', { id: shipment.id, format: request.labelFormat }, () => client.Shipment.convertLabelFormat(shipment.id, request.labelFormat))
         } catch {
           label = bought
         }
@@ -271,7 +309,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
 
     async recoverLabel(request, context, journal) {
       const client = await clientFor(context.settings, defaultBaseUrl)
-      const shipment = await logged(journal, 'retrieve', { id: request.externalId }, () => client.Shipment.retrieve(request.externalId))
+      const shipment = await logged(journal, context.settings, 'retrieve', { id: request.externalId }, () => client.Shipment.retrieve(request.externalId))
       checkMode(shipment, context.settings)
       if (!shipment.postage_label) return { state: 'not-purchased' }
       return { state: 'purchased', label: purchasedLabel(shipment, request.labelFormat) }
@@ -279,7 +317,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
 
     async labelDocument(label, context, journal) {
       const client = await clientFor(context.settings, defaultBaseUrl)
-      const converted = await logged(journal, 'convert', { id: label.externalId, format: label.format }, () => client.Shipment.convertLabelFormat(label.externalId, label.format))
+      const converted = await logged(journal, context.settings, 'convert', { id: label.externalId, format: label.format }, () => client.Shipment.convertLabelFormat(label.externalId, label.format))
       const url = labelUrlIn(converted, label.format as LabelFormat)
       if (!url) throw new DeliveryProviderError(`EasyPost gave no ${label.format} label for ${label.externalId}.`, 'refused')
       return { url, format: label.format }
@@ -287,7 +325,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
 
     async voidLabel(label, context, journal) {
       const client = await clientFor(context.settings, defaultBaseUrl)
-      const refunded = await logged(journal, 'refund', { id: label.externalId }, () => client.Shipment.refund(label.externalId))
+      const refunded = await logged(journal, context.settings, 'refund', { id: label.externalId }, () => client.Shipment.refund(label.externalId))
       const refundStatus = refunded.refund_status ?? 'submitted'
       if (refundStatus === 'rejected') throw new DeliveryProviderError('EasyPost rejected the refund (it may be asked again later).', 'refused')
       return { refundStatus }
