@@ -29,6 +29,13 @@ export interface OpenOptions {
 }
 
 const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value)
+/**
+ * The scheme of a string that reads as a URL. Anything but postgres(ql):// would otherwise be taken for a
+ * SQLite file name: `postgress://host/x` became the file `./postgress:/host/x`, and better-sqlite3 reads
+ * no URI either (`file:///x` too became a file under `./file:`). Two letters at least, so a Windows
+ * drive (`C://`) stays a path.
+ */
+const urlScheme = (value: string) => /^([a-z][a-z0-9+.-]+):\/\//i.exec(value)?.[1]
 
 function isDrizzleSqlite(value: unknown): value is SqliteDatabase {
   const candidate = value as { select?: unknown; transaction?: unknown; $client?: { prepare?: unknown } }
@@ -59,7 +66,11 @@ export async function openSqliteFile(filename: string): Promise<SqliteDatabase> 
 export function engineOf(database: unknown): { engine: Engine } | { problem: string } {
   if (typeof database === 'string') {
     if (database.trim() === '') return { problem: 'must not be empty' }
-    return { engine: isPostgresUrl(database) ? 'postgres' : 'sqlite' }
+    if (isPostgresUrl(database)) return { engine: 'postgres' }
+    const scheme = urlScheme(database)
+    // Only the scheme is named: the rest of the string may hold a password.
+    if (scheme !== undefined) return { problem: `"${scheme}://" is not a scheme the package opens: give a postgres:// or postgresql:// connection string, or a SQLite file name (a path, not a URL)` }
+    return { engine: 'sqlite' }
   }
   if (isDrizzleSqlite(database)) return { engine: 'sqlite' }
   if (isDrizzlePostgresPool(database)) return { engine: 'postgres' }
