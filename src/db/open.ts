@@ -90,7 +90,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
   if ('problem' in found) throw new TypeError(`database: ${found.problem}`)
   const owned = typeof database === 'string'
   if (found.engine === 'sqlite') {
-    const [{ openSqliteFile, migrateSqlite, sqliteDatabaseError }, { createSqliteDataLayer }, schema] = await Promise.all([
+    const [{ openSqliteFile, migrateSqlite }, { createSqliteDataLayer }, schema] = await Promise.all([
       import('./sqlite/dialect.js'),
       import('./sqlite/data-layer.js'),
       import('./sqlite/schema.js'),
@@ -100,12 +100,12 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
       if (migrate) await migrateSqlite(db, MIGRATIONS_TABLE, options.lockDirectory, options.onLockCompromised)
     } catch (error) {
       if (owned) db.$client.close()
-      throw sqliteDatabaseError(error) ?? error
+      throw error
     }
     const data = createSqliteDataLayer(db, { ...options, owned })
     return { data, handle: { engine: 'sqlite', db, schema } }
   }
-  const [{ openPostgres, migratePostgres, postgresDatabaseError }, { createPostgresDataLayer }, schema] = await Promise.all([
+  const [{ openPostgres, migratePostgres }, { createPostgresDataLayer }, schema] = await Promise.all([
     import('./postgres/connection.js'),
     import('./postgres/data-layer.js'),
     import('./postgres/schema.js'),
@@ -115,7 +115,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     if (migrate) await migratePostgres(db, MIGRATIONS_TABLE)
   } catch (error) {
     if (owned) await db.$client.end()
-    throw postgresDatabaseError(error) ?? error
+    throw error
   }
   return { data: createPostgresDataLayer(db, { owned }), handle: { engine: 'postgres', db, schema } }
 }
@@ -128,13 +128,9 @@ export async function migrate(db: ShipmentsDatabase): Promise<void> {
   const found = engineOf(db)
   if ('problem' in found) throw new TypeError(`migrate(): the database ${found.problem}`)
   if (found.engine === 'sqlite') {
-    const { migrateSqlite, sqliteDatabaseError } = await import('./sqlite/dialect.js')
-    return migrateSqlite(db as SqliteDatabase, MIGRATIONS_TABLE).catch((error: unknown) => {
-      throw sqliteDatabaseError(error) ?? error
-    })
+    const { migrateSqlite } = await import('./sqlite/dialect.js')
+    return migrateSqlite(db as SqliteDatabase, MIGRATIONS_TABLE)
   }
-  const { migratePostgres, postgresDatabaseError } = await import('./postgres/connection.js')
-  return migratePostgres(db as PostgresDatabase, MIGRATIONS_TABLE).catch((error: unknown) => {
-    throw postgresDatabaseError(error) ?? error
-  })
+  const { migratePostgres } = await import('./postgres/connection.js')
+  return migratePostgres(db as PostgresDatabase, MIGRATIONS_TABLE)
 }
