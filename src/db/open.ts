@@ -1,6 +1,7 @@
 // Choosing the engine: a SQLite file name, a PostgreSQL connection string, or a host's Drizzle database
 // over better-sqlite3 or a node-postgres pool. Each engine's modules are loaded only when it is used.
 import type { DataLayer, Engine } from './data-layer.js'
+import { withDriverErrorsTranslated } from './driver-errors.js'
 import type { SqliteDatabase } from './sqlite/dialect.js'
 import type { PostgresDatabase } from './postgres/connection.js'
 import type * as sqliteSchema from './sqlite/schema.js'
@@ -90,7 +91,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
   if ('problem' in found) throw new TypeError(`database: ${found.problem}`)
   const owned = typeof database === 'string'
   if (found.engine === 'sqlite') {
-    const [{ openSqliteFile, migrateSqlite }, { createSqliteDataLayer }, schema] = await Promise.all([
+    const [{ openSqliteFile, migrateSqlite, sqliteDatabaseError }, { createSqliteDataLayer }, schema] = await Promise.all([
       import('./sqlite/dialect.js'),
       import('./sqlite/data-layer.js'),
       import('./sqlite/schema.js'),
@@ -102,10 +103,11 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
       if (owned) db.$client.close()
       throw error
     }
-    const data = createSqliteDataLayer(db, { ...options, owned })
+    // The one place this engine's driver errors are wrapped (see driver-errors.ts).
+    const data = withDriverErrorsTranslated(createSqliteDataLayer(db, { ...options, owned }), sqliteDatabaseError)
     return { data, handle: { engine: 'sqlite', db, schema } }
   }
-  const [{ openPostgres, migratePostgres }, { createPostgresDataLayer }, schema] = await Promise.all([
+  const [{ openPostgres, migratePostgres, postgresDatabaseError }, { createPostgresDataLayer }, schema] = await Promise.all([
     import('./postgres/connection.js'),
     import('./postgres/data-layer.js'),
     import('./postgres/schema.js'),
@@ -117,7 +119,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     if (owned) await db.$client.end()
     throw error
   }
-  return { data: createPostgresDataLayer(db, { owned }), handle: { engine: 'postgres', db, schema } }
+  return { data: withDriverErrorsTranslated(createPostgresDataLayer(db, { owned }), postgresDatabaseError), handle: { engine: 'postgres', db, schema } }
 }
 
 /**

@@ -36,8 +36,7 @@ import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
 import { createSqliteCheckpointData } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
-import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, withStatementCache, writeTransaction, sqliteDatabaseError, type SqliteDatabase } from './dialect.js'
-import { withDriverErrorsTranslated } from '../driver-errors.js'
+import { createChangeStamp, isBusy, leaveUncounted, lockDirectoryFor, onWriteCommit, withStatementCache, writeTransaction, type SqliteDatabase } from './dialect.js'
 import { createGroupCommit } from './group-commit.js'
 import { createOrderExportQueries } from './order-export.js'
 import { createSqliteOutboxStore, createSqliteOutboxWriter } from './outbox.js'
@@ -352,431 +351,428 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
   const exportOrders = createOrderExportQueries(db)
   const writeMessages = createSqliteOutboxWriter(db)
 
-  // The one place this engine's driver errors are wrapped (see driver-errors.ts).
-  return withDriverErrorsTranslated<DataLayer>(
-    {
-      engine: 'sqlite',
+  return {
+    engine: 'sqlite',
 
-      async findShipment(id) {
-        return findRow(id)
-      },
+    async findShipment(id) {
+      return findRow(id)
+    },
 
-      async updateShipmentColumns(id, columns, fillEmpty, options = {}) {
-        // One UPDATE ... RETURNING is atomic on its own and doubles as the existence check.
-        return group.run(() => updateRow(id, columns, { fillEmpty, unlessTrackingNumberChanges: options.unlessTrackingNumberChanges }))
-      },
+    async updateShipmentColumns(id, columns, fillEmpty, options = {}) {
+      // One UPDATE ... RETURNING is atomic on its own and doubles as the existence check.
+      return group.run(() => updateRow(id, columns, { fillEmpty, unlessTrackingNumberChanges: options.unlessTrackingNumberChanges }))
+    },
 
-      async commitShipmentChange(id, request) {
-        // better-sqlite3 transactions are synchronous: everything asynchronous (the authorization) happens
-        // before the transaction, under the in-process queue; `authorized` is the status it approved,
-        // read again inside the transaction, where no other process can move it any more.
-        const commit = (authorized: string | null) => (): ShipmentChangeOutcome | 'status-moved' => {
-          const before = findRow(id)
-          if (!before) throw new ShipmentMissingError(id)
-          // Another process moved the shipment between the authorization and the write lock: authorize again.
-          if (authorized !== null && before.status !== authorized) return 'status-moved'
-          const now = new Date()
-          const stale = request.externalEvent ? externalEventIsStale(id, request.externalEvent) : false
-          // The ledger row commits with the change it caused, or not at all (see the PostgreSQL twin).
-          const duplicate = request.delivery ? !recordDelivery(request.delivery, stale ? { outcome: 'stale' } : null, now) : false
-          if (stale || duplicate) return unchangedOutcome(before, { stale, duplicate })
-          if (request.externalEvent) markExternalEvent(id, request.externalEvent, now)
-          const plan = request.plan(before)
-          const historyId = plan.history ? insertHistory(id, plan.history) : null
-          // The IMMEDIATE transaction serializes every writer of the file: no other allocation can interleave.
-          const toCheck = allocationToCheck(before, plan.columns)
-          if (toCheck) checkAllocation(toCheck, allocatedInOrder(before.orderId, id))
-          const row = updateRow(id, plan.columns, { known: before })!
-          let orderAdvanceClaimed = false
-          if (plan.claimOrderAdvance !== null && orderComplete(selectLive.all({ orderId: row.orderId }) as ShipmentRow[], plan.requireCoverage)) {
-            orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
-          }
-          const outcome = { row, previousStatus: before.status, historyId, orderAdvanceClaimed, stale: false, duplicate: false }
-          const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
-          return { ...outcome, messages }
+    async commitShipmentChange(id, request) {
+      // better-sqlite3 transactions are synchronous: everything asynchronous (the authorization) happens
+      // before the transaction, under the in-process queue; `authorized` is the status it approved,
+      // read again inside the transaction, where no other process can move it any more.
+      const commit = (authorized: string | null) => (): ShipmentChangeOutcome | 'status-moved' => {
+        const before = findRow(id)
+        if (!before) throw new ShipmentMissingError(id)
+        // Another process moved the shipment between the authorization and the write lock: authorize again.
+        if (authorized !== null && before.status !== authorized) return 'status-moved'
+        const now = new Date()
+        const stale = request.externalEvent ? externalEventIsStale(id, request.externalEvent) : false
+        // The ledger row commits with the change it caused, or not at all (see the PostgreSQL twin).
+        const duplicate = request.delivery ? !recordDelivery(request.delivery, stale ? { outcome: 'stale' } : null, now) : false
+        if (stale || duplicate) return unchangedOutcome(before, { stale, duplicate })
+        if (request.externalEvent) markExternalEvent(id, request.externalEvent, now)
+        const plan = request.plan(before)
+        const historyId = plan.history ? insertHistory(id, plan.history) : null
+        // The IMMEDIATE transaction serializes every writer of the file: no other allocation can interleave.
+        const toCheck = allocationToCheck(before, plan.columns)
+        if (toCheck) checkAllocation(toCheck, allocatedInOrder(before.orderId, id))
+        const row = updateRow(id, plan.columns, { known: before })!
+        let orderAdvanceClaimed = false
+        if (plan.claimOrderAdvance !== null && orderComplete(selectLive.all({ orderId: row.orderId }) as ShipmentRow[], plan.requireCoverage)) {
+          orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
         }
-        if (request.lockTimeoutMs === undefined) return group.run(commit(null)) as Promise<ShipmentChangeOutcome>
-        const name = transitionLockName(id)
-        const deadline = Date.now() + request.lockTimeoutMs
-        return queue.withLock(name, request.lockTimeoutMs, async () => {
-          for (;;) {
-            let authorized: string | null = null
-            if (request.authorize) {
-              const current = findRow(id)
-              if (!current) throw new ShipmentMissingError(id)
-              await request.authorize(current)
-              authorized = current.status
-            }
-            let outcome: ShipmentChangeOutcome | 'status-moved'
-            try {
-              // Another process's write transaction is waited for until the deadline, no longer.
-              outcome = await group.run(commit(authorized), deadline)
-            } catch (error) {
-              if (isBusy(error)) throw new LockTimeoutError(name)
-              throw error
-            }
-            if (outcome !== 'status-moved') return outcome
+        const outcome = { row, previousStatus: before.status, historyId, orderAdvanceClaimed, stale: false, duplicate: false }
+        const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
+        return { ...outcome, messages }
+      }
+      if (request.lockTimeoutMs === undefined) return group.run(commit(null)) as Promise<ShipmentChangeOutcome>
+      const name = transitionLockName(id)
+      const deadline = Date.now() + request.lockTimeoutMs
+      return queue.withLock(name, request.lockTimeoutMs, async () => {
+        for (;;) {
+          let authorized: string | null = null
+          if (request.authorize) {
+            const current = findRow(id)
+            if (!current) throw new ShipmentMissingError(id)
+            await request.authorize(current)
+            authorized = current.status
           }
-        })
-      },
-
-      async createShipments(orderId, orderReference, plan, userId, messages) {
-        return writeTransaction(db, () => {
-          const existing = db.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)).get()!
-          const allocated = allocatedInOrder(orderId)
-          const itemLists = plan(allocated)
-          const now = new Date()
-          const created: ShipmentRow[] = []
-          for (const [index, items] of itemLists.entries()) {
-            checkAllocation(items, allocated)
-            for (const item of items) allocated.set(item.lineItemId, (allocated.get(item.lineItemId) ?? 0) + item.quantity)
-            const reference = `${orderReference}-s${String(existing.total + index + 1).padStart(3, '0')}`
-            const row = db.insert(shipments).values({ orderId, reference, status: 'new', items, createdAt: now, updatedAt: now }).returning().get()
-            db.insert(shipmentStatusHistory).values({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now }).run()
-            created.push(row)
+          let outcome: ShipmentChangeOutcome | 'status-moved'
+          try {
+            // Another process's write transaction is waited for until the deadline, no longer.
+            outcome = await group.run(commit(authorized), deadline)
+          } catch (error) {
+            if (isBusy(error)) throw new LockTimeoutError(name)
+            throw error
           }
-          return { rows: created, messages: messages ? writeMessages(messages.of(created), messages.claimFor, now) : [] }
-        })
-      },
-
-      async listShipments(query) {
-        const onlyTrackingNumber =
-          query.trackingNumber !== undefined && query.orderId === undefined && query.status === undefined && !query.referenceStartsWith && !query.externalReference && !query.includeDeleted
-        if (onlyTrackingNumber && query.afterId === undefined && query.offset === 0) {
-          const rows = selectByTrackingNumber.all({ key: trackingNumberKey(query.trackingNumber!), limit: query.limit })
-          // A first page that is not full is the whole count.
-          const total = rows.length < query.limit ? rows.length : countByTrackingNumber.get({ key: trackingNumberKey(query.trackingNumber!) })!.total
-          return { rows, total }
+          if (outcome !== 'status-moved') return outcome
         }
-        const where = and(
-          query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
-          // With an order named, its index (`+status` keeps SQLite, which has no statistics, off the status index).
-          query.status !== undefined ? (query.orderId !== undefined ? sql`+${shipments.status} = ${query.status}` : eq(shipments.status, query.status)) : undefined,
-          query.referenceStartsWith ? referenceOrTrackingNumber(query.referenceStartsWith) : undefined,
-          query.trackingNumber !== undefined ? sql`${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.trackingNumber)}` : undefined,
-          query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
-          query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
-        )
-        // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
-        const keptTotal = query.orderId === undefined && !query.referenceStartsWith && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
-        const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
-        const rows = db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()
+      })
+    },
+
+    async createShipments(orderId, orderReference, plan, userId, messages) {
+      return writeTransaction(db, () => {
+        const existing = db.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)).get()!
+        const allocated = allocatedInOrder(orderId)
+        const itemLists = plan(allocated)
+        const now = new Date()
+        const created: ShipmentRow[] = []
+        for (const [index, items] of itemLists.entries()) {
+          checkAllocation(items, allocated)
+          for (const item of items) allocated.set(item.lineItemId, (allocated.get(item.lineItemId) ?? 0) + item.quantity)
+          const reference = `${orderReference}-s${String(existing.total + index + 1).padStart(3, '0')}`
+          const row = db.insert(shipments).values({ orderId, reference, status: 'new', items, createdAt: now, updatedAt: now }).returning().get()
+          db.insert(shipmentStatusHistory).values({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now }).run()
+          created.push(row)
+        }
+        return { rows: created, messages: messages ? writeMessages(messages.of(created), messages.claimFor, now) : [] }
+      })
+    },
+
+    async listShipments(query) {
+      const onlyTrackingNumber =
+        query.trackingNumber !== undefined && query.orderId === undefined && query.status === undefined && !query.referenceStartsWith && !query.externalReference && !query.includeDeleted
+      if (onlyTrackingNumber && query.afterId === undefined && query.offset === 0) {
+        const rows = selectByTrackingNumber.all({ key: trackingNumberKey(query.trackingNumber!), limit: query.limit })
         // A first page that is not full is the whole count.
-        const firstPageHoldsAll = query.afterId === undefined && query.offset === 0 && rows.length < query.limit
-        const total = keptTotal ? keptCount(query.status) : firstPageHoldsAll ? rows.length : db.select({ total: count() }).from(shipments).where(where).get()!.total
+        const total = rows.length < query.limit ? rows.length : countByTrackingNumber.get({ key: trackingNumberKey(query.trackingNumber!) })!.total
         return { rows, total }
-      },
+      }
+      const where = and(
+        query.orderId !== undefined ? eq(shipments.orderId, query.orderId) : undefined,
+        // With an order named, its index (`+status` keeps SQLite, which has no statistics, off the status index).
+        query.status !== undefined ? (query.orderId !== undefined ? sql`+${shipments.status} = ${query.status}` : eq(shipments.status, query.status)) : undefined,
+        query.referenceStartsWith ? referenceOrTrackingNumber(query.referenceStartsWith) : undefined,
+        query.trackingNumber !== undefined ? sql`${trackingNumberKeyOf(shipments.trackingNumber)} = ${trackingNumberKey(query.trackingNumber)}` : undefined,
+        query.externalReference ? inArray(shipments.id, externalReferenceHolders(query.externalReference)) : undefined,
+        query.includeDeleted ? undefined : isNull(shipments.dateDeleted),
+      )
+      // Without a filter that narrows by an index of its own, the total is the kept count (never a count of every shipment).
+      const keptTotal = query.orderId === undefined && !query.referenceStartsWith && query.trackingNumber === undefined && !query.externalReference && !query.includeDeleted
+      const page = query.afterId !== undefined ? and(where, gt(shipments.id, query.afterId)) : where
+      const rows = db.select().from(shipments).where(page).orderBy(shipments.id).limit(query.limit).offset(query.offset).all()
+      // A first page that is not full is the whole count.
+      const firstPageHoldsAll = query.afterId === undefined && query.offset === 0 && rows.length < query.limit
+      const total = keptTotal ? keptCount(query.status) : firstPageHoldsAll ? rows.length : db.select({ total: count() }).from(shipments).where(where).get()!.total
+      return { rows, total }
+    },
 
-      async allocations(orderIds) {
-        if (orderIds.length === 0) return new Map()
-        const rows = db
-          .select({ orderId: shipments.orderId, items: shipments.items })
-          .from(shipments)
-          .where(and(inArray(shipments.orderId, [...orderIds]), eq(shipments.enabled, true), isNull(shipments.dateDeleted), ne(shipments.status, 'cancelled')))
-          .all()
-        return allocationsByOrder(rows)
-      },
+    async allocations(orderIds) {
+      if (orderIds.length === 0) return new Map()
+      const rows = db
+        .select({ orderId: shipments.orderId, items: shipments.items })
+        .from(shipments)
+        .where(and(inArray(shipments.orderId, [...orderIds]), eq(shipments.enabled, true), isNull(shipments.dateDeleted), ne(shipments.status, 'cancelled')))
+        .all()
+      return allocationsByOrder(rows)
+    },
 
-      async shipmentHistory(shipmentId): Promise<HistoryRow[]> {
-        return db
-          .select()
-          .from(shipmentStatusHistory)
-          .where(eq(shipmentStatusHistory.shipmentId, shipmentId))
-          .orderBy(desc(shipmentStatusHistory.id))
-          .all()
-      },
+    async shipmentHistory(shipmentId): Promise<HistoryRow[]> {
+      return db
+        .select()
+        .from(shipmentStatusHistory)
+        .where(eq(shipmentStatusHistory.shipmentId, shipmentId))
+        .orderBy(desc(shipmentStatusHistory.id))
+        .all()
+    },
 
-      async setShipmentDeleted(id, deleted, now, messages) {
-        return writeTransaction(db, () => {
-          const before = deleted ? undefined : findRow(id)
-          const toCheck = before ? allocationToCheck(before, { dateDeleted: null }) : null
-          if (toCheck) checkAllocation(toCheck, allocatedInOrder(before!.orderId, id))
-          const row = db
-            .update(shipments)
-            .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now.getTime()})` : null, updatedAt: now })
-            .where(eq(shipments.id, id))
-            .returning()
-            .get()
-          if (!row) return undefined
-          return { row, messages: messages ? writeMessages(messages.of(row), messages.claimFor, now) : [] }
-        })
-      },
-
-      async findIntegration(handle) {
-        return selectIntegration.get({ handle }) as IntegrationRow | undefined
-      },
-
-      async listIntegrations() {
-        return db.select().from(integrations).orderBy(integrations.handle).all()
-      },
-
-      async insertIntegration(values) {
-        return db
-          .insert(integrations)
-          .values({ ...values, createdAt: values.updatedAt })
+    async setShipmentDeleted(id, deleted, now, messages) {
+      return writeTransaction(db, () => {
+        const before = deleted ? undefined : findRow(id)
+        const toCheck = before ? allocationToCheck(before, { dateDeleted: null }) : null
+        if (toCheck) checkAllocation(toCheck, allocatedInOrder(before!.orderId, id))
+        const row = db
+          .update(shipments)
+          .set({ dateDeleted: deleted ? sql`coalesce(${shipments.dateDeleted}, ${now.getTime()})` : null, updatedAt: now })
+          .where(eq(shipments.id, id))
           .returning()
           .get()
-      },
-
-      async updateIntegration(id, values) {
-        return db.update(integrations).set(values).where(eq(integrations.id, id)).returning().get()!
-      },
-
-      async deleteIntegration(id) {
-        db.delete(integrations).where(eq(integrations.id, id)).run()
-      },
-
-      async recordDelivery(integrationId, deliveryId, outcome) {
-        return recordDelivery({ integrationId, deliveryId }, outcome, new Date())
-      },
-
-      async recentDeliveries(integrationId, limit) {
-        return db
-          .select({ deliveryId: webhookDeliveries.deliveryId, outcome: webhookDeliveries.outcome, createdAt: webhookDeliveries.createdAt })
-          .from(webhookDeliveries)
-          .where(eq(webhookDeliveries.integrationId, integrationId))
-          .orderBy(desc(webhookDeliveries.createdAt))
-          .limit(limit)
-          .all()
-      },
-
-      async recordExchangeActivity(entry, { keep, keepRefused, every }) {
-        // One autocommit insert; now and then a prune by id, answered and refused rows each against their
-        // own bound (anyone can send refused requests: they must not evict the answered ones).
-        const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
-        let pruned = 0
-        if (id % every === 0) {
-          for (const [rows, kept] of [[exchangeActivityOutcome(false), keep], [exchangeActivityOutcome(true), keepRefused]] as const) {
-            const newestDropped = db.select({ id: exchangeActivity.id }).from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(1).offset(kept).get()
-            if (newestDropped) pruned += db.delete(exchangeActivity).where(and(rows, lte(exchangeActivity.id, newestDropped.id))).run().changes
-          }
-        }
-        // A log of requests: no cached result depends on it (a ShipStation request must not empty the export's caches).
-        leaveUncounted(db, 1 + pruned)
-      },
-
-      async exchangeActivity(limit, refused) {
-        const rows = refused === undefined ? undefined : exchangeActivityOutcome(refused)
-        return db.select().from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(limit).all()
-      },
-
-      async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {
-        const values = { externalId, externalUrl, updatedAt: new Date() }
-        db.insert(shipmentExternalReferences)
-          .values({ shipmentId, integrationId, ...values })
-          .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
-          .run()
-      },
-
-      async externalReferences(shipmentId) {
-        return db
-          .select({
-            integrationHandle: integrations.handle,
-            externalId: shipmentExternalReferences.externalId,
-            externalUrl: shipmentExternalReferences.externalUrl,
-            lastPushAt: shipmentExternalReferences.lastPushAt,
-            lastPushError: shipmentExternalReferences.lastPushError,
-            pushAttempts: shipmentExternalReferences.pushAttempts,
-          })
-          .from(shipmentExternalReferences)
-          .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
-          .where(eq(shipmentExternalReferences.shipmentId, shipmentId))
-          .orderBy(integrations.handle)
-          .all()
-      },
-
-      async countShipmentsByStatus() {
-        const rows = db.select({ status: statusCounts.status, total: sql<number>`sum(${statusCounts.count})` }).from(statusCounts).groupBy(statusCounts.status).all()
-        return Object.fromEntries(rows.filter((row) => row.total > 0).map((row) => [row.status, row.total]))
-      },
-
-      async refreshAttention(orderId, decide) {
-        return writeTransaction(db, () => {
-          const row = decide(allocatedInOrder(orderId))
-          if (!row) {
-            db.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId)).run()
-            return null
-          }
-          const values = { ...row, orderId, updatedAt: new Date() }
-          db.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values }).run()
-          return row
-        })
-      },
-
-      async attentionRows({ afterOrderId, offset, limit }) {
-        return db
-          .select(attentionColumns)
-          .from(attentionOrders)
-          .where(afterOrderId !== undefined ? gt(attentionOrders.orderId, afterOrderId) : undefined)
-          .orderBy(attentionOrders.orderId)
-          .limit(limit)
-          .offset(offset ?? 0)
-          .all()
-      },
-
-      async countAttentionRows() {
-        return db.select({ total: count() }).from(attentionOrders).get()!.total
-      },
-
-      async packageState(key) {
-        return selectPackageState.get({ key })?.value ?? null
-      },
-
-      async setPackageState(key, value) {
-        db.insert(packageState).values({ key, value }).onConflictDoUpdate({ target: packageState.key, set: { value } }).run()
-      },
-
-      async countShippedByQuarterHour(from, to) {
-        // From the kept counts: at most one row per quarter hour and slot of the window, at any volume.
-        return db
-          .select({ quarterHour: shippedCounts.quarterHour, count: sql<number>`sum(${shippedCounts.count})` })
-          .from(shippedCounts)
-          .where(and(gte(shippedCounts.quarterHour, Math.floor(from.getTime() / 900_000)), lt(shippedCounts.quarterHour, Math.ceil(to.getTime() / 900_000))))
-          .groupBy(shippedCounts.quarterHour)
-          .orderBy(shippedCounts.quarterHour)
-          .all()
-          .filter((row) => row.count > 0)
-      },
-
-      async lateShipments(now, limit) {
-        const where = lateWhere(now)
-        const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
-        const rows = db.select().from(shipments).where(where).orderBy(shipments.dateScheduledShip, shipments.id).limit(limit).all()
-        return { rows, total }
-      },
-
-      async failingPushes(limit) {
-        const { total } = db
-          .select({ total: count() })
-          .from(shipmentExternalReferences)
-          .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
-          .where(failingPushWhere)
-          .get()!
-        const rows = db
-          .select(failingPushColumns)
-          .from(shipmentExternalReferences)
-          .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
-          .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
-          .where(failingPushWhere)
-          .orderBy(desc(shipmentExternalReferences.lastPushAt), desc(shipments.id))
-          .limit(limit)
-          .all()
-        return { rows, total }
-      },
-
-      async newestExchangeActivity(action) {
-        return db.select().from(exchangeActivity).where(eq(exchangeActivity.action, action)).orderBy(desc(exchangeActivity.id)).limit(1).get()
-      },
-
-      createChangeStamp(otherInstancesMs) {
-        const stamp = createChangeStamp(db, otherInstancesMs)
-        return async () => stamp()
-      },
-
-      async findOrder(orderId) {
-        return selectOrder.get({ orderId })
-      },
-
-      async findOrders(orderIds) {
-        if (orderIds.length === 0) return []
-        return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(inArray(orders.id, [...orderIds])).all()
-      },
-
-      async orderLines(orderId) {
-        if (!selectOrderId.get({ orderId })) return undefined
-        return linesOf([orderId]).get(orderId) ?? []
-      },
-
-      async listCompletedOrders({ afterId, limit }) {
-        const rows = selectCompletedOrders.all({ afterId, limit })
-        const lines = linesOf(rows.map((row) => row.id))
-        return rows.map((row) => ({ ...row, lines: lines.get(row.id) ?? [] }))
-      },
-
-      async findOrderByReference(reference) {
-        return db.select(summaryColumns).from(orders).where(eq(orders.reference, reference)).get()
-      },
-
-      async orderStatusExists(statusHandle) {
-        return statusExists(statusHandle)
-      },
-
-      async saveOrderStatus(status) {
-        writeTransaction(db, () => {
-          if (status.isDefault) db.update(orderStatuses).set({ isDefault: false }).run()
-          db.insert(orderStatuses).values(status).onConflictDoUpdate({ target: orderStatuses.handle, set: { name: status.name, isDefault: status.isDefault } }).run()
-        })
-      },
-
-      async listOrderStatuses() {
-        return db.select({ handle: orderStatuses.handle, name: orderStatuses.name, isDefault: orderStatuses.isDefault }).from(orderStatuses).orderBy(orderStatuses.id).all()
-      },
-
-      async insertOrder(order, addresses, items) {
-        return writeTransaction(db, () => {
-          // The unique keys on reference and number decide: a taken one inserts nothing (no error, no read first).
-          const inserted = db.insert(orders).values(order).onConflictDoNothing().returning({ id: orders.id }).get()
-          if (!inserted) return 'duplicate' as const
-          const { id } = inserted
-          if (addresses.length > 0) db.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id }))).run()
-          // In pieces: one statement for thousands of lines would pass SQLite's limit on bound parameters.
-          for (const piece of inChunks(items, LINE_ROWS_PER_INSERT)) db.insert(orderLineItems).values(piece.map((item) => ({ ...item, orderId: id }))).run()
-          return id
-        })
-      },
-
-      async updateOrder(orderId, columns) {
-        return writeTransaction(db, () => {
-          const clash = (column: typeof orders.reference | typeof orders.number, value: string | undefined) =>
-            value !== undefined && db.select({ id: orders.id }).from(orders).where(and(eq(column, value), ne(orders.id, orderId))).get() !== undefined
-          if (clash(orders.reference, columns.reference) || clash(orders.number, columns.number)) return 'duplicate' as const
-          return db.update(orders).set(columns).where(eq(orders.id, orderId)).run().changes > 0
-        })
-      },
-
-      async setOrderStatus(orderId, statusHandle) {
-        return writeTransaction(db, () => {
-          if (!statusExists(statusHandle)) return false
-          db.update(orders).set({ statusHandle, dateUpdated: new Date() }).where(eq(orders.id, orderId)).run()
-          return true
-        })
-      },
-
-      async updateNotifiedOrder(orderId, statusHandle, plan) {
-        return writeTransaction(db, () => {
-          if (!statusExists(statusHandle)) return 'no-status' as const
-          const order = db.select({ statusHandle: orders.statusHandle, fields: orders.fields }).from(orders).where(eq(orders.id, orderId)).get()
-          if (!order) return 'no-order' as const
-          const outcome = plan(order)
-          const changed = order.statusHandle !== statusHandle || JSON.stringify(outcome.fields) !== JSON.stringify(order.fields)
-          if (changed) db.update(orders).set({ statusHandle, fields: outcome.fields, dateUpdated: new Date() }).where(eq(orders.id, orderId)).run()
-          return { outcome, changed }
-        })
-      },
-
-      async exportOrders(query) {
-        return exportOrders(query)
-      },
-
-      notifications: createSqliteNotificationStore(db),
-
-      parcels: createSqliteParcelStore(db, group, writeMessages),
-      checkpoints: createSqliteCheckpointData(db, group, writeMessages),
-
-      returns: createSqliteReturnStore(db, group, writeMessages),
-
-      outbox: createSqliteOutboxStore(db, writeMessages, group),
-
-      async withNamedLock(name, key, timeoutMs, task) {
-        return namedLocks.withLock(`${name}:${key}`, timeoutMs, task)
-      },
-
-      async close() {
-        await checkpointer?.close()
-        group.flush()
-        if (options.owned) db.$client.close()
-      },
+        if (!row) return undefined
+        return { row, messages: messages ? writeMessages(messages.of(row), messages.claimFor, now) : [] }
+      })
     },
-    sqliteDatabaseError,
-  )
+
+    async findIntegration(handle) {
+      return selectIntegration.get({ handle }) as IntegrationRow | undefined
+    },
+
+    async listIntegrations() {
+      return db.select().from(integrations).orderBy(integrations.handle).all()
+    },
+
+    async insertIntegration(values) {
+      return db
+        .insert(integrations)
+        .values({ ...values, createdAt: values.updatedAt })
+        .returning()
+        .get()
+    },
+
+    async updateIntegration(id, values) {
+      return db.update(integrations).set(values).where(eq(integrations.id, id)).returning().get()!
+    },
+
+    async deleteIntegration(id) {
+      db.delete(integrations).where(eq(integrations.id, id)).run()
+    },
+
+    async recordDelivery(integrationId, deliveryId, outcome) {
+      return recordDelivery({ integrationId, deliveryId }, outcome, new Date())
+    },
+
+    async recentDeliveries(integrationId, limit) {
+      return db
+        .select({ deliveryId: webhookDeliveries.deliveryId, outcome: webhookDeliveries.outcome, createdAt: webhookDeliveries.createdAt })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.integrationId, integrationId))
+        .orderBy(desc(webhookDeliveries.createdAt))
+        .limit(limit)
+        .all()
+    },
+
+    async recordExchangeActivity(entry, { keep, keepRefused, every }) {
+      // One autocommit insert; now and then a prune by id, answered and refused rows each against their
+      // own bound (anyone can send refused requests: they must not evict the answered ones).
+      const { id } = db.insert(exchangeActivity).values(entry).returning({ id: exchangeActivity.id }).get()!
+      let pruned = 0
+      if (id % every === 0) {
+        for (const [rows, kept] of [[exchangeActivityOutcome(false), keep], [exchangeActivityOutcome(true), keepRefused]] as const) {
+          const newestDropped = db.select({ id: exchangeActivity.id }).from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(1).offset(kept).get()
+          if (newestDropped) pruned += db.delete(exchangeActivity).where(and(rows, lte(exchangeActivity.id, newestDropped.id))).run().changes
+        }
+      }
+      // A log of requests: no cached result depends on it (a ShipStation request must not empty the export's caches).
+      leaveUncounted(db, 1 + pruned)
+    },
+
+    async exchangeActivity(limit, refused) {
+      const rows = refused === undefined ? undefined : exchangeActivityOutcome(refused)
+      return db.select().from(exchangeActivity).where(rows).orderBy(desc(exchangeActivity.id)).limit(limit).all()
+    },
+
+    async setExternalReference(shipmentId, integrationId, externalId, externalUrl) {
+      const values = { externalId, externalUrl, updatedAt: new Date() }
+      db.insert(shipmentExternalReferences)
+        .values({ shipmentId, integrationId, ...values })
+        .onConflictDoUpdate({ target: [shipmentExternalReferences.shipmentId, shipmentExternalReferences.integrationId], set: values })
+        .run()
+    },
+
+    async externalReferences(shipmentId) {
+      return db
+        .select({
+          integrationHandle: integrations.handle,
+          externalId: shipmentExternalReferences.externalId,
+          externalUrl: shipmentExternalReferences.externalUrl,
+          lastPushAt: shipmentExternalReferences.lastPushAt,
+          lastPushError: shipmentExternalReferences.lastPushError,
+          pushAttempts: shipmentExternalReferences.pushAttempts,
+        })
+        .from(shipmentExternalReferences)
+        .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
+        .where(eq(shipmentExternalReferences.shipmentId, shipmentId))
+        .orderBy(integrations.handle)
+        .all()
+    },
+
+    async countShipmentsByStatus() {
+      const rows = db.select({ status: statusCounts.status, total: sql<number>`sum(${statusCounts.count})` }).from(statusCounts).groupBy(statusCounts.status).all()
+      return Object.fromEntries(rows.filter((row) => row.total > 0).map((row) => [row.status, row.total]))
+    },
+
+    async refreshAttention(orderId, decide) {
+      return writeTransaction(db, () => {
+        const row = decide(allocatedInOrder(orderId))
+        if (!row) {
+          db.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId)).run()
+          return null
+        }
+        const values = { ...row, orderId, updatedAt: new Date() }
+        db.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values }).run()
+        return row
+      })
+    },
+
+    async attentionRows({ afterOrderId, offset, limit }) {
+      return db
+        .select(attentionColumns)
+        .from(attentionOrders)
+        .where(afterOrderId !== undefined ? gt(attentionOrders.orderId, afterOrderId) : undefined)
+        .orderBy(attentionOrders.orderId)
+        .limit(limit)
+        .offset(offset ?? 0)
+        .all()
+    },
+
+    async countAttentionRows() {
+      return db.select({ total: count() }).from(attentionOrders).get()!.total
+    },
+
+    async packageState(key) {
+      return selectPackageState.get({ key })?.value ?? null
+    },
+
+    async setPackageState(key, value) {
+      db.insert(packageState).values({ key, value }).onConflictDoUpdate({ target: packageState.key, set: { value } }).run()
+    },
+
+    async countShippedByQuarterHour(from, to) {
+      // From the kept counts: at most one row per quarter hour and slot of the window, at any volume.
+      return db
+        .select({ quarterHour: shippedCounts.quarterHour, count: sql<number>`sum(${shippedCounts.count})` })
+        .from(shippedCounts)
+        .where(and(gte(shippedCounts.quarterHour, Math.floor(from.getTime() / 900_000)), lt(shippedCounts.quarterHour, Math.ceil(to.getTime() / 900_000))))
+        .groupBy(shippedCounts.quarterHour)
+        .orderBy(shippedCounts.quarterHour)
+        .all()
+        .filter((row) => row.count > 0)
+    },
+
+    async lateShipments(now, limit) {
+      const where = lateWhere(now)
+      const { total } = db.select({ total: count() }).from(shipments).where(where).get()!
+      const rows = db.select().from(shipments).where(where).orderBy(shipments.dateScheduledShip, shipments.id).limit(limit).all()
+      return { rows, total }
+    },
+
+    async failingPushes(limit) {
+      const { total } = db
+        .select({ total: count() })
+        .from(shipmentExternalReferences)
+        .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
+        .where(failingPushWhere)
+        .get()!
+      const rows = db
+        .select(failingPushColumns)
+        .from(shipmentExternalReferences)
+        .innerJoin(shipments, eq(shipments.id, shipmentExternalReferences.shipmentId))
+        .innerJoin(integrations, eq(integrations.id, shipmentExternalReferences.integrationId))
+        .where(failingPushWhere)
+        .orderBy(desc(shipmentExternalReferences.lastPushAt), desc(shipments.id))
+        .limit(limit)
+        .all()
+      return { rows, total }
+    },
+
+    async newestExchangeActivity(action) {
+      return db.select().from(exchangeActivity).where(eq(exchangeActivity.action, action)).orderBy(desc(exchangeActivity.id)).limit(1).get()
+    },
+
+    createChangeStamp(otherInstancesMs) {
+      const stamp = createChangeStamp(db, otherInstancesMs)
+      return async () => stamp()
+    },
+
+    async findOrder(orderId) {
+      return selectOrder.get({ orderId })
+    },
+
+    async findOrders(orderIds) {
+      if (orderIds.length === 0) return []
+      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(inArray(orders.id, [...orderIds])).all()
+    },
+
+    async orderLines(orderId) {
+      if (!selectOrderId.get({ orderId })) return undefined
+      return linesOf([orderId]).get(orderId) ?? []
+    },
+
+    async listCompletedOrders({ afterId, limit }) {
+      const rows = selectCompletedOrders.all({ afterId, limit })
+      const lines = linesOf(rows.map((row) => row.id))
+      return rows.map((row) => ({ ...row, lines: lines.get(row.id) ?? [] }))
+    },
+
+    async findOrderByReference(reference) {
+      return db.select(summaryColumns).from(orders).where(eq(orders.reference, reference)).get()
+    },
+
+    async orderStatusExists(statusHandle) {
+      return statusExists(statusHandle)
+    },
+
+    async saveOrderStatus(status) {
+      writeTransaction(db, () => {
+        if (status.isDefault) db.update(orderStatuses).set({ isDefault: false }).run()
+        db.insert(orderStatuses).values(status).onConflictDoUpdate({ target: orderStatuses.handle, set: { name: status.name, isDefault: status.isDefault } }).run()
+      })
+    },
+
+    async listOrderStatuses() {
+      return db.select({ handle: orderStatuses.handle, name: orderStatuses.name, isDefault: orderStatuses.isDefault }).from(orderStatuses).orderBy(orderStatuses.id).all()
+    },
+
+    async insertOrder(order, addresses, items) {
+      return writeTransaction(db, () => {
+        // The unique keys on reference and number decide: a taken one inserts nothing (no error, no read first).
+        const inserted = db.insert(orders).values(order).onConflictDoNothing().returning({ id: orders.id }).get()
+        if (!inserted) return 'duplicate' as const
+        const { id } = inserted
+        if (addresses.length > 0) db.insert(orderAddresses).values(addresses.map((address) => ({ ...address, orderId: id }))).run()
+        // In pieces: one statement for thousands of lines would pass SQLite's limit on bound parameters.
+        for (const piece of inChunks(items, LINE_ROWS_PER_INSERT)) db.insert(orderLineItems).values(piece.map((item) => ({ ...item, orderId: id }))).run()
+        return id
+      })
+    },
+
+    async updateOrder(orderId, columns) {
+      return writeTransaction(db, () => {
+        const clash = (column: typeof orders.reference | typeof orders.number, value: string | undefined) =>
+          value !== undefined && db.select({ id: orders.id }).from(orders).where(and(eq(column, value), ne(orders.id, orderId))).get() !== undefined
+        if (clash(orders.reference, columns.reference) || clash(orders.number, columns.number)) return 'duplicate' as const
+        return db.update(orders).set(columns).where(eq(orders.id, orderId)).run().changes > 0
+      })
+    },
+
+    async setOrderStatus(orderId, statusHandle) {
+      return writeTransaction(db, () => {
+        if (!statusExists(statusHandle)) return false
+        db.update(orders).set({ statusHandle, dateUpdated: new Date() }).where(eq(orders.id, orderId)).run()
+        return true
+      })
+    },
+
+    async updateNotifiedOrder(orderId, statusHandle, plan) {
+      return writeTransaction(db, () => {
+        if (!statusExists(statusHandle)) return 'no-status' as const
+        const order = db.select({ statusHandle: orders.statusHandle, fields: orders.fields }).from(orders).where(eq(orders.id, orderId)).get()
+        if (!order) return 'no-order' as const
+        const outcome = plan(order)
+        const changed = order.statusHandle !== statusHandle || JSON.stringify(outcome.fields) !== JSON.stringify(order.fields)
+        if (changed) db.update(orders).set({ statusHandle, fields: outcome.fields, dateUpdated: new Date() }).where(eq(orders.id, orderId)).run()
+        return { outcome, changed }
+      })
+    },
+
+    async exportOrders(query) {
+      return exportOrders(query)
+    },
+
+    notifications: createSqliteNotificationStore(db),
+
+    parcels: createSqliteParcelStore(db, group, writeMessages),
+    checkpoints: createSqliteCheckpointData(db, group, writeMessages),
+
+    returns: createSqliteReturnStore(db, group, writeMessages),
+
+    outbox: createSqliteOutboxStore(db, writeMessages, group),
+
+    async withNamedLock(name, key, timeoutMs, task) {
+      return namedLocks.withLock(`${name}:${key}`, timeoutMs, task)
+    },
+
+    async close() {
+      await checkpointer?.close()
+      group.flush()
+      if (options.owned) db.$client.close()
+    },
+  }
 }
+
