@@ -120,6 +120,30 @@ export const HTTP_ERROR_NAMES: Readonly<Record<number, string>> = {
 }
 
 /**
+ * A statement the database refused or could not run, as the data layer passes it on: the driver's code
+ * (a PostgreSQL SQLSTATE such as `23505`, or SQLite's such as `SQLITE_CONSTRAINT_UNIQUE`) and what
+ * failed, never the statement's parameters (an integration's API key, a customer's address). Drivers'
+ * own errors (Drizzle's "Failed query: ... params: ...") never leave the data layer.
+ */
+export class ShipmentsDatabaseError extends Error {
+  /** The driver's code; `SHIPMENTS_DATABASE_ERROR` when the driver gave none. */
+  readonly code: string
+  /** The constraint that refused the statement, when the database names one (PostgreSQL). */
+  readonly constraint: string | undefined
+  constructor(message: string, options: { code: string | undefined; constraint?: string | undefined; cause?: unknown }) {
+    super(message, { cause: options.cause })
+    this.name = 'ShipmentsDatabaseError'
+    this.code = options.code ?? 'SHIPMENTS_DATABASE_ERROR'
+    this.constraint = options.constraint
+  }
+
+  /** A unique key refused a second row with the same key (a race another instance won). */
+  get isUniqueViolation(): boolean {
+    return this.code === '23505' || this.code === 'SQLITE_CONSTRAINT_UNIQUE' || this.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  }
+}
+
+/**
  * Raised by integration providers: its message goes to the caller of the gateway (400). Anything
  * else a provider throws reaches the caller only as "Integration request processing failed.".
  */

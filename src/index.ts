@@ -17,6 +17,7 @@ export {
   IntegrationConfigError,
   WebhookSubscriptionError,
   NotificationConfigError,
+  ShipmentsDatabaseError,
 } from './errors.js'
 export { TEXT_LIMITS } from './text.js'
 /** TypeBox (`@sinclair/typebox` 0.34, the package's own copy), for providers' settings schemas. */

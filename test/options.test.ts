@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import Fastify from 'fastify'
@@ -40,6 +41,20 @@ t.test('a bad option fails ready() with a message naming it', async (t) => {
     t.match(error?.message, message, JSON.stringify(options))
     t.equal(error?.code, 'SHIPMENTS_INVALID_OPTION')
   }
+})
+
+t.test('a database string with a URL scheme other than postgres:// is refused at registration, no file created', async (t) => {
+  for (const database of ['postgress://localhost/x', 'mysql://user:hunter2@db/shop', 'sqlite:///tmp/shop.sqlite', 'file:///tmp/shop.sqlite']) {
+    const error = await registrationError(t, { database })
+    t.equal(error?.code, 'SHIPMENTS_INVALID_OPTION', database)
+    t.match(error?.message, /Invalid option "database": .*postgres:\/\/ or postgresql:\/\/.*SQLite file/, database)
+    t.match(error?.message, `"${database.split('://')[0]}://"`, 'names the scheme it does not open')
+    t.notMatch(error?.message, /hunter2|localhost|shop\.sqlite/, 'and nothing else of the value')
+    // It was a SQLite file under a directory named after the scheme, relative to the working directory.
+    t.notOk(existsSync(`${database.split('://')[0]}:`), 'no SQLite file or directory was created')
+  }
+  // A file name with a colon further on is still a file name.
+  t.equal(await registrationError(t, { database: join(t.testdir(), 'shop:2026.sqlite') }), null)
 })
 
 t.test('with no hooks every request is denied (default: deny)', async (t) => {

@@ -1,6 +1,7 @@
 // Choosing the engine: a SQLite file name, a PostgreSQL connection string, or a host's Drizzle database
 // over better-sqlite3 or a node-postgres pool. Each engine's modules are loaded only when it is used.
 import type { DataLayer, Engine } from './data-layer.js'
+import { withDriverErrorsTranslated } from './driver-errors.js'
 import type { SqliteDatabase } from './sqlite/dialect.js'
 import type { PostgresDatabase } from './postgres/connection.js'
 import type * as sqliteSchema from './sqlite/schema.js'
@@ -29,6 +30,13 @@ export interface OpenOptions {
 }
 
 const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value)
+/**
+ * The scheme of a string that reads as a URL. Anything but postgres(ql):// would otherwise be taken for a
+ * SQLite file name: `postgress://host/x` became the file `./postgress:/host/x`, and better-sqlite3 reads
+ * no URI either (`file:///x` too became a file under `./file:`). Two letters at least, so a Windows
+ * drive (`C://`) stays a path.
+ */
+const urlScheme = (value: string) => /^([a-z][a-z0-9+.-]+):\/\//i.exec(value)?.[1]
 
 function isDrizzleSqlite(value: unknown): value is SqliteDatabase {
   const candidate = value as { select?: unknown; transaction?: unknown; $client?: { prepare?: unknown } }
@@ -59,7 +67,11 @@ export async function openSqliteFile(filename: string): Promise<SqliteDatabase> 
 export function engineOf(database: unknown): { engine: Engine } | { problem: string } {
   if (typeof database === 'string') {
     if (database.trim() === '') return { problem: 'must not be empty' }
-    return { engine: isPostgresUrl(database) ? 'postgres' : 'sqlite' }
+    if (isPostgresUrl(database)) return { engine: 'postgres' }
+    const scheme = urlScheme(database)
+    // Only the scheme is named: the rest of the string may hold a password.
+    if (scheme !== undefined) return { problem: `"${scheme}://" is not a scheme the package opens: give a postgres:// or postgresql:// connection string, or a SQLite file name (a path, not a URL)` }
+    return { engine: 'sqlite' }
   }
   if (isDrizzleSqlite(database)) return { engine: 'sqlite' }
   if (isDrizzlePostgresPool(database)) return { engine: 'postgres' }
@@ -79,7 +91,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
   if ('problem' in found) throw new TypeError(`database: ${found.problem}`)
   const owned = typeof database === 'string'
   if (found.engine === 'sqlite') {
-    const [{ openSqliteFile, migrateSqlite }, { createSqliteDataLayer }, schema] = await Promise.all([
+    const [{ openSqliteFile, migrateSqlite, sqliteDatabaseError }, { createSqliteDataLayer }, schema] = await Promise.all([
       import('./sqlite/dialect.js'),
       import('./sqlite/data-layer.js'),
       import('./sqlite/schema.js'),
@@ -91,10 +103,11 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
       if (owned) db.$client.close()
       throw error
     }
-    const data = createSqliteDataLayer(db, { ...options, owned })
+    // The one place this engine's driver errors are wrapped (see driver-errors.ts).
+    const data = withDriverErrorsTranslated(createSqliteDataLayer(db, { ...options, owned }), sqliteDatabaseError)
     return { data, handle: { engine: 'sqlite', db, schema } }
   }
-  const [{ openPostgres, migratePostgres }, { createPostgresDataLayer }, schema] = await Promise.all([
+  const [{ openPostgres, migratePostgres, postgresDatabaseError }, { createPostgresDataLayer }, schema] = await Promise.all([
     import('./postgres/connection.js'),
     import('./postgres/data-layer.js'),
     import('./postgres/schema.js'),
@@ -106,7 +119,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     if (owned) await db.$client.end()
     throw error
   }
-  return { data: createPostgresDataLayer(db, { owned }), handle: { engine: 'postgres', db, schema } }
+  return { data: withDriverErrorsTranslated(createPostgresDataLayer(db, { owned }), postgresDatabaseError), handle: { engine: 'postgres', db, schema } }
 }
 
 /**

@@ -193,10 +193,15 @@ export interface ParcelStore<Message, Claim, Row, Address> {
   findByTrackingNumber(trackingNumber: string): Promise<ParcelRow | undefined>
   /**
    * Applies a change in one write transaction: the parcel read inside it, the plan's writes, its history
-   * row and outbox messages. `target` names the parcel, or the shipment a new parcel goes to. undefined:
-   * no such parcel (or no such shipment for an insert).
+   * row and outbox messages. `target` names the parcel, or the shipment a new parcel goes to. The plan
+   * is given the parcel and the number of its shipment's parcels, both read inside the transaction under
+   * the shipment's lock, so a limit it checks holds against concurrent changes. undefined: no such parcel
+   * (or no such shipment for an insert).
    */
-  change(target: { parcelId: number } | { shipmentId: number }, plan: (current: ParcelRow | undefined) => ParcelPlan<Message, Claim>): Promise<ParcelChangeOutcome<Row> | undefined>
+  change(
+    target: { parcelId: number } | { shipmentId: number },
+    plan: (current: ParcelRow | undefined, shipmentParcelCount: number) => ParcelPlan<Message, Claim>,
+  ): Promise<ParcelChangeOutcome<Row> | undefined>
 
   /** The intent of a purchase; 'busy' when the parcel has a pending or purchased operation already (a unique key decides a race). */
   beginOperation(values: NewLabelOperation): Promise<LabelOperationRow | 'busy'>

@@ -196,24 +196,25 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     await requireShipment(shipmentId)
     await checkItems(shipmentId, columns.items)
     await checkBox(columns.boxId)
-    if ((await data.parcels.list(shipmentId)).length >= MAX_PARCELS_PER_SHIPMENT) {
-      throw new ShipmentUpdateRejectedError(`A shipment may have at most ${MAX_PARCELS_PER_SHIPMENT} parcels.`)
-    }
-    const outcome = await data.parcels.change({ shipmentId }, () => ({
-      insert: {
-        weight: columns.weight!,
-        weightUnit: columns.weightUnit!,
-        length: columns.length ?? null,
-        width: columns.width ?? null,
-        height: columns.height ?? null,
-        dimensionUnit: columns.dimensionUnit ?? null,
-        boxId: columns.boxId ?? null,
-        items: columns.items ?? [],
-      },
-      history: { action: 'added', message: null, userId: userOf(context) },
-      messages: parcelEvent('parcelAdded', userOf(context)),
-      claimFor: dispatcher.claim,
-    }))
+    // Counted under the shipment's lock, in the transaction that inserts: concurrent adds take turns.
+    const outcome = await data.parcels.change({ shipmentId }, (_current, parcelCount) => {
+      if (parcelCount >= MAX_PARCELS_PER_SHIPMENT) throw new ShipmentUpdateRejectedError(`A shipment may have at most ${MAX_PARCELS_PER_SHIPMENT} parcels.`)
+      return {
+        insert: {
+          weight: columns.weight!,
+          weightUnit: columns.weightUnit!,
+          length: columns.length ?? null,
+          width: columns.width ?? null,
+          height: columns.height ?? null,
+          dimensionUnit: columns.dimensionUnit ?? null,
+          boxId: columns.boxId ?? null,
+          items: columns.items ?? [],
+        },
+        history: { action: 'added', message: null, userId: userOf(context) },
+        messages: parcelEvent('parcelAdded', userOf(context)),
+        claimFor: dispatcher.claim,
+      }
+    })
     return committed(outcome, () => new ShipmentsErrors.ShipmentNotFound(shipmentId))
   }
 

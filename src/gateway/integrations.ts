@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DataLayer, IntegrationRow, IntegrationValues } from '../db/data-layer.js'
 import { environmentReference, MissingEnvironmentVariableError, parseBooleanSetting, resolveEnvironmentValue, resolveEnvironmentValues } from '../env.js'
-import { IntegrationConfigError, IntegrationSecretError, ShipmentsErrors } from '../errors.js'
+import { IntegrationConfigError, IntegrationSecretError, ShipmentsDatabaseError, ShipmentsErrors } from '../errors.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
@@ -271,12 +271,21 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
     updatedAt: new Date(),
   })
 
+  /**
+   * The handle's unique key refused the row: another instance saved an integration with this handle
+   * after checkInput looked. The same refusal as when it was there before.
+   */
+  const handleTakenMeanwhile = (handle: string) => (error: unknown): never => {
+    if (error instanceof ShipmentsDatabaseError && error.isUniqueViolation) throw new IntegrationConfigError({ handle: [`"${handle}" is already used`] })
+    throw error
+  }
+
   return {
     async create(input: IntegrationInput): Promise<Integration> {
       const defaults = input.statusMap === undefined ? registry.get(input.providerId ?? '')?.defaultStatusMap : undefined
       if (defaults) input = { ...input, statusMap: { ...defaults } }
       await checkInput(input, null)
-      const row = await data.insertIntegration(storedValues(input))
+      const row = await data.insertIntegration(storedValues(input)).catch(handleTakenMeanwhile(input.handle))
       deps.changed?.()
       return present(row)
     },
@@ -298,7 +307,7 @@ export function createIntegrationService(deps: IntegrationServiceDependencies) {
         pushOn: changes.pushOn ?? row.pushOn,
       }
       await checkInput(merged, row.id)
-      const saved = await data.updateIntegration(row.id, storedValues(merged))
+      const saved = await data.updateIntegration(row.id, storedValues(merged)).catch(handleTakenMeanwhile(merged.handle))
       deps.changed?.()
       return present(saved)
     },

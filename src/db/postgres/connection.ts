@@ -8,6 +8,7 @@ import { migrate as runDrizzleMigrations } from 'drizzle-orm/node-postgres/migra
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import * as schema from './schema.js'
 import { readTimestampsExactly } from './timestamps.js'
+import { databaseErrorOf } from '../driver-errors.js'
 
 // Before any query: this module is loaded whenever the package works on PostgreSQL (see timestamps.ts).
 readTimestampsExactly(schema)
@@ -86,3 +87,22 @@ export function sqlState(error: unknown): string | undefined {
 
 /** `SET LOCAL lock_timeout`, as an expression that takes parameters (select it before anything that waits). */
 export const localLockTimeout = (milliseconds: number) => sql`set_config('lock_timeout', ${`${Math.max(1, Math.ceil(milliseconds))}ms`}, true)`
+
+/**
+ * A node-postgres error (alone, or under Drizzle's query error) as the package's error: the SQLSTATE, the
+ * constraint, and the server's message, except for data exceptions (class 22), whose messages quote the
+ * value refused (`invalid input syntax for type integer: "..."`). A PostgreSQL error's detail (`Key
+ * (handle)=(...) already exists`) is dropped. Connection failures keep their message (an address, no value).
+ */
+export const postgresDatabaseError = (error: unknown) =>
+  databaseErrorOf(
+    error,
+    (candidate) => candidate instanceof pg.DatabaseError,
+    (failure) => {
+      const { message, code, constraint, column } = failure as { message: string; code?: unknown; constraint?: unknown; column?: unknown }
+      const sqlState = typeof code === 'string' ? code : undefined
+      if (!(failure instanceof pg.DatabaseError)) return { message, code: sqlState }
+      const described = sqlState?.startsWith('22') ? `a value the database refuses${typeof column === 'string' ? ` in column "${column}"` : ''}` : message
+      return { message: described, code: sqlState, constraint: typeof constraint === 'string' ? constraint : undefined }
+    },
+  )

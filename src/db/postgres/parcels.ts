@@ -1,6 +1,6 @@
 // Parcels, label operations, rate quotes and boxes on PostgreSQL: a change reads the parcel FOR UPDATE
 // inside its transaction, so two instances changing one parcel take turns.
-import { and, asc, desc, eq, getTableColumns, inArray } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
@@ -53,7 +53,8 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
           if (!(await lockShipment(target.shipmentId))) return undefined
           shipmentId = target.shipmentId
         }
-        const planned = plan(current)
+        const [{ count }] = await tx.select({ count: sql<number>`count(*)::int` }).from(parcels).where(eq(parcels.shipmentId, shipmentId))
+        const planned = plan(current, count)
         let row: ParcelRow
         if (planned.insert) {
           ;[row] = (await tx.insert(parcels).values({ ...planned.insert, ...planned.columns, shipmentId, createdAt: now, updatedAt: now }).returning()) as ParcelRow[]

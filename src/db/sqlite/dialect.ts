@@ -6,6 +6,7 @@ import Database from 'better-sqlite3'
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate as runDrizzleMigrations } from 'drizzle-orm/better-sqlite3/migrator'
 import { createMutex } from '../mutex.js'
+import { databaseErrorOf } from '../driver-errors.js'
 
 /** A Drizzle database over better-sqlite3, the host's or the one the package opened. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -236,3 +237,17 @@ export async function migrateSqlite(
     runDrizzleMigrations(db, { migrationsFolder, migrationsTable }),
   )
 }
+
+/**
+ * A better-sqlite3 error (alone, or under Drizzle's query error) as the package's error. SQLite's messages
+ * name tables, columns and constraints, never a bound value, so they are kept.
+ */
+export const sqliteDatabaseError = (error: unknown) =>
+  databaseErrorOf(
+    error,
+    (candidate) => candidate instanceof Database.SqliteError,
+    (failure) => {
+      const { message, code } = failure as { message: string; code?: unknown }
+      return { message, code: typeof code === 'string' ? code : undefined }
+    },
+  )

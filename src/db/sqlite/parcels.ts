@@ -20,6 +20,7 @@ const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.cod
 export function createSqliteParcelStore(db: SqliteDatabase, group: GroupCommit, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ParcelStore {
   // Prepared once: every tracking event and label purchase reads them.
   const selectOfShipment = db.select().from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).orderBy(asc(parcels.id)).prepare()
+  const countOfShipment = db.select({ count: sql<number>`count(*)` }).from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).prepare()
   const selectById = db.select().from(parcels).where(eq(parcels.id, sql.placeholder('id'))).prepare()
   const selectByTrackingNumber = db.select().from(parcels).where(eq(parcels.trackingNumber, sql.placeholder('trackingNumber'))).orderBy(desc(parcels.id)).limit(1).prepare()
   // An order's summary carries it: read for every return request and label purchase.
@@ -69,7 +70,7 @@ export function createSqliteParcelStore(db: SqliteDatabase, group: GroupCommit, 
           if (!selectShipmentId.get({ id: target.shipmentId })) return undefined
           shipmentId = target.shipmentId
         }
-        const planned = plan(current)
+        const planned = plan(current, (countOfShipment.get({ shipmentId }) as { count: number }).count)
         let row: ParcelRow
         if (planned.insert) {
           row = parcelInsert.insertReturning({ ...planned.insert, ...planned.columns, shipmentId, createdAt: now, updatedAt: now }) as ParcelRow
