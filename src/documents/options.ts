@@ -116,9 +116,12 @@ export function resolveDocumentsOptions(raw: unknown, shipFrom: PostalAddress | 
   const fonts = options.fonts ?? []
   if (!Array.isArray(fonts)) fail('documents.fonts', 'must be a list of { regular, bold? } fonts')
   for (const [index, font] of (fonts as unknown[]).entries()) {
-    const { regular, bold } = (font ?? {}) as Record<string, unknown>
+    const { regular, bold, regularFace, boldFace } = (font ?? {}) as Record<string, unknown>
     if (!(isBytes(regular) || typeof regular === 'string')) fail(`documents.fonts.${index}.regular`, 'must be the bytes of a TrueType or OpenType font, or a file path')
     if (bold !== undefined && !(isBytes(bold) || typeof bold === 'string')) fail(`documents.fonts.${index}.bold`, 'must be the bytes of a TrueType or OpenType font, or a file path')
+    for (const [key, value] of Object.entries({ regularFace, boldFace })) {
+      if (value !== undefined && !isText(value, 63)) fail(`documents.fonts.${index}.${key}`, 'must be the PostScript name of a face of the collection (at most 63 characters)')
+    }
   }
   if (options.missingGlyphs !== undefined && options.missingGlyphs !== 'replace' && options.missingGlyphs !== 'error') fail('documents.missingGlyphs', "must be 'replace' or 'error'")
   if (options.maxBatchSize !== undefined && !isInteger(options.maxBatchSize, 1, 1000)) fail('documents.maxBatchSize', 'must be an integer from 1 to 1000')
