@@ -9,7 +9,7 @@ import type { ExternalReference } from '../gateway/integration.js'
 import type { OrderSummary } from '../orders/order-store.js'
 import { attributeLabel } from '../shipments/update-input.js'
 import { formatIsoWithOffset } from '../time.js'
-import { html, safeHref, type SafeHtml } from '../html.js'
+import { html, isolated, safeHref, type SafeHtml } from '../html.js'
 import type { PageContext, PageSection } from './components.js'
 import {
   csrfField,
@@ -345,8 +345,8 @@ ${context.can.edit ? deleteForm(context, shipment) : ''}
 function checkpointsSection(checkpoints: readonly Checkpoint[]): SafeHtml {
   return html`<h2 id="checkpoints" tabindex="-1">Carrier checkpoints</h2>
 <ol class="timeline" aria-label="Carrier checkpoints">${[...checkpoints].reverse().map(
-    (checkpoint) => html`<li data-checkpoint="${checkpoint.id}"><div>${checkpoint.message ?? checkpoint.status ?? '—'}</div>
-<div class="meta"><time datetime="${checkpoint.occurredAtUtc}">${checkpoint.occurredAt}</time>${checkpoint.location ? html` · ${checkpoint.location}` : ''}${checkpoint.status ? html` · ${checkpoint.status}` : ''}${checkpoint.subStatus ? html` (${checkpoint.subStatus})` : ''}${checkpoint.signedBy ? html` · signed by ${checkpoint.signedBy}` : ''} · via ${checkpoint.source}${checkpoint.parcelId !== null ? html` · parcel ${checkpoint.trackingNumber}` : ''}</div></li>`,
+    (checkpoint) => html`<li data-checkpoint="${checkpoint.id}"><div>${isolated(checkpoint.message ?? checkpoint.status) || '—'}</div>
+<div class="meta"><time datetime="${checkpoint.occurredAtUtc}">${checkpoint.occurredAt}</time>${checkpoint.location ? html` · ${isolated(checkpoint.location)}` : ''}${checkpoint.status ? html` · ${isolated(checkpoint.status)}` : ''}${checkpoint.subStatus ? html` (${isolated(checkpoint.subStatus)})` : ''}${checkpoint.signedBy ? html` · signed by ${isolated(checkpoint.signedBy)}` : ''} · via ${checkpoint.source}${checkpoint.parcelId !== null ? html` · parcel ${checkpoint.trackingNumber}` : ''}</div></li>`,
   )}</ol>`
 }
 
