@@ -39,3 +39,11 @@ export const unsafeRaw = (markup: string) => new SafeHtml(markup)
 export function safeHref(url: string | null | undefined): string | null {
   return typeof url === 'string' && /^https?:\/\/[^\s]+$/i.test(url) ? url : null
 }
+
+/**
+ * Text a user or a provider supplied, isolated (`<bdi>`): right-to-left text in it cannot reorder the
+ * page's text around it. Empty text renders nothing.
+ */
+export function isolated(text: string | null | undefined): SafeHtml | '' {
+  return text === null || text === undefined || text === '' ? '' : html`<bdi>${text}</bdi>`
+}

@@ -15,6 +15,7 @@ import type { OrderStore, PostalAddress } from './orders/order-store.js'
 import { PostalAddressSchema } from './deliveries/ship-from.js'
 import { binPackingPacker, type Packer } from './deliveries/packing.js'
 import { isValidTimeZone } from './time.js'
+import { TEXT_LIMITS, textProblem } from './text.js'
 import { providerDefinitionProblem, type AnyProviderDefinition } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { OrderExchangeSettingError, resolveOrderExchangeSettings, type OrderExchangeOptions, type OrderExchangeSettings } from './order-exchange/settings.js'
@@ -316,6 +317,8 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
         frameAncestors?: string[] | undefined
         /** The whole Content-Security-Policy header, replacing the package's (for a layout that loads more). */
         contentSecurityPolicy?: string | undefined
+        /** The shop's name, shown above the page's heading and in its title (1 to 255 characters). Default none. */
+        shopName?: string | undefined
       }
     | undefined
 }
@@ -334,7 +337,7 @@ export type ResolvedOptions = Static<typeof DataOptionsSchema> & {
   splitRules: Record<string, SplitRule>
   carriers: CarrierOptions
   notifications: NotificationsOptions | null
-  trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout; frameAncestors: string[]; contentSecurityPolicy: string | null } | null
+  trackingPage: { secret: string; baseUrl: string; prefix: string; layout: TrackingPageLayout; frameAncestors: string[]; contentSecurityPolicy: string | null; shopName: string | null } | null
   /** The packer of "suggest parcels": `deliveries.packer`, or binpackingjs. */
   packer: Packer
   /** `returns.customerMayReturn`, or null. */
@@ -398,7 +401,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
   if (notificationOptions !== null && typeof notificationOptions?.sendMail !== 'function') fail('notifications.sendMail', 'must be a function')
   let trackingPageOptions: ResolvedOptions['trackingPage'] = null
   if (trackingPage !== undefined) {
-    const page = trackingPage as { secret?: unknown; baseUrl?: unknown; prefix?: unknown; layout?: unknown; frameAncestors?: unknown; contentSecurityPolicy?: unknown }
+    const page = trackingPage as { secret?: unknown; baseUrl?: unknown; prefix?: unknown; layout?: unknown; frameAncestors?: unknown; contentSecurityPolicy?: unknown; shopName?: unknown }
     let secret: unknown
     try {
       secret = resolveEnvironmentValue(page?.secret)
@@ -417,6 +420,10 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     }
     const policy = page.contentSecurityPolicy
     if (policy !== undefined && (typeof policy !== 'string' || policy.trim() === '' || /[\r\n]/.test(policy))) fail('trackingPage.contentSecurityPolicy', 'must be a Content-Security-Policy header value on one line')
+    const shopName = page.shopName
+    if (shopName !== undefined && (typeof shopName !== 'string' || shopName.trim() === '' || textProblem(shopName, { maxLength: TEXT_LIMITS.short }))) {
+      fail('trackingPage.shopName', 'must be a text of 1 to 255 characters, without control characters or bidirectional overrides')
+    }
     trackingPageOptions = {
       secret,
       baseUrl: page.baseUrl,
@@ -424,6 +431,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
       layout: (page.layout as TrackingPageLayout | undefined) ?? standaloneTrackingLayout,
       frameAncestors: frameAncestors as string[],
       contentSecurityPolicy: (policy as string | undefined) ?? null,
+      shopName: (shopName as string | undefined)?.trim() ?? null,
     }
   }
   if (typeof carriers !== 'object' || carriers === null || Array.isArray(carriers)) fail('carriers', 'must be an object')

@@ -355,6 +355,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       layout: options.trackingPage.layout,
       frameAncestors: options.trackingPage.frameAncestors,
       contentSecurityPolicy: options.trackingPage.contentSecurityPolicy,
+      shopName: options.trackingPage.shopName,
       // Customers start returns here only when the shop sets a return window.
       customerReturns:
         options.returns.windowDays > 0

@@ -63,7 +63,7 @@ t.test('parcels on the shipment page: add, rates, buy, a refusal in the carrier\
   t.equal(bought.statusCode, 303, bought.body.slice(0, 500))
   t.equal(imitation.stats.buys, 1)
   const shown = await admin.get(page)
-  t.match(shown.body, /USPS GroundAdvantage<br>9400/)
+  t.match(shown.body, /<bdi>USPS<\/bdi> <bdi>GroundAdvantage<\/bdi><br><bdi>9400/)
   t.match(shown.body, /5\.25 USD/)
   t.match(shown.body, /Void label/)
 
@@ -91,7 +91,7 @@ t.test('the box catalogue page: add a box (errors beside the fields), list it, r
   const [box] = await db.select().from(schema.boxes)
   t.match(box, { name: 'Mailer', innerLength: '30', emptyWeight: '150', maxWeight: '2000', weightUnit: 'g' })
   const listed = await admin.get('/boxes')
-  t.match(listed.body, new RegExp(`data-box="${box.id}"><td>Mailer`))
+  t.match(listed.body, new RegExp(`data-box="${box.id}"><td><bdi>Mailer</bdi>`))
   t.equal((await adminClient(app, 'viewer').post(`/boxes/${box.id}/delete`, {})).statusCode, 403)
   t.equal((await admin.post(`/boxes/${box.id}/delete`, {})).statusCode, 303)
   t.same(await db.select().from(schema.boxes), [])

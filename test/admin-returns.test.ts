@@ -76,7 +76,7 @@ t.test('the returns list, the navigation count and a return page from requested 
   t.equal((await admin.post(`${page}/state`, { state: 'closed', message: 'Refunded' })).statusCode, 303)
   const closed = await admin.get(page)
   t.match(closed.body, /data-return-state="closed"/)
-  t.match(closed.body, /<td>received<\/td><td>closed<\/td><td>Refunded<\/td><td>admin<\/td><td>admin<\/td>/, 'history with user and source')
+  t.match(closed.body, /<td>received<\/td><td>closed<\/td><td><bdi>Refunded<\/bdi><\/td><td>admin<\/td><td>admin<\/td>/, 'history with user and source')
   t.match(closed.body, /Returns <span class="badge nav-count badge-muted" data-count="0">0<\/span>/, 'nothing waits now')
 
   const order = await admin.get(`/orders/${orderId}`)

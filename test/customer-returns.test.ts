@@ -379,3 +379,17 @@ t.test('hostile forms: prototype keys, repeated fields, a body too large; answer
   t.same(await storedReturns(app), [])
   t.equal(({} as Record<string, unknown>).x, undefined, 'no prototype touched')
 })
+
+t.test("a customer's note with control characters or a bidi override: the 422 form names the note, nothing stored", async (t) => {
+  const { app, link, mug } = await setup(t)
+  for (const note of ['NUL\u0000here', 'ESC\u001b[31m', 'gift\u202Etxt.exe']) {
+    const response = await send(app, `${link}/return`, { [`quantity.${mug}`]: '1', [`reason.${mug}`]: 'damaged', note })
+    t.equal(response.statusCode, 422, JSON.stringify(note))
+    t.equal(response.headers['content-type'], 'text/html; charset=utf-8')
+    t.match(response.body, 'Your note contains characters that are not allowed')
+  }
+  t.same(await storedReturns(app), [], 'no return stored')
+  const lines = await send(app, `${link}/return`, { [`quantity.${mug}`]: '1', [`reason.${mug}`]: 'damaged', note: 'Cracked.\r\nHandle loose.' })
+  t.equal(lines.statusCode, 303, 'a note may span lines')
+  t.match(await storedReturns(app), [{ lines: [{ note: 'Cracked.\r\nHandle loose.' }] }])
+})

@@ -604,3 +604,15 @@ t.test('buying without a ship-to address, a ship-from address or a label provide
   t.equal(refused.statusCode, 422)
   t.match(refused.json(), { error: /No ship-from address/ })
 })
+
+t.test('a carrier or service with control characters or a bidi override: 422 naming it, nothing bought or stored', async (t) => {
+  const s = await setup(t)
+  for (const [field, value] of [['carrier', 'USPS\u0000'], ['service', 'Priority\u001b[2J'], ['carrier', 'US\u202EPS']] as const) {
+    const response = await buy(s.app, s, { integration: 'easypost', carrier: 'USPS', service: 'Priority', [field]: value })
+    t.equal(response.statusCode, 422, JSON.stringify(value))
+    t.match(response.json(), { errors: { [field]: [/characters that are not allowed/] } })
+  }
+  t.same(await operations(s.app), [], 'no purchase started')
+  t.match(await storedParcel(s.app, s.parcelId), { status: 'pending', carrier: null })
+  t.same(s.imitation.calls, [], 'nothing sent to EasyPost')
+})

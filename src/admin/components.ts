@@ -44,6 +44,9 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
  */
 export function dateTime(value: string | Date | null | undefined, timeZone: string): SafeHtml {
   if (value === null || value === undefined) return html`—`
+  // A day without a time (a carrier's estimate): that day, moved by no timezone.
+  const day = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value) : null
+  if (day) return html`<time datetime="${value as string}">${Number(day[3])} ${MONTHS[Number(day[2]) - 1]} ${day[1]}</time>`
   const instant = value instanceof Date ? value.getTime() : parseIsoDateTime(value, timeZone)
   if (instant === null || !Number.isFinite(instant)) return html`${String(value)}`
   const iso = formatIsoWithOffset(instant, timeZone)

@@ -5,7 +5,7 @@ import type { RateQuote } from '../deliveries/service.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
 import type { Box } from '../deliveries/boxes.js'
 import { csrfField, errorSummary, field, formErrors, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext, type PageSection, type SummaryEntry } from './components.js'
-import { html, safeHref, type SafeHtml } from '../html.js'
+import { html, isolated, safeHref, type SafeHtml } from '../html.js'
 
 export interface ParcelSectionData {
   shipmentId: number
@@ -73,7 +73,7 @@ export function parcelsSection(context: PageContext, data: ParcelSectionData): P
     const quotes = data.quotes?.parcelId === parcel.id ? data.quotes.quotes : null
     return html`<tr data-parcel="${parcel.id}" id="${`parcel-${parcel.id}`}">
 <td>${weightText(parcel)}</td><td>${sizeText(parcel)}</td>
-<td>${parcel.trackingNumber ? html`${parcel.carrier ?? ''} ${parcel.service ?? ''}<br>${parcel.trackingNumber}` : '—'}</td>
+<td>${parcel.trackingNumber ? html`${isolated(parcel.carrier)} ${isolated(parcel.service)}<br>${isolated(parcel.trackingNumber)}` : '—'}</td>
 <td>${parcel.label ? html`${labelHref ? html`<a href="${labelHref}" rel="noopener noreferrer" target="_blank">${parcel.label.format}</a>` : parcel.label.format}${parcel.label.cost ? html` · ${parcel.label.cost.amount} ${parcel.label.cost.currency}` : ''}` : '—'}
 ${(data.errors[errorName] ?? []).length > 0 ? html`<p class="field-error" role="alert" id="${`error-${errorName}`}">${data.errors[errorName]!.join(' ')}</p>` : ''}
 ${parcel.label && canBuy ? html`<form method="post" action="${base}/${parcel.id}/void" data-confirm="Void this label? The carrier decides on the refund.">${csrfField(context.csrf)}<button type="submit" class="danger">Void label</button></form>` : ''}
@@ -96,7 +96,7 @@ ${select('integration', integrations[0]?.[0] ?? '', integrations, html` aria-lab
   const table = quotes.length === 0
     ? html`<p class="meta">No rates.</p>`
     : html`<table><thead><tr><th>Carrier</th><th>Service</th><th>Price</th><th>Days</th><th></th></tr></thead><tbody>${quotes.map(
-        (quote) => html`<tr data-quote="${quote.id}"><td>${quote.carrier}</td><td>${quote.service}</td><td>${quote.amount} ${quote.currency}</td><td>${quote.deliveryDays ?? '—'}</td>
+        (quote) => html`<tr data-quote="${quote.id}"><td>${isolated(quote.carrier)}</td><td>${isolated(quote.service)}</td><td>${quote.amount} ${quote.currency}</td><td>${quote.deliveryDays ?? '—'}</td>
 <td><form method="post" action="${base}/${parcel.id}/label">${csrfField(context.csrf)}<input type="hidden" name="integration" value="${quote.integration}"><input type="hidden" name="quoteId" value="${quote.id}"><button type="submit" class="primary">Buy</button></form></td></tr>`,
       )}</tbody></table>`
   return html`${rates}${scrollingTable('Rates', table)}`
@@ -171,7 +171,7 @@ function shipFromSection(context: PageContext, form: ShipFromForm, errors: Field
   )
   return html`<h2 id="ship-from">Ship-from address</h2><p class="meta">${origin}</p>
 ${context.can.edit ? html`<form method="post" action="${context.prefix}/boxes/ship-from" aria-labelledby="ship-from" id="ship-from-address" novalidate>${csrfField(context.csrf)}
-${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('shipFrom.'))), fieldNames)}${inputs}<button type="submit" class="primary">Save address</button></form>` : html`<p>${SHIP_FROM_FIELDS.map(([name]) => form.values[`shipFrom.${name}`]).filter(Boolean).join(', ')}</p>`}`
+${formErrors(Object.fromEntries(Object.entries(errors).filter(([name]) => name.startsWith('shipFrom.'))), fieldNames)}${inputs}<button type="submit" class="primary">Save address</button></form>` : html`<p dir="auto">${SHIP_FROM_FIELDS.map(([name]) => form.values[`shipFrom.${name}`]).filter(Boolean).join(', ')}</p>`}`
 }
 
 /** A box's own form (fields `box.<id>.<field>`), open when its last save was refused. */
@@ -245,7 +245,7 @@ export function boxCataloguePage(context: PageContext, data: { boxes: Box[]; val
   const input = (name: string, label: string, hint?: string) =>
     field({ name, label, errors, hint }, (aria) => textInput(name, values[name] ?? '', html`${aria} inputmode="decimal"`))
   const rows = data.boxes.map(
-    (box) => html`<tr data-box="${box.id}"><td>${box.name}${box.enabled ? '' : html` <span class="meta">(disabled)</span>`}</td>
+    (box) => html`<tr data-box="${box.id}"><td>${isolated(box.name)}${box.enabled ? '' : html` <span class="meta">(disabled)</span>`}</td>
 <td>${box.innerDimensions.length} × ${box.innerDimensions.width} × ${box.innerDimensions.height} ${box.innerDimensions.unit}</td>
 <td>${box.emptyWeight.value} ${box.emptyWeight.unit}</td><td>${box.maxWeight.value} ${box.maxWeight.unit}</td>
 <td>${context.can.edit ? html`${changeBoxForm(context, url, box, data)}<form method="post" action="${url}/${box.id}/delete" data-confirm="Remove this box?">${csrfField(context.csrf)}<button type="submit" class="danger">Remove</button></form>` : ''}</td></tr>`,

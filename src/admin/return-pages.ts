@@ -7,7 +7,7 @@ export { RETURN_STATE_LABELS }
 import type { ReturnableLine } from '../returns/service.js'
 import { WEIGHT_UNITS } from '../deliveries/units.js'
 import { csrfField, dateTime, errorSummary, returnStateBadge, field, formErrors, notice, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
-import { html, safeHref, type SafeHtml } from '../html.js'
+import { html, isolated, safeHref, type SafeHtml } from '../html.js'
 
 const stateBadge = (state: ReturnState) => returnStateBadge(state)
 const linesText = (entry: Return) => entry.lines.map((line) => `${line.quantity} × line ${line.lineItemId}`).join(', ')
@@ -50,7 +50,7 @@ export function returnPage(context: PageContext, data: ReturnPageData): SafeHtml
   const manage = context.can.manageReturns === true
   const labelHref = entry.label ? safeHref(entry.label.url) : null
   const lineRows = entry.lines.map(
-    (line) => html`<tr data-line="${line.lineItemId}"><td>${line.lineItemId}</td><td>${line.quantity}</td><td>${line.reason}</td><td>${line.note ?? ''}</td>
+    (line) => html`<tr data-line="${line.lineItemId}"><td>${line.lineItemId}</td><td>${line.quantity}</td><td>${isolated(line.reason)}</td><td>${isolated(line.note)}</td>
 <td>${line.received ? `${line.received.resellable} resellable, ${line.received.damaged} damaged, ${line.received.missing} missing` : '—'}</td></tr>`,
   )
   // The message field is named after its form (`message.rejected`): its id, its label's `for` and the
@@ -90,9 +90,9 @@ ${field({ name: 'carrier', label: 'Carrier', errors }, (aria) => textInput('carr
     if (entry.state === 'received' && entry.dateReceived !== null) actions.push(stateForm('closed', 'Close'))
   }
   return html`${errorSummary(returnProblems(entry, errors, shown))}<h1>Return ${entry.reference}</h1>${data.flash ? notice('ok', data.flash) : ''}
-<dl class="details"><dt>State</dt><dd>${stateBadge(entry.state)}${entry.stateMessage ? html` <span class="meta">${entry.stateMessage}</span>` : ''}</dd>
+<dl class="details"><dt>State</dt><dd>${stateBadge(entry.state)}${entry.stateMessage ? html` <span class="meta">${isolated(entry.stateMessage)}</span>` : ''}</dd>
 <dt>Order</dt><dd><a href="${`${context.prefix}/orders/${entry.orderId}`}">${entry.orderId}</a></dd>
-<dt>Tracking</dt><dd>${entry.trackingNumber ? `${entry.carrier ?? ''} ${entry.service ?? ''} ${entry.trackingNumber}`.trim() : '—'}</dd>
+<dt>Tracking</dt><dd>${entry.trackingNumber ? html`${isolated(entry.carrier)} ${isolated(entry.service)} ${isolated(entry.trackingNumber)}` : '—'}</dd>
 <dt>Label</dt><dd>${entry.label ? html`${labelHref ? html`<a href="${labelHref}" rel="noopener noreferrer" target="_blank">${entry.label.format ?? 'Label'}</a>` : entry.label.format ?? ''}${entry.label.cost ? ` · ${entry.label.cost.amount} ${entry.label.cost.currency}` : ''}` : entry.labelPending ? 'Purchase outcome not known yet: buy again to finish it.' : '—'}</dd>
 <dt>Requested</dt><dd>${dateTime(entry.dateCreated, context.timeZone)}</dd>
 <dt>Received</dt><dd>${dateTime(entry.dateReceived, context.timeZone)}</dd></dl>
@@ -101,7 +101,7 @@ ${scrollingTable('Return lines', html`<table><thead><tr><th>Line</th><th>Quantit
 ${actions.length > 0 ? html`<h2>Actions</h2>${actions}` : ''}
 <h2>History</h2>
 ${scrollingTable('Return history', html`<table><thead><tr><th>When</th><th>From</th><th>To</th><th>Message</th><th>User</th><th>Source</th></tr></thead><tbody>${data.history.map(
-    (row) => html`<tr><td>${dateTime(row.dateCreated, context.timeZone)}</td><td>${row.fromState ?? '—'}</td><td>${row.toState}</td><td>${row.message ?? ''}</td><td>${row.userId ?? '—'}</td><td>${row.source}</td></tr>`,
+    (row) => html`<tr><td>${dateTime(row.dateCreated, context.timeZone)}</td><td>${row.fromState ?? '—'}</td><td>${row.toState}</td><td>${isolated(row.message)}</td><td>${row.userId ?? '—'}</td><td>${row.source}</td></tr>`,
   )}</tbody></table>`)}`
 }
 

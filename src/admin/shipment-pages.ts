@@ -9,7 +9,7 @@ import type { ExternalReference } from '../gateway/integration.js'
 import type { OrderSummary } from '../orders/order-store.js'
 import { attributeLabel } from '../shipments/update-input.js'
 import { formatIsoWithOffset } from '../time.js'
-import { html, safeHref, type SafeHtml } from '../html.js'
+import { html, isolated, safeHref, type SafeHtml } from '../html.js'
 import type { PageContext, PageSection } from './components.js'
 import {
   csrfField,
@@ -315,7 +315,7 @@ ${context.can.transition ? transitionForm(context, shipment, data.transitionErro
 <tr><th>Order</th><td>${orderLink(context, shipment.orderId, data.orderReference === null ? undefined : new Map([[shipment.orderId, data.orderReference]]))}</td></tr>
 <tr><th>Status</th><td>${statusBadge(shipment.status)}</td></tr>
 <tr><th>Shipped</th><td>${dateTime(shipment.dateShipped, context.timeZone)}</td></tr>
-${shipment.estimatedDelivery ? html`<tr><th>Estimated delivery</th><td data-estimate>${shipment.estimatedDelivery}${shipment.estimatedDeliverySource ? html` <span class="meta">(${shipment.estimatedDeliverySource})</span>` : ''}</td></tr>` : ''}
+${shipment.estimatedDelivery ? html`<tr><th>Estimated delivery</th><td data-estimate>${dateTime(shipment.estimatedDelivery, context.timeZone)}${shipment.estimatedDeliverySource ? html` <span class="meta">(${shipment.estimatedDeliverySource})</span>` : ''}</td></tr>` : ''}
 <tr><th>Created</th><td>${dateTime(shipment.dateCreated, context.timeZone)}</td></tr>
 <tr><th>Updated</th><td>${dateTime(shipment.dateUpdated, context.timeZone)}</td></tr>
 <tr><th>Timezone</th><td>${context.timeZone}</td></tr>
@@ -330,7 +330,7 @@ ${data.references.length === 0 ? html`<p class="meta">None.</p>` : html`<ul clas
         : ''
     }</li>`
   })}</ul>`}
-${data.checkpoints?.length ? checkpointsSection(data.checkpoints) : ''}
+${data.checkpoints?.length ? checkpointsSection(data.checkpoints, context.timeZone) : ''}
 <h2 id="history" tabindex="-1">History</h2>
 <ol class="timeline" aria-label="History">${data.history.map(
     (entry) => html`<li data-history="${entry.id}"><div>${entry.fromStatus ? html`${statusBadge(entry.fromStatus)} → ` : html`Created `}${statusBadge(entry.toStatus)}</div>
@@ -341,12 +341,12 @@ ${context.can.edit ? deleteForm(context, shipment) : ''}
 </aside></div>`
 }
 
-/** The carrier's scans, newest first, each at the carrier's local time as sent. */
-function checkpointsSection(checkpoints: readonly Checkpoint[]): SafeHtml {
+/** The carrier's scans, newest first, each dated as every admin date is (the site timezone). */
+function checkpointsSection(checkpoints: readonly Checkpoint[], timeZone: string): SafeHtml {
   return html`<h2 id="checkpoints" tabindex="-1">Carrier checkpoints</h2>
 <ol class="timeline" aria-label="Carrier checkpoints">${[...checkpoints].reverse().map(
-    (checkpoint) => html`<li data-checkpoint="${checkpoint.id}"><div>${checkpoint.message ?? checkpoint.status ?? '—'}</div>
-<div class="meta"><time datetime="${checkpoint.occurredAtUtc}">${checkpoint.occurredAt}</time>${checkpoint.location ? html` · ${checkpoint.location}` : ''}${checkpoint.status ? html` · ${checkpoint.status}` : ''}${checkpoint.subStatus ? html` (${checkpoint.subStatus})` : ''}${checkpoint.signedBy ? html` · signed by ${checkpoint.signedBy}` : ''} · via ${checkpoint.source}${checkpoint.parcelId !== null ? html` · parcel ${checkpoint.trackingNumber}` : ''}</div></li>`,
+    (checkpoint) => html`<li data-checkpoint="${checkpoint.id}"><div>${isolated(checkpoint.message ?? checkpoint.status) || '—'}</div>
+<div class="meta">${dateTime(checkpoint.occurredAtUtc, timeZone)}${checkpoint.location ? html` · ${isolated(checkpoint.location)}` : ''}${checkpoint.status ? html` · ${isolated(checkpoint.status)}` : ''}${checkpoint.subStatus ? html` (${isolated(checkpoint.subStatus)})` : ''}${checkpoint.signedBy ? html` · signed by ${isolated(checkpoint.signedBy)}` : ''} · via ${checkpoint.source}${checkpoint.parcelId !== null ? html` · parcel ${checkpoint.trackingNumber}` : ''}</div></li>`,
   )}</ol>`
 }
 

@@ -5,6 +5,7 @@ import type { BoxRow, BoxValues } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
+import { TEXT_LIMITS, textProblem } from '../text.js'
 import { formatIsoWithOffset } from '../time.js'
 import type { Parcel } from './parcel.js'
 import type { Packer, PackingBox, PackingItem } from './packing.js'
@@ -107,6 +108,10 @@ export function createBoxService(deps: BoxServiceDependencies) {
     const add = (field: string, message: string) => (errors[field] ??= []).push(message)
     const name = input.name ?? current?.name
     if (typeof name !== 'string' || name.trim() === '' || name.length > 255) add('name', 'is required, at most 255 characters')
+    else {
+      const problem = textProblem(name, { maxLength: TEXT_LIMITS.short })
+      if (problem) add('name', problem)
+    }
     const dimensions = input.innerDimensions ?? (current && { length: current.innerLength, width: current.innerWidth, height: current.innerHeight, unit: current.dimensionUnit as DimensionUnit })
     if (!dimensions) add('innerDimensions', 'are required: { length, width, height, unit }')
     else {

@@ -13,6 +13,7 @@ import type { AnyProviderDefinition, ProviderContext, ProviderRegistry } from '.
 import type { OrderStore, PostalAddress } from '../orders/order-store.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { ShipmentService } from '../shipments/service.js'
+import { TEXT_LIMITS, textProblem } from '../text.js'
 import { formatIsoWithOffset } from '../time.js'
 import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, toParcel, type Parcel } from './parcel.js'
 import { checkOffers } from './rate-offers.js'
@@ -546,6 +547,10 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     for (const field of ['carrier', 'service'] as const) {
       const value = input[field]
       if (typeof value !== 'string' || value.trim() === '' || value.length > 255) errors[field] = ['is required (or a quoteId), at most 255 characters']
+      else {
+        const problem = textProblem(value, { maxLength: TEXT_LIMITS.short })
+        if (problem) errors[field] = [problem]
+      }
     }
     if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
     return { carrier: input.carrier!, service: input.service! }

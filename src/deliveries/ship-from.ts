@@ -6,6 +6,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { DataLayer } from '../db/data-layer.js'
 import { ShipmentValidationError } from '../errors.js'
 import type { PostalAddress } from '../orders/order-store.js'
+import { TEXT_LIMITS, textProblem } from '../text.js'
 
 const AddressText = (maxLength: number) => Type.String({ minLength: 1, maxLength })
 const OptionalAddressText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
@@ -71,6 +72,10 @@ export function readPostalAddress(input: unknown): PostalAddress {
     const field = error.path.replace(/^\//, '').split('/')[0] || 'shipFrom'
     const message = field in PostalAddressSchema.properties ? problemOf(error.schema as never, cleaned[field]) : 'is not a field of an address'
     if (!errors[field]?.includes(message)) (errors[field] ??= []).push(message)
+  }
+  for (const [field, value] of Object.entries(cleaned)) {
+    const problem = typeof value === 'string' && !errors[field] ? textProblem(value, { maxLength: TEXT_LIMITS.short }) : null
+    if (problem) errors[field] = [problem]
   }
   if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
   return cleaned as unknown as PostalAddress

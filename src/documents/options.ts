@@ -6,6 +6,7 @@ import type { DocumentFont } from './fonts.js'
 import type { PackingSlipData } from './model.js'
 import { DEFAULT_SHOW, type PackingSlipShow } from './model.js'
 import type { PageSize } from './writer.js'
+import { textProblem } from '../text.js'
 
 /** A label to fetch: where the provider keeps it, and whose it is. */
 export interface LabelFile {
@@ -78,7 +79,8 @@ export interface ResolvedDocumentsOptions {
   labelWidthInches: number
 }
 
-const isText = (value: unknown, max = 500): value is string => typeof value === 'string' && value.length <= max
+/** Text under the package's rule (src/text.ts): no control characters or bidirectional overrides. */
+const isText = (value: unknown, max = 500): value is string => typeof value === 'string' && textProblem(value, { maxLength: max }) === null
 const isBytes = (value: unknown): value is Uint8Array => value instanceof Uint8Array
 const isInteger = (value: unknown, min: number, max: number): value is number => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
 
@@ -92,9 +94,9 @@ export function resolveDocumentsOptions(raw: unknown, shipFrom: PostalAddress | 
 
   const shop = (options.shop ?? {}) as Record<string, unknown>
   if (typeof shop !== 'object' || shop === null) fail('documents.shop', 'must be an object')
-  if (shop.name !== undefined && !isText(shop.name)) fail('documents.shop.name', 'must be a text of at most 500 characters')
+  if (shop.name !== undefined && !isText(shop.name)) fail('documents.shop.name', 'must be a text of at most 500 characters, without control characters or bidirectional overrides')
   if (shop.address !== undefined && !(Array.isArray(shop.address) && shop.address.length <= 10 && shop.address.every((line) => isText(line)))) {
-    fail('documents.shop.address', 'must be a list of at most 10 lines of text')
+    fail('documents.shop.address', 'must be a list of at most 10 lines of text (at most 500 characters each, without control characters or bidirectional overrides)')
   }
   let logo: Uint8Array | null = null
   if (shop.logo !== undefined) {
@@ -119,14 +121,17 @@ export function resolveDocumentsOptions(raw: unknown, shipFrom: PostalAddress | 
     if (!Object.hasOwn(DEFAULT_SHOW, key)) fail(`documents.show.${key}`, `is not a part of the slip (${Object.keys(DEFAULT_SHOW).join(', ')})`)
     if (typeof value !== 'boolean') fail(`documents.show.${key}`, 'must be true or false')
   }
-  if (options.title !== undefined && !(isText(options.title, 100) && options.title.trim() !== '')) fail('documents.title', 'must be a text of 1 to 100 characters')
+  if (options.title !== undefined && !(isText(options.title, 100) && options.title.trim() !== '')) fail('documents.title', 'must be a text of 1 to 100 characters, without control characters or bidirectional overrides')
   if (options.pageSize !== undefined && options.pageSize !== 'A4' && options.pageSize !== 'LETTER') fail('documents.pageSize', "must be 'A4' or 'LETTER'")
   const fonts = options.fonts ?? []
   if (!Array.isArray(fonts)) fail('documents.fonts', 'must be a list of { regular, bold? } fonts')
   for (const [index, font] of (fonts as unknown[]).entries()) {
-    const { regular, bold } = (font ?? {}) as Record<string, unknown>
+    const { regular, bold, regularFace, boldFace } = (font ?? {}) as Record<string, unknown>
     if (!(isBytes(regular) || typeof regular === 'string')) fail(`documents.fonts.${index}.regular`, 'must be the bytes of a TrueType or OpenType font, or a file path')
     if (bold !== undefined && !(isBytes(bold) || typeof bold === 'string')) fail(`documents.fonts.${index}.bold`, 'must be the bytes of a TrueType or OpenType font, or a file path')
+    for (const [key, value] of Object.entries({ regularFace, boldFace })) {
+      if (value !== undefined && !isText(value, 63)) fail(`documents.fonts.${index}.${key}`, 'must be the PostScript name of a face of the collection (at most 63 characters)')
+    }
   }
   if (options.missingGlyphs !== undefined && options.missingGlyphs !== 'replace' && options.missingGlyphs !== 'error') fail('documents.missingGlyphs', "must be 'replace' or 'error'")
   if (options.maxBatchSize !== undefined && !isInteger(options.maxBatchSize, 1, 1000)) fail('documents.maxBatchSize', 'must be an integer from 1 to 1000')

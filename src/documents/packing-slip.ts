@@ -1,6 +1,7 @@
 // The packing slip: the shop, the order and shipment with the shipment's reference as a Code 128
 // barcode (bwip-js), the ship-to address, the lines per parcel, the notes; the table's header repeats
 // on every page.
+import addressFormatter from '@fragaria/address-formatter'
 import bwipjs from 'bwip-js'
 import type { PostalAddress } from '../orders/order-store.js'
 import type { PackingSlipData, PackingSlipLine, PackingSlipShow } from './model.js'
@@ -33,11 +34,22 @@ function drawBarcode(doc: DocumentWriter['doc'], widths: readonly number[], x: n
   doc.fillColor('#000000').fill()
 }
 
+/**
+ * The address as the destination country writes it (OpenCage's templates, through
+ * @fragaria/address-formatter): "San Francisco, CA 94107" in the US, "10115 Berlin" in Germany, the
+ * country's name where its convention puts it. The name and company come first, a second street line
+ * under the first, the phone last. A country code the templates do not know keeps its code as the last
+ * line (the country is never dropped).
+ */
 export function addressLines(address: PostalAddress): string[] {
-  const locality = [address.postalCode, address.city].filter(Boolean).join(' ')
-  return [address.name, address.company, address.street1, address.street2, [locality, address.state].filter(Boolean).join(', '), address.country, address.phone].filter(
-    (line): line is string => typeof line === 'string' && line.trim() !== '',
-  )
+  const postal = { road: address.street1, city: address.city, postcode: address.postalCode, state: address.state ?? undefined, countryCode: address.country }
+  const lines = addressFormatter.format(postal, { output: 'array', appendCountry: true })
+  if (lines.length === addressFormatter.format(postal, { output: 'array' }).length) lines.push(address.country)
+  if (address.street2) {
+    const street = lines.indexOf(address.street1)
+    lines.splice(street === -1 ? 1 : street + 1, 0, address.street2)
+  }
+  return [address.name, address.company, ...lines, address.phone].filter((line): line is string => typeof line === 'string' && line.trim() !== '')
 }
 
 const quantityText = (line: PackingSlipLine, show: PackingSlipShow) =>

@@ -42,6 +42,22 @@ export function pickListRows(lines: readonly PickedLine[]): PickListRow[] {
   })
 }
 
+/**
+ * The references as lines of `width`, as many to a line as fit: pdfkit breaks a line after a hyphen,
+ * which cut "SO-1003-s001" into "SO-1003-" and "s001". Only a reference wider than the column on its
+ * own is broken (where pdfkit must).
+ */
+function referenceLines(writer: DocumentWriter, references: readonly string[], options: { size: number; width: number }): string {
+  const lines: string[] = []
+  for (const [index, reference] of references.entries()) {
+    const item = index < references.length - 1 ? `${reference},` : reference
+    const line = lines.at(-1)
+    if (line !== undefined && writer.widthOf(`${line} ${item}`, options) <= options.width) lines[lines.length - 1] = `${line} ${item}`
+    else lines.push(item)
+  }
+  return lines.join('\n')
+}
+
 /** Writes the pick list (the caller writes the footers), yielding to the event loop after each page. */
 export async function writePickList(writer: DocumentWriter, rows: readonly PickListRow[], heading: { shop: string; title: string; subtitle: string }) {
   const { doc } = writer
@@ -65,7 +81,7 @@ export async function writePickList(writer: DocumentWriter, rows: readonly PickL
   }
   y = header(y)
   for (const row of rows) {
-    const shipments = row.shipments.join(', ')
+    const shipments = referenceLines(writer, row.shipments, { size: 8, width: widths.shipments - 6 })
     const height =
       Math.max(
         writer.heightOf(row.name, { size: 10, width: widths.name }),

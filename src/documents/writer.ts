@@ -1,7 +1,7 @@
 // A pdfkit document with the documents' fonts, text written in the face that can draw it, pages that
 // break before the footer's band, and the bytes collected as pdfkit writes them.
 import PDFDocument from 'pdfkit'
-import type { FontStack } from './fonts.js'
+import type { FontStack, TextRun } from './fonts.js'
 
 export type PageSize = 'A4' | 'LETTER'
 
@@ -35,7 +35,7 @@ export class DocumentWriter {
       info: { Title: options.title, Producer: 'fastify-shipments', Creator: 'fastify-shipments', CreationDate: options.date, ModDate: options.date },
     })
     // pdfkit embeds a fontkit font it is given as it is (its types name only bytes and paths).
-    for (const face of fonts.faces) this.doc.registerFont(face.name, face.font as unknown as Buffer)
+    for (const face of fonts.facesForDocument()) this.doc.registerFont(face.name, face.font as unknown as Buffer)
     this.doc.on('data', (chunk: Buffer) => this.chunks.push(chunk))
     this.done = new Promise((resolve, reject) => {
       this.doc.on('end', () => resolve(Buffer.concat(this.chunks)))
@@ -61,24 +61,56 @@ export class DocumentWriter {
     return MARGIN
   }
 
-  private set(text: string, options: TextOptions) {
-    const picked = this.fonts.pick(text, options.bold ?? false)
-    this.doc.font(picked.face).fontSize(options.size ?? 10).fillColor(options.color ?? '#000000')
-    return picked.text
+  private style(face: string, options: TextOptions) {
+    this.doc.font(face).fontSize(options.size ?? 10).fillColor(options.color ?? '#000000')
   }
 
-  /** The height `text` takes in `width`. */
+  /**
+   * The height `text` takes in `width`. Text in more than one face (see FontStack.runs) is measured in
+   * each of its faces and the tallest taken: pdfkit measures one font at a time.
+   */
   heightOf(text: string, options: TextOptions & { width: number }): number {
-    const written = this.set(text, options)
-    return this.doc.heightOfString(written, { width: options.width })
+    const runs = this.fonts.runs(text, options.bold ?? false)
+    const written = runs.map((run) => run.text).join('')
+    return Math.max(
+      ...[...new Set(runs.map((run) => run.face))].map((face) => {
+        this.style(face, options)
+        return this.doc.heightOfString(written, { width: options.width })
+      }),
+    )
+  }
+
+  /** The width `text` takes on one line (in the widest of its faces). */
+  widthOf(text: string, options: TextOptions): number {
+    const runs = this.fonts.runs(text, options.bold ?? false)
+    const written = runs.map((run) => run.text).join('')
+    return Math.max(
+      ...[...new Set(runs.map((run) => run.face))].map((face) => {
+        this.style(face, options)
+        return this.doc.widthOfString(written)
+      }),
+    )
   }
 
   /** Writes `text` at (x, y) and returns the y below it. */
   text(text: string, x: number, y: number, options: TextOptions = {}): number {
-    const written = this.set(text, options)
+    const runs = this.fonts.runs(text, options.bold ?? false)
     const width = options.width ?? this.contentWidth
-    this.doc.text(written, x, y, { width, align: options.align ?? 'left', lineBreak: true })
-    return y + this.doc.heightOfString(written, { width })
+    const layout = { width, align: options.align ?? 'left', lineBreak: true } as const
+    if (runs.length === 1) {
+      const [run] = runs as [TextRun]
+      this.style(run.face, options)
+      this.doc.text(run.text, x, y, layout)
+      return y + this.doc.heightOfString(run.text, { width })
+    }
+    // pdfkit continues a line across fonts with `continued`, and leaves its y below the last line.
+    runs.forEach((run, index) => {
+      this.style(run.face, options)
+      const continued = index < runs.length - 1
+      if (index === 0) this.doc.text(run.text, x, y, { ...layout, continued })
+      else this.doc.text(run.text, { ...layout, continued })
+    })
+    return Math.max(this.doc.y, y + this.heightOf(text, { ...options, width }))
   }
 
   /** Writes a footer on the pages buffered since the last flush, then lets pdfkit write them out; returns their count. */

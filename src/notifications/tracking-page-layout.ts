@@ -24,7 +24,7 @@ export function standaloneTrackingLayout(page: TrackingPage): string {
 
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1f2933}.tracking{max-width:40rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}' +
-  'h1{font-size:1.5rem;margin:0 0 .25rem}.status{font-size:1.25rem;font-weight:600}.timeline{list-style:none;padding:0;border-left:3px solid #d0d5dd;margin:1rem 0}' +
+  '.shop{margin:0 0 .25rem;color:#52606d;font-weight:600}h1{font-size:1.5rem;margin:0 0 .25rem}.status{font-size:1.25rem;font-weight:600}.timeline{list-style:none;padding:0;border-left:3px solid #d0d5dd;margin:1rem 0}' +
   '.timeline li{padding:.25rem 0 .75rem 1rem}.timeline time{color:#52606d;font-size:.9rem;display:block}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #e4e7eb}' +
   '.shipment{border-top:1px solid #e4e7eb;margin-top:1.5rem;padding-top:.5rem}.progress{display:flex;list-style:none;padding:0;margin:1rem 0;gap:.25rem}' +
   '.progress li{flex:1;padding-top:.4rem;border-top:6px solid #d0d5dd;font-size:.85rem;color:#52606d}.progress li.done{border-color:#2f855a;color:#1f2933;font-weight:600}' +

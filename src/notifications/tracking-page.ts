@@ -25,6 +25,8 @@ export interface TrackingPageRoutesOptions {
   frameAncestors?: readonly string[] | undefined
   /** A host's own Content-Security-Policy, replacing the package's. */
   contentSecurityPolicy?: string | null | undefined
+  /** The shop's name (`trackingPage.shopName`): above the heading and in the title. */
+  shopName?: string | null | undefined
   /** Customers' returns (`returns.windowDays` above 0): the return section, the form and the return's own page. */
   customerReturns?: Pick<CustomerReturnPagesOptions, 'customerReturns' | 'returns' | 'prefix' | 'baseUrl' | 'rateLimit' | 'clock'> | undefined
   /**
@@ -57,6 +59,14 @@ function progressOf(shipment: Shipment, checkpoints: readonly Checkpoint[]): num
   // A failed attempt is still out for delivery, as far as the customer is concerned.
   if (milestones.at(-1) === 'outForDelivery' || milestones.at(-1) === 'attempted') return 2
   return shipment.status === 'shipped' || checkpoints.length > 0 ? 1 : 0
+}
+
+/**
+ * The parcel's heading: where the progress bar stands once the parcel is on its way (the newest carrier
+ * milestone: "Out for delivery", "Delivered"), so the two never disagree; before that, the status.
+ */
+function statusText(shipment: Shipment, step: number): string {
+  return step === 0 || shipment.status === 'cancelled' ? LABELS[shipment.status] : STEPS[step]!
 }
 
 /** "Tuesday 24 November": the date a carrier gave, as it gave it (no time zone moves it a day). */
@@ -171,7 +181,7 @@ ${trackingHref ? html`<p><a class="button" href="${trackingHref}" rel="noopener 
         ? html`<h3>In this parcel</h3><table><thead><tr><th>Item</th><th>Quantity</th></tr></thead><tbody>${shipment.items.map((item) => html`<tr><td>${item.name}</td><td>${item.quantity}</td></tr>`)}</tbody></table>`
         : html``
     return html`<section class="shipment">${caption ? html`<h2>${caption}</h2>` : ''}
-<p class="status" data-status="${shipment.status}">${LABELS[shipment.status]}</p>
+<p class="status" data-status="${shipment.status}">${statusText(shipment, step)}</p>
 ${progress}
 ${estimate ? html`<p class="estimate">Expected delivery: <time datetime="${estimate.iso}">${estimate.text}</time></p>` : ''}
 ${carrier}
@@ -202,10 +212,10 @@ ${items}</section>`
       const sections = await Promise.all(shown.map((each, index) => shipmentSection(each, shown.length > 1 ? `Parcel ${index + 1} of ${shown.length}` : null)))
       const heading = order ? `Order ${order.reference}` : `Shipment ${shipment.reference}`
       const returnSection = customer ? await customerReturnSection(customer, shipment, request.params.token) : ''
-      const body = html`<h1>${heading}</h1>
+      const body = html`${options.shopName ? html`<p class="shop">${options.shopName}</p>` : ''}<h1>${heading}</h1>
 ${sections}
 ${returnSection}`
-      return reply.send(await options.layout({ title: heading, body: body.value, language: 'en' }))
+      return reply.send(await options.layout({ title: options.shopName ? `${heading} · ${options.shopName}` : heading, body: body.value, language: 'en' }))
     },
   )
 }

@@ -3,6 +3,7 @@
 // the parcel held), then the one request path of the returns service, and the shop's automatic steps.
 import type { FastifyBaseLogger } from 'fastify'
 import { ShipmentValidationError } from '../errors.js'
+import { textProblem } from '../text.js'
 import type { OrderStore, OrderSummary } from '../orders/order-store.js'
 import { milestoneOf } from '../shipments/checkpoints.js'
 import type { ShipmentService } from '../shipments/service.js'
@@ -151,6 +152,8 @@ export function createCustomerReturns(deps: CustomerReturnDependencies) {
       errors[`quantity.${item.lineItemId}`] = [`${item.name}: ${Number(raw)} to return, 0 left to return.`]
     }
     if (Object.keys(errors).length === 0 && chosen.length === 0) errors.lines = ['Choose at least one item to return.']
+    const noteProblem = textProblem((form.note ?? '').trim(), { maxLength: 2000, multiline: true })
+    if (noteProblem) errors.note = [`Your note ${noteProblem}`]
     if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
     return chosen
   }
@@ -167,7 +170,7 @@ export function createCustomerReturns(deps: CustomerReturnDependencies) {
     const lines = parseForm(form, current.lines, shipment)
     const refusal = await askHost({ order: current.order, lines, shipment })
     if (refusal !== null) throw new CustomerReturnRefused(refusal)
-    const note = (form.note ?? '').trim().slice(0, 2000) || null
+    const note = (form.note ?? '').trim() || null
     let created: Return
     try {
       created = await returns.request(

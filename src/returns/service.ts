@@ -8,6 +8,7 @@ import type { ReceivedQuantities, ReturnLedger, ReturnLine, ReturnListQuery, Ret
 import { RETURN_STATES } from '../db/returns.js'
 import { parcelColumns } from '../deliveries/parcel.js'
 import type { LabelPort } from '../deliveries/service.js'
+import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import { ReturnErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { DeliveryProviderAt } from '../deliveries/service.js'
 import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason, type LabelFormat, type LabelPurchaseRequest, type PurchasedLabel } from '../gateway/delivery-provider.js'
@@ -103,13 +104,20 @@ const MAX_TEXT = 2000
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const isCount = (value: unknown, min: number): value is number => Number.isInteger(value) && (value as number) >= min && (value as number) <= 2_147_483_647
 
-function optionalText(value: unknown, field: string, errors: Record<string, string[]>, max = MAX_TEXT): string | null {
+/** A note or message: it may span lines. */
+const NOTE: TextRule = { maxLength: MAX_TEXT, multiline: true }
+/** A carrier, a service, an integration's handle: one line. */
+const SHORT: TextRule = { maxLength: TEXT_LIMITS.short }
+
+/** The package's text rule (src/text.ts): control characters and bidirectional overrides refused, never stored. */
+function optionalText(value: unknown, field: string, errors: Record<string, string[]>, rule: TextRule = NOTE): string | null {
   if (value === undefined || value === null || value === '') return null
-  if (typeof value !== 'string' || value.length > max) {
-    ;(errors[field] ??= []).push(`must be text of at most ${max} characters`)
+  const problem = typeof value === 'string' ? textProblem(value, rule) : `must be text of at most ${rule.maxLength} characters`
+  if (problem) {
+    ;(errors[field] ??= []).push(problem)
     return null
   }
-  return value
+  return value as string
 }
 
 function refuseIf(errors: Record<string, string[]>): void {
@@ -249,10 +257,10 @@ export function createReturnService(deps: ReturnServiceDependencies) {
     const message = optionalText(input.message, 'message', errors)
     const trackingNumber = input.trackingNumber
     if (trackingNumber !== undefined && (typeof trackingNumber !== 'string' || !/^[\x21-\x7e]{1,64}$/.test(trackingNumber))) errors.trackingNumber = ['must be 1 to 64 printable characters without spaces']
-    const trackingUrl = optionalText(input.trackingUrl, 'trackingUrl', errors, 2048)
+    const trackingUrl = optionalText(input.trackingUrl, 'trackingUrl', errors, { maxLength: TEXT_LIMITS.url })
     if (trackingUrl !== null && !/^https?:\/\//i.test(trackingUrl)) errors.trackingUrl = ['must be an http(s) URL']
-    const carrier = optionalText(input.carrier, 'carrier', errors, 255)
-    if (state === 'rejected' && message === null) errors.message = ['is required to reject a return']
+    const carrier = optionalText(input.carrier, 'carrier', errors, SHORT)
+    if (state === 'rejected' && message === null && !errors.message) errors.message = ['is required to reject a return']
     if (state === undefined && trackingNumber === undefined) errors.body = ['give a state or a trackingNumber']
     refuseIf(errors)
     await requireReturn(id)
@@ -329,7 +337,8 @@ export function createReturnService(deps: ReturnServiceDependencies) {
     for (const key of Object.keys(input)) if (!['integration', 'carrier', 'service', 'weight', 'dimensions', 'labelFormat'].includes(key)) errors[key] = ['is not a field of a return label']
     for (const field of ['integration', 'carrier', 'service'] as const) {
       const value = input[field]
-      if (typeof value !== 'string' || value.trim() === '' || value.length > 255) errors[field] = ['is required, at most 255 characters']
+      if (typeof value !== 'string' || value.trim() === '') errors[field] = ['is required, at most 255 characters']
+      else optionalText(value, field, errors, SHORT)
     }
     const labelFormat = (input.labelFormat ?? 'PDF') as LabelFormat
     if (!(LABEL_FORMATS as readonly string[]).includes(labelFormat)) errors.labelFormat = [`must be one of ${LABEL_FORMATS.join(', ')}`]
