@@ -175,7 +175,7 @@ t.test('GET list: by order, by status, paged, soft-deleted left out unless asked
     const bad = await get(app, `?${query}`, 'viewer')
     t.equal(bad.statusCode, 400, query)
     t.match(bad.json(), { name: 'Bad Request', message: new RegExp(`^querystring/${parameter} `), code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }, query)
-    t.same(Object.keys(bad.json()).sort(), ['code', 'message', 'name', 'status'], `${query}: the framework envelope, nothing else`)
+    t.same(Object.keys(bad.json()).sort(), ['code', 'errorCode', 'message', 'name', 'status'], `${query}: the framework envelope, nothing else`)
   }
   await refusesStrangers(t, app, '')
   await refusesStrangers(t, app, `?orderId=${first.orderId}`)
