@@ -223,8 +223,10 @@ t.test('every documented code an HTTP answer can carry is on the wire, in errorC
   expectCode(walk, await app.inject({ method: 'POST', url: `${gateway}?integration=refusing`, payload: 'x' }), 'SHIPMENTS_INTEGRATION_ERROR', 400, 'a provider refusing the request')
   expectCode(walk, await app.inject({ method: 'POST', url: `${gateway}?integration=broken`, payload: 'x' }), 'SHIPMENTS_GATEWAY_REQUEST_FAILED', 400, 'a provider failing')
   const { db, schema } = tables(app)
-  await db.update(schema.integrations).set({ providerId: 'unregistered' }).where(eq(schema.integrations.handle, 'broken'))
-  expectCode(walk, await app.inject({ method: 'POST', url: `${gateway}?integration=broken`, payload: 'x' }), 'SHIPMENTS_GATEWAY_NO_PROVIDER', 400, 'a provider no longer registered')
+  // Never asked for before: no cached row of it (PostgreSQL instances see a change within a second).
+  await app.shipments.integrations.create({ name: 'Orphan', handle: 'orphan', providerId: 'echo' })
+  await db.update(schema.integrations).set({ providerId: 'unregistered' }).where(eq(schema.integrations.handle, 'orphan'))
+  expectCode(walk, await app.inject({ method: 'POST', url: `${gateway}?integration=orphan`, payload: 'x' }), 'SHIPMENTS_GATEWAY_NO_PROVIDER', 400, 'a provider no longer registered')
 
   // --- the order exchange, asked for JSON ---
   const json = { accept: 'application/json' }
