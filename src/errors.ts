@@ -38,6 +38,16 @@ export const DeliveryErrors = {
   ),
 } as const
 
+/** The gateway's own refusals (spec 4.2), in the framework envelope; a provider's refusal keeps its error's code. */
+export const GatewayErrors = {
+  IntegrationMissing: createError('SHIPMENTS_GATEWAY_INTEGRATION_MISSING', 'Integration must be set.', 400),
+  UnknownIntegration: createError<[handle: string]>('SHIPMENTS_GATEWAY_UNKNOWN_INTEGRATION', 'Unknown integration: %s', 404),
+  IntegrationDisabled: createError<[handle: string]>('SHIPMENTS_GATEWAY_INTEGRATION_DISABLED', 'Integration %s is disabled.', 400),
+  NoProvider: createError<[handle: string]>('SHIPMENTS_GATEWAY_NO_PROVIDER', 'Integration %s has no provider.', 400),
+  /** Whatever else a provider threw: the sender learns no more (the log has it). */
+  RequestFailed: createError('SHIPMENTS_GATEWAY_REQUEST_FAILED', 'Integration request processing failed.', 400),
+} as const
+
 /** Errors of returns, in the framework envelope of the shipment API. */
 export const ReturnErrors = {
   ReturnNotFound: createError<[id: number | string]>('SHIPMENTS_RETURN_NOT_FOUND', 'Return %s not found.', 404),
@@ -100,6 +110,47 @@ export class ShipmentUpdateRejectedError extends Error {
     super(message, options)
     this.name = 'ShipmentUpdateRejectedError'
   }
+}
+
+/**
+ * The package's codes of error answers no coded error above raised: what Fastify refused before a route
+ * ran (a body it could not read, too large, of a type the route does not take, a request its schema
+ * refused) and a failure the package did not foresee. Every JSON error answer carries one code, in
+ * `errorCode`: these, or the code of the error that was raised.
+ */
+export const RequestErrorCodes = {
+  /** The request's schema refused it (the framework's 400, or the per-field 422). */
+  validationFailed: 'SHIPMENTS_VALIDATION_FAILED',
+  /** A body that could not be read: malformed JSON, an empty JSON body, a body that is not an object. */
+  badRequest: 'SHIPMENTS_BAD_REQUEST',
+  bodyTooLarge: 'SHIPMENTS_BODY_TOO_LARGE',
+  unsupportedMediaType: 'SHIPMENTS_UNSUPPORTED_MEDIA_TYPE',
+  /** A failure the package did not foresee (logged with its cause; the answer says no more). */
+  internal: 'SHIPMENTS_INTERNAL_ERROR',
+} as const
+
+/** The `errorCode` of an answer to `error` with `status`: the package's own code, or one of RequestErrorCodes. */
+export function errorCodeOf(error: { code?: unknown; validation?: unknown }, status: number): string {
+  if (typeof error.code === 'string' && error.code.startsWith('SHIPMENTS_')) return error.code
+  if (error.validation) return RequestErrorCodes.validationFailed
+  if (status === 413) return RequestErrorCodes.bodyTooLarge
+  if (status === 415) return RequestErrorCodes.unsupportedMediaType
+  return status >= 500 ? RequestErrorCodes.internal : RequestErrorCodes.badRequest
+}
+
+/** The framework error envelope (spec 7.1, `code` an integer as the spec shows it) with the package's `errorCode`. */
+export function frameworkErrorBody(status: number, message: string, errorCode: string) {
+  return { name: HTTP_ERROR_NAMES[status] ?? 'Error', message, code: 0, status, errorCode }
+}
+
+/** The per-field 422 envelope (spec 7.1) with its `errorCode`. */
+export function validationErrorBody(errors: Record<string, string[]>) {
+  return { success: false as const, errors, errorCode: RequestErrorCodes.validationFailed }
+}
+
+/** The service-level 422 envelope (spec 7.1) with its `errorCode`. */
+export function serviceErrorBody(error: ShipmentUpdateRejectedError) {
+  return { success: false as const, error: error.message, errorCode: error.code }
 }
 
 /** Error names of the platform's default JSON renderer, by status. */

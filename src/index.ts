@@ -9,6 +9,8 @@ export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase, type
 export { ADVISORY_LOCK_CLASS } from './db/postgres/locks.js'
 export {
   ShipmentsErrors,
+  GatewayErrors,
+  RequestErrorCodes,
   OrderExchangeErrors,
   ShipmentValidationError,
   ShipmentUpdateRejectedError,

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import { AFTERSHIP_STATUS_MAP, defineProvider } from '../src/index.js'
-import { buildTestApp, historyRows, shipmentRow } from './fixtures/app.js'
+import { buildTestApp, gatewayRefusalCode, historyRows, shipmentRow } from './fixtures/app.js'
 import { adminClient, buildAdminApp } from './fixtures/admin.js'
 import { testDatabase } from './fixtures/database.js'
 import { fakeService, ledger, trackedShipment } from './fixtures/tracking.js'
@@ -103,7 +103,7 @@ t.test('forged, unsigned and malformed webhooks are refused with 400 and change 
   for (const [name, payload, signature, message] of cases) {
     const response = await send(payload, signature)
     t.equal(response.statusCode, 400, name)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 }, name)
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: gatewayRefusalCode(message) }, name)
   }
   t.same(await shipmentRow(app, id), before, 'nothing changed')
   t.same(await ledger(app, 'aftership'), [], 'no refused webhook is remembered')

@@ -40,7 +40,7 @@ t.test('the box catalogue: created, listed, changed and removed; bad boxes refus
 
   const bad = await post(app, '/boxes', { ...SMALL, maxWeight: { value: '50', unit: 'g' } })
   t.equal(bad.statusCode, 422)
-  t.same(bad.json(), { success: false, errors: { 'maxWeight.value': ['must be more than the empty weight'] } })
+  t.same(bad.json(), { success: false, errors: { 'maxWeight.value': ['must be more than the empty weight'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   const missing = await post(app, '/boxes', { name: 'No size' })
   t.equal(missing.statusCode, 422)
   t.ok(missing.json().errors.innerDimensions && missing.json().errors.maxWeight)

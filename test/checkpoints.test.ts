@@ -143,7 +143,7 @@ t.test("EasyPost's documented event: its tracking details are kept once each, it
 
   const missing = await app.inject({ url: '/shipments/api/shipments/999999/checkpoints', headers: as('viewer') })
   t.equal(missing.statusCode, 404)
-  t.same(missing.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })
+  t.same(missing.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
   const anonymous = await app.inject({ url: `/shipments/api/shipments/${id}/checkpoints` })
   t.equal(anonymous.statusCode, 401, 'the read needs a user who may view shipments')
 })
@@ -254,7 +254,7 @@ t.test("the signed webhook's documented checkpoints and estimate; a malformed ch
 
   const bad = await signed({ orderNumber: 'A100', status: 'in_transit', occurredAt: new Date(NOW).toISOString(), checkpoints: [{ message: 'no time' }] })
   t.equal(bad.statusCode, 400)
-  t.same(bad.json(), { name: 'Bad Request', message: 'Invalid webhook payload: checkpoints[0].occurredAt must be an ISO-8601 date-time.', code: 0, status: 400 })
+  t.same(bad.json(), { name: 'Bad Request', message: 'Invalid webhook payload: checkpoints[0].occurredAt must be an ISO-8601 date-time.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   const badEstimate = await signed({ orderNumber: 'A100', status: 'in_transit', occurredAt: new Date(NOW).toISOString(), estimatedDelivery: 'soon' })
   t.equal(badEstimate.statusCode, 400)
   t.equal(badEstimate.json().message, 'Invalid webhook payload: estimatedDelivery must be an ISO-8601 date or date-time.')

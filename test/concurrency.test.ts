@@ -72,6 +72,7 @@ t.test('the transition lock holds across processes: a lock held by another proce
   t.same(response.json(), {
     success: false,
     error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.`,
+    errorCode: 'SHIPMENTS_UPDATE_REJECTED',
   })
   t.equal((await shipmentRow(app, id)).status, 'new')
 

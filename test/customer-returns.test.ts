@@ -276,6 +276,25 @@ t.test('links that are not links get the HTML not-found page; a body that is not
   t.same(await storedReturns(app), [])
 })
 
+t.test("a form sent to a link past the router's parameter limit is the HTML not-found page, never Fastify's JSON 414 echoing the path", async (t) => {
+  const { app } = await setup(t)
+  const long = 'x'.repeat(10_000)
+  const answers = [
+    [await send(app, `/shipments/track/${long}/return`, { 'quantity.1': '1' }), 'a form'],
+    [await app.inject({ method: 'POST', url: `/shipments/track/${long}/return`, headers: { 'content-type': 'application/json' }, payload: '{}' }), 'JSON'],
+    [await app.inject({ method: 'POST', url: `/shipments/track/${long}/return`, headers: FORM, payload: 'x'.repeat(20_000) }), 'a body over the limit'],
+    [await app.inject({ method: 'POST', url: `/shipments/track/${long}` }), 'no body, the tracking page'],
+    [await send(app, `/shipments/track/returns/${long}`, {}), "a return's page"],
+    [await app.inject({ url: `/shipments/track/${long}/return` }), 'the form read'],
+  ] as const
+  for (const [response, what] of answers) {
+    isHtmlNotFound(t, response, what)
+    t.notMatch(response.body, 'xxxxxxxxxx', `${what}: the path is not echoed`)
+    t.equal(response.headers['x-frame-options'], 'DENY', `${what}: the page's headers`)
+  }
+  t.same(await storedReturns(app), [])
+})
+
 t.test('bad customer-return options fail ready() naming them', async (t) => {
   await t.rejects(buildTestApp(t, { returns: { windowDays: 14 } }), { message: /returns\.windowDays/ })
   await t.rejects(buildTestApp(t, { trackingPage: TRACKING, returns: { windowDays: -1 } }), { message: /returns\.windowDays/ })
@@ -328,7 +347,7 @@ t.test('another return taking the units between the form and the ledger: refused
   t.equal((await storedReturns(s.app)).length, 1, "only the shop's return")
 })
 
-t.test('the rate limiter: a fixed window per key, bounded in keys (ended windows dropped first, then the oldest)', async (t) => {
+t.test('the rate limiter: a fixed window per key, bounded in keys; a flood of new keys never evicts a live window (ended ones go, then new keys are refused)', async (t) => {
   const { createRateLimiter } = await import('../src/http/rate-limit.js')
   const clock = { now: 0 }
   const limiter = createRateLimiter({ max: 2, windowMs: 10_000, clock: () => clock.now, maxKeys: 3 })
@@ -338,12 +357,57 @@ t.test('the rate limiter: a fixed window per key, bounded in keys (ended windows
   t.equal(limiter.retryAfterSeconds(['a']), 10)
   clock.now = 4_000
   t.equal(limiter.retryAfterSeconds(['a']), 6)
-  t.ok(limiter.take(['z']), 'a new key when 3 are kept drops the oldest window (a)')
-  t.ok(limiter.take(['a']) && limiter.take(['a']), 'a counts afresh')
+  t.notOk(limiter.take(['z']), 'a new key while the 3 kept windows are live: refused, none forgotten')
+  t.equal(limiter.retryAfterSeconds(['z']), 6, 'Retry-After: when the oldest kept window ends')
+  for (let flood = 0; flood < 100; flood++) limiter.take([`flood-${flood}`])
+  t.notOk(limiter.take(['a']), 'a flood of new keys did not reset a')
+  clock.now = 10_000
+  t.ok(limiter.take(['z']), 'once windows ended, they make room')
+  t.ok(limiter.take(['a']) && limiter.take(['a']), 'a counts afresh after its own window ended')
   t.notOk(limiter.take(['a']))
   clock.now = 20_000
   t.ok(limiter.take(['d']) && limiter.take(['d']), 'every window ended: dropped, d counts')
   t.notOk(limiter.take(['d']))
+})
+
+t.test('client addresses as rate-limit keys: IPv6 by its /64, IPv4-mapped as IPv4', async (t) => {
+  const { clientAddressKey } = await import('../src/http/rate-limit.js')
+  t.equal(clientAddressKey('203.0.113.7'), '203.0.113.7')
+  t.equal(clientAddressKey('::ffff:203.0.113.7'), '203.0.113.7')
+  t.equal(clientAddressKey('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64')
+  t.equal(clientAddressKey('2001:DB8:1:2::9'), '2001:db8:1:2::/64', 'case and zero compression')
+  t.equal(clientAddressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64', 'leading zeros')
+  t.equal(clientAddressKey('2001:db8::1'), '2001:db8:0:0::/64')
+  t.equal(clientAddressKey('1:2::3:4:5:1.2.3.4'), '1:2:0:3::/64', 'a dotted tail counts for two groups')
+  t.equal(clientAddressKey('fe80::1%eth0'), 'fe80:0:0:0::/64', 'a zone is not part of the network')
+})
+
+t.test('return forms from many addresses of one IPv6 /64, or from new addresses for one parcel: each count holds (429 pages), nothing stored past it', async (t) => {
+  const { app, link, mug } = await setup(t, { windowDays: 14, customerRateLimit: { max: 2, windowMs: 60_000 } })
+  const from = (remoteAddress: string, url = `${link}/return`, form: Record<string, string> = {}) =>
+    app.inject({ method: 'POST', url, remoteAddress, headers: FORM, payload: new URLSearchParams(form).toString() })
+  const forged = '/shipments/track/AAAAAAAAAAAAAAAAAAAAAA-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/return'
+  t.equal((await from('2001:db8:5:6::1', forged)).statusCode, 404)
+  t.equal((await from('2001:db8:5:6::2', forged)).statusCode, 404)
+  const sameNetwork = await from('2001:db8:5:6:ffff::3', `${link}/return`, { [`quantity.${mug}`]: '1', [`reason.${mug}`]: 'damaged' })
+  t.equal(sameNetwork.statusCode, 429, 'a third address of the same /64 is the same client')
+  t.match(sameNetwork.body, '<h1>Too many attempts</h1>')
+  t.equal(sameNetwork.headers['retry-after'], '60')
+  t.equal((await from('2001:db8:5:7::1', forged)).statusCode, 404, 'the next /64 is another client')
+
+  t.equal((await from('198.51.100.1')).statusCode, 422)
+  t.equal((await from('198.51.100.2')).statusCode, 422)
+  const newAddress = await from('198.51.100.3', `${link}/return`, { [`quantity.${mug}`]: '1', [`reason.${mug}`]: 'damaged' })
+  t.equal(newAddress.statusCode, 429, "a new address does not reset the parcel's count")
+  t.equal(newAddress.headers['content-type'], 'text/html; charset=utf-8')
+  t.same(await storedReturns(app), [])
+})
+
+t.test("the docs' example of customer returns trusts a counted proxy, never every X-Forwarded-For hop", async (t) => {
+  const { readFile } = await import('node:fs/promises')
+  for (const page of ['docs/returns.md', 'docs/options.md', 'README.md']) {
+    t.notMatch(await readFile(new URL(`../${page}`, import.meta.url), 'utf8'), /Fastify\(\{[^)]*trustProxy: true/, `${page} does not suggest trustProxy: true`)
+  }
 })
 
 t.test("a return mail's template sees the return's own page as return.pageUrl", async (t) => {

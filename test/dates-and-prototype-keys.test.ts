@@ -107,7 +107,7 @@ t.test('year 0000 was accepted (as 1900): years outside 1 to 9999 are a 422 and 
   for (const value of ['0000-01-01', '0000-12-31T23:59:59Z', '0001-01-01T00:00:00+00:01', '9999-12-31T23:59:59-00:01', { date: '0000-06-01' }, -62_135_596_801, 'constructor', '__proto__']) {
     const response = await postUpdate(app, id, { dateScheduledShip: value, fields: { due: value } })
     t.equal(response.statusCode, 422, JSON.stringify(value))
-    t.same(response.json(), { success: false, errors: { dateScheduledShip: ['Date Scheduled Ship is not a valid date.'], 'fields.due': ['Due is not a valid date.'] } })
+    t.same(response.json(), { success: false, errors: { dateScheduledShip: ['Date Scheduled Ship is not a valid date.'], 'fields.due': ['Due is not a valid date.'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   }
   t.same(await shipmentRow(app, id), before, 'nothing changed')
 })
@@ -148,7 +148,7 @@ t.test('a signed event of year 50 was dated 1950: occurredAt keeps years 1 to 99
   for (const occurredAt of ['0000-06-01T00:00:00Z', '0000-12-31T23:00:00-00:30']) {
     const refused = await send({ status: 'in_transit', occurredAt })
     t.equal(refused.statusCode, 400, occurredAt)
-    t.same(refused.json(), { name: 'Bad Request', message: 'Invalid webhook payload: occurredAt is not an ISO-8601 date-time.', code: 0, status: 400 })
+    t.same(refused.json(), { name: 'Bad Request', message: 'Invalid webhook payload: occurredAt is not an ISO-8601 date-time.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   }
   t.equal((await shipmentRow(app, shipment.id)).status, 'on_hold', 'nothing changed')
   t.same(await historyRows(app, shipment.id), history)
@@ -175,7 +175,7 @@ t.test('an export window of years 1 to 99 covered 1901 to 1999: it covers those 
     for (const bad of ['01/01/0000 00:00', '0000/06/01 00:00', '0000-12-31T23:00:00Z']) {
       const response = await exportRequest(app, { start_date: '01/01/0001 00:00', end_date: '12/31/0099 23:59', [parameter]: bad }, { accept: 'application/json' })
       t.equal(response.statusCode, 400, `${parameter}=${bad}`)
-      t.same(response.json(), { name: 'Bad Request', message: `${parameter} is not a date.`, code: 0, status: 400 })
+      t.same(response.json(), { name: 'Bad Request', message: `${parameter} is not a date.`, code: 0, status: 400, errorCode: 'SHIPMENTS_EXCHANGE_INVALID_DATE' })
     }
   }
 })

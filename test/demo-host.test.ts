@@ -16,8 +16,8 @@ async function login(app: DemoHost, username: string, password = username) {
 
 const json = { 'content-type': 'application/json' }
 const INVALID_LOGIN = { success: false, error: 'Invalid username or password.' }
-const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401 }
-const forbidden = (permission: string) => ({ name: 'Forbidden', message: `User is not permitted to perform this action (${permission}).`, code: 0, status: 403 })
+const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401, errorCode: 'SHIPMENTS_UNAUTHORIZED' }
+const forbidden = (permission: string) => ({ name: 'Forbidden', message: `User is not permitted to perform this action (${permission}).`, code: 0, status: 403, errorCode: 'SHIPMENTS_FORBIDDEN' })
 
 /** A shipment as the update endpoint answers it (spec 2.1: the read without the admin dates). */
 const specFields = ({ dateCreated: _created, dateUpdated: _updated, dateDeleted: _deleted, estimatedDelivery: _estimate, estimatedDeliverySource: _source, parcels: _parcels, ...shipment }: Shipment) => shipment
@@ -337,10 +337,10 @@ t.test('the demo integrations answer signed webhooks and the custom provider', a
   t.same(response.json(), { accepted: true, applied: false, reason: 'unmapped state TELEPORTED' })
   response = await acme({ shipmentReference: '1004-s009', state: 'DISPATCHED' })
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Unknown shipment 1004-s009.', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'Unknown shipment 1004-s009.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   response = await acme({ shipmentReference: '1004-s001', state: 'DISPATCHED' }, 'wrong-token')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Invalid bearer token.', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'Invalid bearer token.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   const shipment = (await tables(app).db.select().from(tables(app).schema.shipments).where(eq(tables(app).schema.shipments.reference, '1004-s001')))[0]
   t.equal(shipment.status, 'in_progress', 'only the accepted, mapped state applied')
   t.same((await app.shipments.shipments.history(shipment.id)).map((entry) => [entry.toStatus, entry.sourceIntegration, entry.externalCode]), [
@@ -397,7 +397,7 @@ t.test('the demo host answers ShipStation: export of the four completed orders, 
   t.match(challenge.body, /<h1>Unauthorized<\/h1>/)
   const unknown = await app.inject({ url: `${url}?action=shipnotify&order_number=nope`, headers: { authorization, accept: 'application/json' } })
   t.equal(unknown.statusCode, 404)
-  t.same(unknown.json(), { name: 'Not Found', message: 'No order matches order_number nope.', code: 0, status: 404 })
+  t.same(unknown.json(), { name: 'Not Found', message: 'No order matches order_number nope.', code: 0, status: 404, errorCode: 'SHIPMENTS_EXCHANGE_ORDER_NOT_FOUND' })
 })
 
 t.test('the demo has a login form page that returns to the admin page asked for, and a home page linking them', async (t) => {

@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { EASYPOST_STATUS_MAP } from '../src/index.js'
-import { buildTestApp, historyRows, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
+import { buildTestApp, gatewayRefusalCode, historyRows, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
 import { adminClient, buildAdminApp } from './fixtures/admin.js'
 import { testDatabase } from './fixtures/database.js'
 import { eventually } from './fixtures/outbox.js'
@@ -99,7 +99,7 @@ t.test('the webhook secret is NFKD-normalized as EasyPost does; forged, unsigned
   for (const [name, payload, signature, message] of cases) {
     const response = await send(payload, signature)
     t.equal(response.statusCode, 400, name)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 }, name)
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: gatewayRefusalCode(message) }, name)
   }
   t.same(await shipmentRow(app, id), before, 'nothing changed')
   t.same(await ledger(app, 'easypost'), [], 'no refused event is remembered, so a fixed retry applies')

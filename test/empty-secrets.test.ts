@@ -46,7 +46,7 @@ for (const [providerId, provider] of Object.entries(providers)) {
       const headers = { 'content-type': 'application/json', ...provider.request(value ?? '', body) }
       const response = await app.inject({ method: 'POST', url: '/actions/shipments/gateway/handle?integration=carrier', headers, payload: body })
       t.equal(response.statusCode, 400, `${what}: refused`)
-      t.same(response.json(), { name: 'Bad Request', message: 'Integration carrier is not configured: one of its secret settings is empty or not set.', code: 0, status: 400 }, `${what}: the body says why, naming no variable`)
+      t.same(response.json(), { name: 'Bad Request', message: 'Integration carrier is not configured: one of its secret settings is empty or not set.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' }, `${what}: the body says why, naming no variable`)
     }
     t.same(await shipmentRow(app, id), before, 'nothing changed')
     t.same(await historyRows(app, id), historyBefore, 'no history written')

@@ -224,10 +224,10 @@ t.test('a failing update (422) emits nothing and changes nothing', async (t) => 
   // Validation: a status change with an invalid field.
   let response = await postUpdate(app, id, { status: 'shipped', trackingUrl: 'ftp://example.com' })
   t.equal(response.statusCode, 422)
-  t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] } })
+  t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
 
   // The mutex is held elsewhere beyond lockTimeoutMs.
-  const lockTimeout = { success: false, error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.` }
+  const lockTimeout = { success: false, error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' }
   const handle = app.shipments.database
   if (handle.engine === 'sqlite') {
     // Across processes the database's write lock is the mutex: another connection holds it open.
@@ -260,7 +260,7 @@ t.test('a failing update (422) emits nothing and changes nothing', async (t) => 
   }
   response = await postUpdate(app, id, { status: 'shipped', carrier: 'DHL' })
   t.equal(response.statusCode, 422)
-  t.same(response.json(), { success: false, error: `Couldn't update shipment ${id}: the change could not be saved.` })
+  t.same(response.json(), { success: false, error: `Couldn't update shipment ${id}: the change could not be saved.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' })
 
   // The transition permission is missing (403): nothing either.
   response = await postUpdate(app, id, { status: 'cancelled' }, 'editor')

@@ -51,11 +51,12 @@ async function gatewayApp(t: Test, logLines?: string[], providers: NonNullable<S
 }
 
 /** The gateway's own error envelope. */
-const envelope = (status: 400 | 404 | 413, message: string) => ({
+const envelope = (status: 400 | 404 | 413, message: string, errorCode: string) => ({
   name: { 400: 'Bad Request', 404: 'Not Found', 413: 'Payload Too Large' }[status],
   message,
   code: 0,
   status,
+  errorCode,
 })
 
 const gateway = (handle?: string) => `/actions/shipments/gateway/handle${handle === undefined ? '' : `?integration=${encodeURIComponent(handle)}`}`
@@ -64,7 +65,7 @@ t.test('400 without the integration parameter, 404 for an unknown handle: the en
   const counting = countingProvider()
   const app = await gatewayApp(t, undefined, [echoProvider, counting.provider])
   await app.shipments.integrations.create({ name: 'Counted', handle: 'counted', providerId: 'counting' })
-  const missing = envelope(400, 'Integration must be set.')
+  const missing = envelope(400, 'Integration must be set.', 'SHIPMENTS_GATEWAY_INTEGRATION_MISSING')
   for (const [method, url, label] of [
     ['POST', gateway(), 'no integration parameter'],
     ['POST', gateway(''), 'an empty integration parameter'],
@@ -78,7 +79,7 @@ t.test('400 without the integration parameter, 404 for an unknown handle: the en
   for (const [method, handle] of [['GET', 'nope'], ['POST', 'counted-not'], ['PUT', 'COUNTED']] as const) {
     const response = await app.inject({ method, url: gateway(handle), payload: method === 'GET' ? undefined : '{}' })
     t.equal(response.statusCode, 404, handle)
-    t.same(response.json(), envelope(404, `Unknown integration: ${handle}`), handle)
+    t.same(response.json(), envelope(404, `Unknown integration: ${handle}`, 'SHIPMENTS_GATEWAY_UNKNOWN_INTEGRATION'), handle)
   }
   t.same(counting.calls, [], 'the provider was never called')
 
@@ -102,26 +103,26 @@ t.test('400 when disabled (literally or through the environment) or without a pr
 
   let response = await post('off')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), envelope(400, 'Integration off is disabled.'))
+  t.same(response.json(), envelope(400, 'Integration off is disabled.', 'SHIPMENTS_GATEWAY_INTEGRATION_DISABLED'))
 
   delete process.env.GATEWAY_TEST_ENABLED
   response = await post('env')
   t.equal(response.statusCode, 400, 'an unset variable means disabled')
-  t.same(response.json(), envelope(400, 'Integration env is disabled.'))
+  t.same(response.json(), envelope(400, 'Integration env is disabled.', 'SHIPMENTS_GATEWAY_INTEGRATION_DISABLED'))
   process.env.GATEWAY_TEST_ENABLED = 'off'
   response = await post('env')
   t.equal(response.statusCode, 400, 'a false value means disabled')
-  t.same(response.json(), envelope(400, 'Integration env is disabled.'))
+  t.same(response.json(), envelope(400, 'Integration env is disabled.', 'SHIPMENTS_GATEWAY_INTEGRATION_DISABLED'))
 
   response = await post('bare')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), envelope(400, 'Integration bare has no provider.'))
+  t.same(response.json(), envelope(400, 'Integration bare has no provider.', 'SHIPMENTS_GATEWAY_NO_PROVIDER'))
 
   // A provider that was registered when the integration was saved and is gone now.
   await tables(app).db.update(tables(app).schema.integrations).set({ providerId: 'removed-provider' }).where(eq(tables(app).schema.integrations.handle, 'gone'))
   response = await post('gone')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), envelope(400, 'Integration gone has no provider.'))
+  t.same(response.json(), envelope(400, 'Integration gone has no provider.', 'SHIPMENTS_GATEWAY_NO_PROVIDER'))
   t.same(counting.calls, [], 'the provider was never called for a refused request')
 
   // Read at request time: the same integration reaches the provider once the variable says so.
@@ -131,7 +132,7 @@ t.test('400 when disabled (literally or through the environment) or without a pr
   t.same(response.json(), { counted: 1 })
   process.env.GATEWAY_TEST_ENABLED = 'off'
   response = await post('env')
-  t.same(response.json(), envelope(400, 'Integration env is disabled.'), 'and disabled again at the next request')
+  t.same(response.json(), envelope(400, 'Integration env is disabled.', 'SHIPMENTS_GATEWAY_INTEGRATION_DISABLED'), 'and disabled again at the next request')
   t.same(counting.calls, ['env'], 'called exactly once, while enabled')
 })
 
@@ -197,7 +198,7 @@ t.test('413 beyond the body limit, and the provider is never called', async (t) 
       payload: 'x'.repeat(2049),
     })
     t.equal(response.statusCode, 413, `content type ${contentType}`)
-    t.same(response.json(), envelope(413, 'Request body is too large'), `content type ${contentType}`)
+    t.same(response.json(), envelope(413, 'Request body is too large', 'SHIPMENTS_BODY_TOO_LARGE'), `content type ${contentType}`)
   }
   t.same(counting.calls, [], 'the provider was never called')
 
@@ -216,10 +217,10 @@ t.test('provider errors: an integration error shows its message, anything else a
 
   let response = await app.inject({ method: 'POST', url: gateway('e1') })
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Signature mismatch for echo.', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'Signature mismatch for echo.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   response = await app.inject({ method: 'POST', url: gateway('e2') })
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Integration request processing failed.', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'Integration request processing failed.', code: 0, status: 400, errorCode: 'SHIPMENTS_GATEWAY_REQUEST_FAILED' })
   t.notMatch(response.body, /exploded|hunter2|at /, 'the original error stays in the log')
 
   // A refused request (IntegrationError) is a warning with the reason and no stack; any other failure
@@ -310,7 +311,7 @@ t.test('handles a database cannot hold (a NUL) are unknown integrations, and lis
   const app = await gatewayApp(t)
   const response = await app.inject({ method: 'POST', url: gateway('a\u0000b'), payload: 'x' })
   t.equal(response.statusCode, 404)
-  t.same(response.json(), { name: 'Not Found', message: 'Unknown integration: a\u0000b', code: 0, status: 404 })
+  t.same(response.json(), { name: 'Not Found', message: 'Unknown integration: a\u0000b', code: 0, status: 404, errorCode: 'SHIPMENTS_GATEWAY_UNKNOWN_INTEGRATION' })
   for (const handle of ['ab', 'a-c', 'b', 'a_b']) await app.shipments.integrations.create({ name: handle, handle, providerId: 'echo' })
   t.same((await app.shipments.integrations.list()).map((integration) => integration.handle), ['a-c', 'a_b', 'ab', 'b'])
 })

@@ -25,7 +25,7 @@ t.test('paging and ids beyond what the database holds are a 400 naming the param
   for (const [query, message] of cases) {
     const response = await app.inject({ url: `/shipments/api/shipments?${query}`, headers: as('viewer') })
     t.equal(response.statusCode, 400, query)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 }, query)
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }, query)
   }
   const last = await app.inject({ url: '/shipments/api/shipments?page=2147483647&perPage=100', headers: as('viewer') })
   t.equal(last.statusCode, 200, 'the largest page answers, empty')
@@ -154,7 +154,7 @@ t.test('ship notifications: a value that is not text, or is too long, is a 400 n
       headers: { ...basicAuth(), accept: 'application/json' },
     })
     t.equal(response.statusCode, 400, message)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 })
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: 'SHIPMENTS_EXCHANGE_INVALID_PARAMETER' })
   }
   t.equal(await snapshotDatabase(app), before, 'nothing changed')
   t.ok(orderId)
@@ -179,7 +179,7 @@ t.test('signed webhooks: an over-long or control-character webhook-id is refused
       payload: body,
     })
     t.equal(response.statusCode, 400)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 })
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   }
   t.equal(await snapshotDatabase(app), before)
 })
@@ -241,7 +241,7 @@ t.test('JSON nesting is bounded before parsing: a deep body is a 400, a deep val
     const payload = `{"fields":{"data":${'['.repeat(depth)}${']'.repeat(depth)}}}`
     const response = await app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: { ...as('admin'), 'content-type': 'application/json' }, payload })
     t.equal(response.statusCode, 400, `depth ${depth}`)
-    t.same(response.json(), { name: 'Bad Request', message: 'The JSON body nests deeper than 32 levels.', code: 0, status: 400 })
+    t.same(response.json(), { name: 'Bad Request', message: 'The JSON body nests deeper than 32 levels.', code: 0, status: 400, errorCode: 'SHIPMENTS_JSON_TOO_DEEP' })
   }
   // Brackets inside strings are text, not nesting.
   const text = await postUpdate(app, id, { shippingNotes: '['.repeat(100), fields: { data: { a: { b: [1, '{{{{'] } } } })
@@ -301,7 +301,7 @@ t.test('review fixes: a too-deep body on an unknown id is a 404; key, sig and hm
   const deep = `{"fields":${'['.repeat(40)}${']'.repeat(40)}}`
   const response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/999999', headers: { ...as('admin'), 'content-type': 'application/json' }, payload: deep })
   t.equal(response.statusCode, 404)
-  t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })
+  t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
 
   const { redactUrl } = await import('../src/http/redact.js')
   for (const name of ['key', 'api_key', 'access_key', 'sig', 'x-hmac', 'HMAC-SHA256']) {

@@ -64,7 +64,7 @@ t.test('over-allocation is a 422 naming the line and changes nothing', async (t)
     payload: { items: [{ lineItemId: tea, quantity: 1 }, { lineItemId: mug, quantity: 1 }] },
   })
   t.equal(refused.statusCode, 422)
-  t.same(refused.json(), { success: false, errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 1 requested, 0 of 2 left to allocate.`] } })
+  t.same(refused.json(), { success: false, errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 1 requested, 0 of 2 left to allocate.`] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   const { total } = await app.shipments.shipments.list({ orderId })
   t.equal(total, 1, 'no shipment was created')
 
@@ -78,7 +78,7 @@ t.test('over-allocation is a 422 naming the line and changes nothing', async (t)
     ['all', 'items', 'Items must be a list of { lineItemId, quantity }.'],
   ] as const) {
     const response = await app.inject({ method: 'POST', url: `/shipments/api/orders/${orderId}/shipments`, headers: as('admin'), payload: { items } })
-    t.same([response.statusCode, response.json()], [422, { success: false, errors: { [key]: [message] } }], message)
+    t.same([response.statusCode, response.json()], [422, { success: false, errors: { [key]: [message] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }], message)
   }
   t.equal((await app.shipments.shipments.list({ orderId })).total, 1)
   t.same(await held(app, orderId), { MUG: [2, 0], TEA: [0, 3], SPN: [0, 1], EBOOK: [0, 0] })
@@ -89,7 +89,7 @@ t.test('cancelling, disabling and deleting free the quantities; bringing a shipm
   const service = app.shipments.shipments
   const [first] = await service.create(orderId, { items: [{ lineItemId: mug, quantity: 2 }] })
   const post = (id: number, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: `/shipments/api/shipments/${id}`, headers: as('admin'), payload })
-  const refusal = { success: false, errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 2 requested, 0 of 2 left to allocate.`] } }
+  const refusal = { success: false, errors: { [`items.${mug}`]: [`Line ${mug} (MUG): 2 requested, 0 of 2 left to allocate.`] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }
 
   for (const [free, back, check] of [
     [{ status: 'cancelled' }, { status: 'new' }, (row: { status: string }) => row.status === 'cancelled'],

@@ -186,7 +186,7 @@ t.test('the update body documents enabled and items, and the route applies enabl
   t.same([disabled.statusCode, disabled.json().success, disabled.json().shipment.id], [200, true, id])
   t.equal((await shipmentRow(app, id)).enabled, false, 'stored')
   const refused = await postUpdate(app, id, { enabled: 'yes' })
-  t.same([refused.statusCode, refused.json()], [422, { success: false, errors: { enabled: ['Enabled must be true or false.'] } }], 'the per-field envelope, not a schema 400')
+  t.same([refused.statusCode, refused.json()], [422, { success: false, errors: { enabled: ['Enabled must be true or false.'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }], 'the per-field envelope, not a schema 400')
   t.equal((await shipmentRow(app, id)).enabled, false, 'unchanged')
 })
 
@@ -298,11 +298,11 @@ t.test('typed bodies change no validation: wrong types are the per-field 422, a 
   for (const url of [`/shipments/api/shipments/${id}`, `/shipments/api/orders/${orderId}/shipments`]) {
     for (const payload of ['[1, 2]', '"text"', '5', 'null', 'true']) {
       const response = await send(url, payload)
-      t.same([response.statusCode, response.json()], [400, { name: 'Bad Request', message: 'body must be object', code: 0, status: 400 }], `${url} ${payload}`)
+      t.same([response.statusCode, response.json()], [400, { name: 'Bad Request', message: 'body must be object', code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }], `${url} ${payload}`)
     }
   }
   const update = await send(`/shipments/api/shipments/${id}`, JSON.stringify({ carrier: 5, status: 'lost', items: 'all', unknownKey: 1 }))
-  t.same([update.statusCode, update.json()], [422, { success: false, errors: { carrier: ['Carrier must be a string.'], targetStatusCode: ['Target Status Code is invalid.'] } }])
+  t.same([update.statusCode, update.json()], [422, { success: false, errors: { carrier: ['Carrier must be a string.'], targetStatusCode: ['Target Status Code is invalid.'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }])
   t.match(await shipmentRow(app, id), { carrier: null, status: 'new' }, 'nothing changed')
   const scheduled = await send(`/shipments/api/shipments/${id}`, JSON.stringify({ dateScheduledShip: '1700000000', trackingNumber: '', extra: { a: 1 } }))
   t.equal(scheduled.statusCode, 200, 'Unix seconds as a string and unknown keys are accepted, as before')
@@ -313,7 +313,7 @@ t.test('typed bodies change no validation: wrong types are the per-field 422, a 
     [{ rule: 5 }, { rule: ['Rule must be the name of a split rule.'] }],
   ] as const) {
     const response = await send(`/shipments/api/orders/${orderId}/shipments`, JSON.stringify(payload))
-    t.same([response.statusCode, response.json()], [422, { success: false, errors }], JSON.stringify(payload))
+    t.same([response.statusCode, response.json()], [422, { success: false, errors, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }], JSON.stringify(payload))
   }
   const created = await send(`/shipments/api/orders/${orderId}/shipments`, JSON.stringify({ count: 2, note: 'ignored' }))
   t.same([created.statusCode, created.json().shipments.length], [200, 2], 'unknown keys are ignored, as before')

@@ -12,7 +12,7 @@ t.test('shippedOrderStatus naming no status: the move to shipped is a 422 naming
   const { orderId, shipmentIds: [id] } = await orderWithShipments(app)
   const refused = await postUpdate(app, id, { status: 'shipped', carrier: 'UPS' })
   t.equal(refused.statusCode, 422)
-  t.same(refused.json(), { success: false, error: `Couldn't update shipment ${id}: the order status "delivered" (shippedOrderStatus) does not exist. Create it first.` })
+  t.same(refused.json(), { success: false, error: `Couldn't update shipment ${id}: the order status "delivered" (shippedOrderStatus) does not exist. Create it first.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' })
   t.match(await shipmentRow(app, id), { status: 'new', carrier: null })
   t.equal((await historyRows(app, id)).length, 1)
   t.ok(logLines.some((line) => line.includes('"level":50') && line.includes('"shippedOrderStatus":"delivered"')), 'the misconfiguration is logged as an error')

@@ -34,7 +34,7 @@ t.test('a missing, malformed or wrong Authorization header is a 401 with a chall
       })
       t.equal(response.statusCode, 401, `${name} (${action})`)
       t.equal(response.headers['www-authenticate'], CHALLENGE)
-      t.same(response.json(), { name: 'Unauthorized', message: 'Invalid username or password.', code: 0, status: 401 })
+      t.same(response.json(), { name: 'Unauthorized', message: 'Invalid username or password.', code: 0, status: 401, errorCode: 'SHIPMENTS_EXCHANGE_UNAUTHORIZED' })
     }
   }
   t.equal((await orderRow(app, orderId)).statusHandle, 'processing', 'no refused notification changed the order')
@@ -75,7 +75,7 @@ t.test('SS-UserName / SS-Password: refused unless acceptQueryCredentials, then f
   const wrong = await on.inject({ url: `${EXCHANGE_URL}?action=export&SS-UserName=${EXCHANGE_USER}&SS-Password=nope`, headers: { accept: 'application/json' } })
   t.equal(wrong.statusCode, 401)
   t.equal(wrong.headers['www-authenticate'], CHALLENGE)
-  t.same(wrong.json(), { name: 'Unauthorized', message: 'Invalid username or password.', code: 0, status: 401 })
+  t.same(wrong.json(), { name: 'Unauthorized', message: 'Invalid username or password.', code: 0, status: 401, errorCode: 'SHIPMENTS_EXCHANGE_UNAUTHORIZED' })
   t.equal((await on.inject({ url: `${EXCHANGE_URL}?action=export`, headers: basicAuth() })).statusCode, 200, 'the header still works')
 
   const encoded = encodeURIComponent(EXCHANGE_PASSWORD)

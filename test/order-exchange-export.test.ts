@@ -216,7 +216,7 @@ t.test('an impossible or unreadable date is a 400 naming its parameter, as HTML 
       const json = await exportRequest(app, query, { accept: 'application/json' })
       t.equal(json.statusCode, 400, `${parameter}=${bad}`)
       t.match(json.headers['content-type'], /^application\/json/)
-      t.same(json.json(), { name: 'Bad Request', message: `${parameter} is not a date.`, code: 0, status: 400 })
+      t.same(json.json(), { name: 'Bad Request', message: `${parameter} is not a date.`, code: 0, status: 400, errorCode: 'SHIPMENTS_EXCHANGE_INVALID_DATE' })
       const html = await exportRequest(app, query)
       t.equal(html.statusCode, 400)
       t.equal(html.headers['content-type'], 'text/html; charset=utf-8')
@@ -226,7 +226,7 @@ t.test('an impossible or unreadable date is a 400 naming its parameter, as HTML 
   }
   const both = await exportRequest(app, { start_date: '02/30/2026 10:00', end_date: '13/01/2026 10:00' }, { accept: 'application/json' })
   t.equal(both.statusCode, 400)
-  t.same(both.json(), { name: 'Bad Request', message: 'start_date is not a date.', code: 0, status: 400 }, 'both bad: the first is named')
+  t.same(both.json(), { name: 'Bad Request', message: 'start_date is not a date.', code: 0, status: 400, errorCode: 'SHIPMENTS_EXCHANGE_INVALID_DATE' }, 'both bad: the first is named')
 })
 
 t.test('a non-UTC site parses the window in its own timezone (spec 4.3 rule 4) and writes dates in it', async (t) => {
@@ -288,7 +288,7 @@ t.test('failOnValidation: a page with an invalid order is a 500, with the reason
   t.match(html.body, /<p>The export failed: an order failed validation\.<\/p>/)
   t.notMatch(html.body, /postal code|at .*\.ts/, 'the reason and no stack trace reach the client')
   const json = await exportRequest(app, {}, { accept: 'application/json' })
-  t.same(json.json(), { name: 'Internal Server Error', message: 'The export failed: an order failed validation.', code: 0, status: 500 })
+  t.same(json.json(), { name: 'Internal Server Error', message: 'The export failed: an order failed validation.', code: 0, status: 500, errorCode: 'SHIPMENTS_EXCHANGE_EXPORT_FAILED' })
   t.ok(logLines.some((line) => line.includes('BROKEN') && line.includes('the shipping address has no postal code')), 'the log names the order and why')
 })
 t.test('text: unicode, markup characters and ]]> read back exactly; illegal characters removed; limits by characters', async (t) => {

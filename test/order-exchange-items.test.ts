@@ -339,7 +339,7 @@ t.test('an item without a whole-number Quantity is refused with a 400 naming it,
   for (const quantity of [undefined, '', 'two', '-1', '1.5', '1e3', '99999999999']) {
     const response = await notify(app, shipNotice('IT-BAD', [{ sku: 'TEA', quantity: 1 }, { sku: 'MUG', quantity, lineItemId: mug }]))
     t.equal(response.statusCode, 400, `Quantity ${JSON.stringify(quantity)}`)
-    t.same(response.json(), { name: 'Bad Request', message: 'Items/Item[2]/Quantity must be a whole number of units.', code: 0, status: 400 })
+    t.same(response.json(), { name: 'Bad Request', message: 'Items/Item[2]/Quantity must be a whole number of units.', code: 0, status: 400, errorCode: 'SHIPMENTS_EXCHANGE_INVALID_PARAMETER' })
   }
   const html = await app.inject({
     method: 'POST',
@@ -406,7 +406,7 @@ t.test('a Status Handle or shippedOrderStatus that names no status: a 500, and w
   const before = await snapshotDatabase(noHandle)
   const completing = await notify(noHandle, shipNotice('IT-NOHANDLE', [{ sku: 'TEA', quantity: 3 }, { sku: 'SPN', quantity: 1 }], 'S-2'))
   t.equal(completing.statusCode, 500)
-  t.same(completing.json(), { name: 'Internal Server Error', message: 'The shipping notification could not be applied.', code: 0, status: 500 })
+  t.same(completing.json(), { name: 'Internal Server Error', message: 'The shipping notification could not be applied.', code: 0, status: 500, errorCode: 'SHIPMENTS_EXCHANGE_SHIPNOTIFY_FAILED' })
   t.equal(await snapshotDatabase(noHandle), before, 'nothing moved')
   t.equal((await shipmentsOf(noHandle, handleOrder.orderId)).length, 1)
 

@@ -58,7 +58,7 @@ t.test('bodyLimit: one byte over is a 413 that changes nothing; exactly at the l
   const json = await postNotice(app, '&order_number=BL-1&tracking_number=QUERY-1', tooLarge, { accept: 'application/json' })
   t.equal(json.statusCode, 413)
   t.match(json.headers['content-type'], /^application\/json/)
-  t.same(json.json(), { name: 'Payload Too Large', message: 'Request body is too large', code: 0, status: 413 })
+  t.same(json.json(), { name: 'Payload Too Large', message: 'Request body is too large', code: 0, status: 413, errorCode: 'SHIPMENTS_BODY_TOO_LARGE' })
   // Without a Content-Length the limit still holds, counted while the body streams in.
   const chunked = await app.inject({
     method: 'POST',
@@ -88,7 +88,7 @@ t.test('bodyLimit defaults to 1 MiB', async (t) => {
   const orderBefore = await orderRow(app, orderId)
   const over = await postNotice(app, '&order_number=BL-DEFAULT', shipNoticeOfBytes(1_048_577, 'BL-DEFAULT', 'BIG'), { accept: 'application/json' })
   t.equal(over.statusCode, 413)
-  t.same(over.json(), { name: 'Payload Too Large', message: 'Request body is too large', code: 0, status: 413 })
+  t.same(over.json(), { name: 'Payload Too Large', message: 'Request body is too large', code: 0, status: 413, errorCode: 'SHIPMENTS_BODY_TOO_LARGE' })
   t.same(await orderRow(app, orderId), orderBefore)
 
   const at = await postNotice(app, '', shipNoticeOfBytes(1_048_576, 'BL-DEFAULT', 'BIG'))

@@ -132,7 +132,7 @@ t.test('a split order: an unknown order_number falls back to the order ShipNotic
 
   const unknown = await notify(app, { order_number: 'SN-SPLIT-2' }, shipNotice({ OrderID: '999999' }), { accept: 'application/json' })
   t.equal(unknown.statusCode, 404)
-  t.same(unknown.json(), { name: 'Not Found', message: 'No order matches order_number SN-SPLIT-2.', code: 0, status: 404 })
+  t.same(unknown.json(), { name: 'Not Found', message: 'No order matches order_number SN-SPLIT-2.', code: 0, status: 404, errorCode: 'SHIPMENTS_EXCHANGE_ORDER_NOT_FOUND' })
 })
 
 t.test('a missing matrix field or sub-field is logged and skipped; the status still changes', async (t) => {
@@ -163,7 +163,7 @@ t.test('errors per spec 7.3, HTML by default and JSON on request; a refused noti
   t.match(missing.body, /<h1>Not Acceptable<\/h1><p>order_number is required\.<\/p>/)
   const empty = await notify(app, { order_number: '  ' }, undefined, { accept: 'application/json' })
   t.equal(empty.statusCode, 406)
-  t.same(empty.json(), { name: 'Not Acceptable', message: 'order_number is required.', code: 0, status: 406 })
+  t.same(empty.json(), { name: 'Not Acceptable', message: 'order_number is required.', code: 0, status: 406, errorCode: 'SHIPMENTS_EXCHANGE_MISSING_ORDER_NUMBER' })
   const unknown = await notify(app, { order_number: 'nope <b>' })
   t.equal(unknown.statusCode, 404)
   t.match(unknown.body, /No order matches order_number nope &#60;b&#62;\./, 'the HTML page escapes what the client sent')
@@ -174,7 +174,7 @@ t.test('errors per spec 7.3, HTML by default and JSON on request; a refused noti
   ]) {
     const response = await app.inject({ method: 'POST', url, headers: { ...basicAuth(), accept: 'application/json' } })
     t.equal(response.statusCode, 400)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 })
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: url === EXCHANGE_URL ? 'SHIPMENTS_EXCHANGE_MISSING_ACTION' : 'SHIPMENTS_EXCHANGE_UNKNOWN_ACTION' })
   }
   t.same(await stored(app, orderId), before)
 
@@ -183,7 +183,7 @@ t.test('errors per spec 7.3, HTML by default and JSON on request; a refused noti
   const beforeNoStatus = await stored(noStatus, noStatusOrder)
   const failed = await notify(noStatus, { order_number: 'SN-NOSTATUS', carrier: 'UPS' }, undefined, { accept: 'application/json' })
   t.equal(failed.statusCode, 500)
-  t.same(failed.json(), { name: 'Internal Server Error', message: 'The shipping notification could not be applied.', code: 0, status: 500 })
+  t.same(failed.json(), { name: 'Internal Server Error', message: 'The shipping notification could not be applied.', code: 0, status: 500, errorCode: 'SHIPMENTS_EXCHANGE_SHIPNOTIFY_FAILED' })
   t.same(await stored(noStatus, noStatusOrder), beforeNoStatus, 'neither the status nor the tracking entry was saved')
   t.ok(logLines.some((line) => line.includes('the Status Handle names no order status') && line.includes('dispatched')))
 

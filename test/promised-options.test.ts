@@ -341,10 +341,10 @@ t.test('IntegrationError with retryable: true answers like any integration error
 
   let response = await app.inject({ method: 'POST', url: '/actions/shipments/gateway/handle?integration=busy', payload: '{}' })
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Carrier API is busy, try again later.', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'Carrier API is busy, try again later.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
   response = await app.inject({ method: 'POST', url: '/actions/shipments/gateway/handle?integration=final', payload: '{}' })
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Unknown tracking number.', code: 0, status: 400 }, 'the same envelope either way')
+  t.same(response.json(), { name: 'Bad Request', message: 'Unknown tracking number.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' }, 'the same envelope either way')
 
   t.equal(thrown.length, 2)
   t.equal(thrown[0].retryable, true, 'retryable kept on the error')
@@ -429,7 +429,7 @@ t.test('a save the database refuses is the 422 "could not be saved", and changes
   const before = await shipmentRow(app, id)
   await refuseShipmentUpdates(app)
 
-  const refused = { success: false, error: `Couldn't update shipment ${id}: the change could not be saved.` }
+  const refused = { success: false, error: `Couldn't update shipment ${id}: the change could not be saved.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' }
   // Each update path: a status change (mutex, transaction, history row, order advance), a plain
   // column change (one UPDATE) and a custom field merge (read and write in one transaction).
   for (const body of [{ status: 'shipped', trackingNumber: 'T1' }, { carrier: 'UPS' }, { fields: { packageCount: 2 } }]) {

@@ -22,7 +22,7 @@ t.test('date forms at their edges: offsets beyond 18 hours, AM/PM hours beyond 1
   for (const value of ['01/23/2026 13:00 PM', '01/23/2026 00:30 AM']) {
     const response = await exportRequest(exchange, { start_date: value, end_date: '01/24/2026 09:15' }, { accept: 'application/json' })
     t.equal(response.statusCode, 400, value)
-    t.same(response.json(), { name: 'Bad Request', message: 'start_date is not a date.', code: 0, status: 400 })
+    t.same(response.json(), { name: 'Bad Request', message: 'start_date is not a date.', code: 0, status: 400, errorCode: 'SHIPMENTS_EXCHANGE_INVALID_DATE' })
   }
 })
 
@@ -50,7 +50,7 @@ t.test('ship notification bodies of odd shapes: UTF-16 big-endian XML, a JSON ar
 
   const array = await notify('["order_number", "RP-BE"]', 'application/json')
   t.equal(array.statusCode, 406, 'a JSON body that is not an object carries no parameters')
-  t.same(array.json(), { name: 'Not Acceptable', message: 'order_number is required.', code: 0, status: 406 })
+  t.same(array.json(), { name: 'Not Acceptable', message: 'order_number is required.', code: 0, status: 406, errorCode: 'SHIPMENTS_EXCHANGE_MISSING_ORDER_NUMBER' })
 })
 
 t.test('signed webhooks: a shipmentNumber that is neither a string nor a number is refused', async (t) => {
@@ -67,7 +67,7 @@ t.test('signed webhooks: a shipmentNumber that is neither a string nor a number 
     payload: body,
   })
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'Invalid webhook payload: shipmentNumber must be a string or a number.', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'Invalid webhook payload: shipmentNumber must be a string or a number.', code: 0, status: 400, errorCode: 'SHIPMENTS_INTEGRATION_ERROR' })
 })
 
 t.test('a provider that answers without a body or status sends an empty 200', async (t) => {
@@ -128,7 +128,7 @@ t.test('a host store that fails the export: a 500 with the generic message, the 
   const app = await buildExchangeApp(t, {}, { orderStore: failingOrderStore({ exportOrders: true }) }, logLines)
   const response = await exportRequest(app, {}, { accept: 'application/json' })
   t.equal(response.statusCode, 500)
-  t.same(response.json(), { name: 'Internal Server Error', message: 'An internal error occurred.', code: 0, status: 500 })
+  t.same(response.json(), { name: 'Internal Server Error', message: 'An internal error occurred.', code: 0, status: 500, errorCode: 'SHIPMENTS_INTERNAL_ERROR' })
   t.ok(logLines.some((line) => line.includes('the host order database is down') && line.includes('"level":50')))
 })
 

@@ -112,7 +112,7 @@ if (TEST_ENGINE === 'sqlite') {
     t.equal(await firstLine(worker), 'written')
     const blocked = await postUpdate(app, id, { status: 'on_hold' })
     t.equal(blocked.statusCode, 422, 'a live holder of the write lock times the transition out')
-    t.same(blocked.json(), { success: false, error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.` })
+    t.same(blocked.json(), { success: false, error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' })
     t.equal((await shipmentRow(app, id)).status, 'new', "the holder's uncommitted write is not seen")
 
     worker.kill('SIGKILL')

@@ -76,12 +76,13 @@ t.test('over what shipped minus what returns hold: a 422 naming the line, and no
   t.equal((await post(app, `/orders/${orderId}/returns`, { lines: [{ lineItemId: mug, quantity: 2, reason: 'damaged' }] })).statusCode, 201)
   const over = await post(app, `/orders/${orderId}/returns`, { lines: [{ lineItemId: tea, quantity: 1, reason: 'other' }, { lineItemId: mug, quantity: 1, reason: 'damaged' }] })
   t.equal(over.statusCode, 422)
-  t.same(over.json(), { success: false, errors: { 'lines.1': [`Line ${mug}: 1 to return, 0 of 2 shipped left to return.`] } })
+  t.same(over.json(), { success: false, errors: { 'lines.1': [`Line ${mug}: 1 to return, 0 of 2 shipped left to return.`] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   const unshipped = await post(app, `/orders/${orderId}/returns`, { lines: [{ lineItemId: tea, quantity: 2, reason: 'other' }, { lineItemId: spoon, quantity: 1, reason: 'other' }] })
   t.equal(unshipped.statusCode, 422, 'a tea unit on the unshipped shipment is not returnable, nor the spoon')
   t.same(unshipped.json(), {
     success: false,
     errors: { 'lines.0': [`Line ${tea}: 2 to return, 1 of 1 shipped left to return.`], 'lines.1': [`Line ${spoon}: 1 to return, none of it shipped.`] },
+    errorCode: 'SHIPMENTS_VALIDATION_FAILED',
   })
   t.equal((await storedReturns(app)).length, 1, 'only the first return was stored')
   t.same((await returnEvents(app)).length, 1)
@@ -137,7 +138,7 @@ t.test('the states: one update path with history, events, a tracking number by h
   app.shipments.events.on('returnReceived', (event) => void received.push(event.return.lines))
 
   t.equal((await post(app, `/returns/${id}`, { state: 'closed' })).statusCode, 409, 'requested cannot close')
-  t.same((await post(app, `/returns/${id}`, { state: 'rejected' })).json(), { success: false, errors: { message: ['is required to reject a return'] } })
+  t.same((await post(app, `/returns/${id}`, { state: 'rejected' })).json(), { success: false, errors: { message: ['is required to reject a return'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   t.equal((await post(app, `/returns/${id}`, { state: 'authorised' }, 'editor')).statusCode, 403)
   const authorised = await Promise.all(Array.from({ length: 5 }, () => post(app, `/returns/${id}`, { state: 'authorised', message: 'OK to return' })))
   t.same([...new Set(authorised.map((response) => response.statusCode))], [200], 'repeats answer 200')
@@ -339,7 +340,7 @@ t.test('a lost answer to the buy is looked up at EasyPost on the next try, never
   await s.app.shipments.returns.update(other.id, { state: 'authorised' })
   const refused = await post(s.app, `/returns/${other.id}/label`, { ...LABEL, service: 'Teleport' })
   t.equal(refused.statusCode, 422)
-  t.match(refused.json(), { success: false, error: /EasyPost offers no USPS Teleport/ })
+  t.match(refused.json(), { success: false, error: /EasyPost offers no USPS Teleport/, errorCode: 'SHIPMENTS_UPDATE_REJECTED' })
   t.match((await storedReturns(s.app))[1], { labelState: null, labelOperationId: null, state: 'authorised' }, 'nothing bought: free for another try')
   t.equal((await post(s.app, `/returns/${other.id}/label`, LABEL)).statusCode, 200)
 })
@@ -383,7 +384,7 @@ t.test('an unused return label is voided: refunded at EasyPost, the return autho
   s.imitation.fault({ step: 'refund', kind: 'error', status: 422, code: 'SHIPMENT.REFUND.NOT_ELIGIBLE', message: 'Not eligible for a refund.' })
   const refused = await post(s.app, `/returns/${s.returnId}/label/void`, {})
   t.equal(refused.statusCode, 422)
-  t.match(refused.json(), { success: false, error: /Not eligible for a refund/ })
+  t.match(refused.json(), { success: false, error: /Not eligible for a refund/, errorCode: 'SHIPMENTS_UPDATE_REJECTED' })
   t.match((await storedReturns(s.app))[0], { state: 'label_sent', labelState: 'purchased', trackingNumber: bought.trackingNumber })
 
   const voided = await post(s.app, `/returns/${s.returnId}/label/void`, {})

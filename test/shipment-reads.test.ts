@@ -7,9 +7,9 @@ import { as, buildTestApp, historyRows, orderRow, orderWithShipments, postUpdate
 /** A stored time as the API shows it in the default UTC site timezone: seconds, with the +00:00 offset. */
 const iso = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, '+00:00')
 
-const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401 }
-const FORBIDDEN = { name: 'Forbidden', message: 'User is not permitted to perform this action (shipments-viewShipments).', code: 0, status: 403 }
-const notFound = (id: string | number) => ({ name: 'Not Found', message: `Shipment ${id} not found.`, code: 0, status: 404 })
+const UNAUTHORIZED = { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401, errorCode: 'SHIPMENTS_UNAUTHORIZED' }
+const FORBIDDEN = { name: 'Forbidden', message: 'User is not permitted to perform this action (shipments-viewShipments).', code: 0, status: 403, errorCode: 'SHIPMENTS_FORBIDDEN' }
+const notFound = (id: string | number) => ({ name: 'Not Found', message: `Shipment ${id} not found.`, code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
 
 const get = (app: FastifyInstance, url: string, user?: keyof typeof TEST_USERS) =>
   app.inject({ url: `/shipments/api/shipments${url}`, headers: user ? as(user) : {} })
@@ -174,8 +174,8 @@ t.test('GET list: by order, by status, paged, soft-deleted left out unless asked
   for (const [query, parameter] of [['status=lost', 'status'], ['perPage=101', 'perPage'], ['perPage=0', 'perPage'], ['page=0', 'page'], ['orderId=abc', 'orderId']]) {
     const bad = await get(app, `?${query}`, 'viewer')
     t.equal(bad.statusCode, 400, query)
-    t.match(bad.json(), { name: 'Bad Request', message: new RegExp(`^querystring/${parameter} `), code: 0, status: 400 }, query)
-    t.same(Object.keys(bad.json()).sort(), ['code', 'message', 'name', 'status'], `${query}: the framework envelope, nothing else`)
+    t.match(bad.json(), { name: 'Bad Request', message: new RegExp(`^querystring/${parameter} `), code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }, query)
+    t.same(Object.keys(bad.json()).sort(), ['code', 'errorCode', 'message', 'name', 'status'], `${query}: the framework envelope, nothing else`)
   }
   await refusesStrangers(t, app, '')
   await refusesStrangers(t, app, `?orderId=${first.orderId}`)
@@ -225,18 +225,18 @@ t.test('ids beyond what a database integer holds name no shipment: 404 on every 
   for (const huge of ['2147483648', '9007199254740991']) {
     const read = await app.inject({ url: `/shipments/api/shipments/${huge}`, headers: as('viewer') })
     t.equal(read.statusCode, 404, `GET ${huge}`)
-    t.same(read.json(), { name: 'Not Found', message: `Shipment ${huge} not found.`, code: 0, status: 404 })
+    t.same(read.json(), { name: 'Not Found', message: `Shipment ${huge} not found.`, code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
     const history = await app.inject({ url: `/shipments/api/shipments/${huge}/history`, headers: as('viewer') })
     t.equal(history.statusCode, 404, `GET ${huge}/history`)
     const update = await postUpdate(app, huge, { status: 'shipped' })
     t.equal(update.statusCode, 404, `POST ${huge}`)
     t.equal(update.json().message, `Shipment ${huge} not found.`)
     const historyBody = history.json()
-    t.same(historyBody, { name: 'Not Found', message: `Shipment ${huge} not found.`, code: 0, status: 404 })
+    t.same(historyBody, { name: 'Not Found', message: `Shipment ${huge} not found.`, code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
     // A list filter beyond the 32-bit range is refused by the query schema (a 400 naming it), never a 500.
     const list = await app.inject({ url: `/shipments/api/shipments?orderId=${huge}`, headers: as('viewer') })
     t.equal(list.statusCode, 400, `list by order ${huge}`)
-    t.same(list.json(), { name: 'Bad Request', message: 'querystring/orderId must be <= 2147483647', code: 0, status: 400 })
+    t.same(list.json(), { name: 'Bad Request', message: 'querystring/orderId must be <= 2147483647', code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   }
   const largest = await app.inject({ url: '/shipments/api/shipments?orderId=2147483647', headers: as('viewer') })
   t.same(largest.json(), { success: true, shipments: [], pagination: { page: 1, perPage: 50, total: 0, pages: 0 } }, 'the largest order id names no order: an empty list')
@@ -254,7 +254,7 @@ t.test('a hasPermission that throws is a 500 with the generic message, and nothi
   const { shipmentIds: [id] } = await orderWithShipments(app)
   const response = await postUpdate(app, id, { status: 'shipped' })
   t.equal(response.statusCode, 500)
-  t.same(response.json(), { name: 'Internal Server Error', message: 'An internal error occurred.', code: 0, status: 500 })
+  t.same(response.json(), { name: 'Internal Server Error', message: 'An internal error occurred.', code: 0, status: 500, errorCode: 'SHIPMENTS_INTERNAL_ERROR' })
   const read = await app.shipments.shipments.get(id)
   t.equal(read!.status, 'new')
   t.equal((await app.shipments.shipments.history(id)).length, 1, 'no history row')

@@ -115,6 +115,7 @@ t.test('422 per-field validation envelope, with the messages of the original sys
       dateScheduledShip: ['Date Scheduled Ship is not a valid date.'],
       targetStatusCode: ['Target Status Code is invalid.'],
     },
+    errorCode: 'SHIPMENTS_VALIDATION_FAILED',
   })
   t.same(await shipmentRow(app, id), before, 'a rejected update changes nothing')
   t.equal((await historyRows(app, id)).length, 1)
@@ -130,7 +131,7 @@ t.test('a scheme-relative tracking URL is stored with https; a leading path or e
   for (const trackingUrl of ['///evil.example/x', '/track?n=1', '\\evil.example', 'https:///evil.example', 'http://\\evil.example/x']) {
     response = await postUpdate(app, id, { trackingUrl })
     t.equal(response.statusCode, 422, trackingUrl)
-    t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] } }, trackingUrl)
+    t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }, trackingUrl)
   }
   t.equal((await shipmentRow(app, id)).trackingUrl, 'https://carrier.example/track?n=1', 'refusals changed nothing')
 })
@@ -172,7 +173,7 @@ t.test('trackingUrl: https by default, http(s) only, a dotted host', async (t) =
     const response = await postUpdate(app, id, { trackingUrl: input })
     if (stored === null) {
       t.equal(response.statusCode, 422, `${input} is rejected`)
-      t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] } })
+      t.same(response.json(), { success: false, errors: { trackingUrl: ['Tracking Url is not a valid URL.'] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
     } else {
       t.equal(response.statusCode, 200, `${input} is accepted`)
       t.equal(response.json().shipment.trackingUrl, stored)
@@ -280,6 +281,7 @@ t.test('fields go through the declared layout; an unknown handle is a 422 on tha
       'fields.giftWrapped': ['Gift Wrapped must be a boolean.'],
       'fields.warehouse': ['Warehouse should contain at most 5 characters.'],
     },
+    errorCode: 'SHIPMENTS_VALIDATION_FAILED',
   })
   t.same((await shipmentRow(app, id)).fields, expected, 'nothing stored')
   t.equal((await shipmentRow(app, id)).carrier, null, 'not even the valid fields of the request')
@@ -420,7 +422,7 @@ t.test('401, 403, 404 use the framework envelope, in the order of the original s
 
   let response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/999999', payload: invalid })
   t.equal(response.statusCode, 401, 'no user comes before an unknown id')
-  t.same(response.json(), { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401 })
+  t.same(response.json(), { name: 'Unauthorized', message: 'Login required.', code: 0, status: 401, errorCode: 'SHIPMENTS_UNAUTHORIZED' })
 
   response = await postUpdate(app, 999999, invalid, 'viewer')
   t.equal(response.statusCode, 403, 'no edit permission comes before an unknown id')
@@ -429,16 +431,17 @@ t.test('401, 403, 404 use the framework envelope, in the order of the original s
     message: 'User is not permitted to perform this action (shipments-editShipments).',
     code: 0,
     status: 403,
+    errorCode: 'SHIPMENTS_FORBIDDEN',
   })
 
   for (const valid of [{ carrier: 'UPS' }, { status: 'shipped' }, {}]) {
     response = await postUpdate(app, 999999, valid)
     t.equal(response.statusCode, 404, `an unknown id with a valid body ${JSON.stringify(valid)}`)
-    t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })
+    t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
   }
   response = await postUpdate(app, 999999, invalid)
   t.equal(response.statusCode, 404, 'an unknown id comes before validation')
-  t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404 })
+  t.same(response.json(), { name: 'Not Found', message: 'Shipment 999999 not found.', code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
   // A body the framework refuses comes after the lookup too (REFERENCE 3's order), on either kind of id.
   const refusedBodies: Array<[string, string]> = [
     ['{"carrier": ', 'application/json'],
@@ -456,7 +459,7 @@ t.test('401, 403, 404 use the framework envelope, in the order of the original s
         payload,
       })
       t.equal(response.statusCode, 404, `unknown id ${unknownId} with ${contentType} ${JSON.stringify(payload)}`)
-      t.same(response.json(), { name: 'Not Found', message: `Shipment ${unknownId} not found.`, code: 0, status: 404 })
+      t.same(response.json(), { name: 'Not Found', message: `Shipment ${unknownId} not found.`, code: 0, status: 404, errorCode: 'SHIPMENTS_SHIPMENT_NOT_FOUND' })
     }
   }
   response = await app.inject({ method: 'POST', url: '/shipments/api/shipments/999999', headers: { 'content-type': 'text/plain' }, payload: 'x' })
@@ -477,6 +480,7 @@ t.test('401, 403, 404 use the framework envelope, in the order of the original s
     message: 'User is not permitted to perform this action (shipments-transitionShipments).',
     code: 0,
     status: 403,
+    errorCode: 'SHIPMENTS_FORBIDDEN',
   })
   t.equal((await shipmentRow(app, id)).status, 'new')
   t.equal((await shipmentRow(app, id)).carrier, null, 'the refused request changed nothing')
@@ -501,7 +505,7 @@ t.test('malformed requests get framework errors and change nothing', async (t) =
 
   response = await send('[1, 2]', 'application/json')
   t.equal(response.statusCode, 400)
-  t.same(response.json(), { name: 'Bad Request', message: 'body must be object', code: 0, status: 400 })
+  t.same(response.json(), { name: 'Bad Request', message: 'body must be object', code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
 
   response = await send('carrier=UPS', 'text/plain')
   t.equal(response.statusCode, 415)
@@ -525,6 +529,7 @@ t.test('a lock held too long turns into the service-level 422', async (t) => {
   t.same(response.json(), {
     success: false,
     error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.`,
+    errorCode: 'SHIPMENTS_UPDATE_REJECTED',
   })
   releaseHolder()
   await holder

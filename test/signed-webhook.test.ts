@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { count, eq } from 'drizzle-orm'
 import { signWebhook } from '../src/index.js'
 import * as schema from '../src/db/sqlite/schema.js'
-import { buildTestApp, historyRows, insertOrder, shipmentRow } from './fixtures/app.js'
+import { buildTestApp, gatewayRefusalCode, historyRows, insertOrder, shipmentRow } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 
 const SECRET = 'whsec_' + Buffer.from('a-test-signing-secret-of-32-bytes').toString('base64')
@@ -102,7 +102,7 @@ t.test('forged, wrongly keyed, unsigned, expired and future deliveries are rejec
   for (const [name, delivery, message] of cases) {
     const response = await send(delivery)
     t.equal(response.statusCode, 400, name)
-    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 }, name)
+    t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode: gatewayRefusalCode(message) }, name)
   }
   const tampered = await app.inject({
     method: 'POST',
@@ -255,7 +255,7 @@ t.test('an event dated beyond the clock skew into the future is refused and does
   const { app, send, singleShipment } = await setup(t)
   const farFuture = await send({ body: event({ occurredAt: '9999-12-31T23:59:59Z' }), id: 'msg_future' })
   t.equal(farFuture.statusCode, 400)
-  t.same(farFuture.json(), { name: 'Bad Request', message: 'Invalid webhook payload: occurredAt: Occurred At must be a date at most 5 minutes in the future.', code: 0, status: 400 })
+  t.same(farFuture.json(), { name: 'Bad Request', message: 'Invalid webhook payload: occurredAt: Occurred At must be a date at most 5 minutes in the future.', code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   const tooEarly = await send({ body: event({ occurredAt: new Date(NOW_SECONDS * 1000 + 5 * 60_000 + 1000).toISOString() }) })
   t.equal(tooEarly.statusCode, 400, 'five minutes and a second ahead is refused')
   t.match(await shipmentRow(app, singleShipment.id), { status: 'new', trackingNumber: null })

@@ -111,7 +111,7 @@ t.test('a delivery whose update fails leaves no mark: the retry applies it', asy
   const event = { orderNumber: 'REF1', status: 'in_transit', occurredAt: new Date().toISOString() }
 
   const refused = await send({ ...event, trackingUrl: 'ftp://nowhere' })
-  t.same(refused, { status: 400, body: { name: 'Bad Request', message: 'Invalid webhook payload: trackingUrl: Tracking Url is not a valid URL.', code: 0, status: 400 } })
+  t.same(refused, { status: 400, body: { name: 'Bad Request', message: 'Invalid webhook payload: trackingUrl: Tracking Url is not a valid URL.', code: 0, status: 400, errorCode: 'SHIPMENTS_VALIDATION_FAILED' } })
   t.equal((await shipmentRow(app, shipment.id)).status, 'new', 'the refused delivery changed nothing')
   const { db, schema } = tables(app)
   t.equal((await db.select().from(schema.webhookDeliveries)).length, 0, 'and left no mark in the ledger')

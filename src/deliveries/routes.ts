@@ -1,7 +1,8 @@
 // The deliveries routes under the shipment API: parcels, rates, label purchase, documents and voids.
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { DeliveryErrors, HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { DeliveryErrors, errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
+import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
@@ -54,6 +55,7 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { service, resolveUser, hasPermission } = options
 
+  app.setSchemaErrorFormatter(readableSchemaError)
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
   refuseNumbersForDecimals(scope)
@@ -73,15 +75,15 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
   }
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error.validation && error.validationContext === 'body') return reply.code(422).send({ success: false, errors: schemaFieldErrors(error) })
-    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error.validation && error.validationContext === 'body') return reply.code(422).send(validationErrorBody(schemaFieldErrors(error)))
+    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
     if (error instanceof ShipmentUpdateRejectedError) {
       request.log.warn({ reason: error.message }, 'Deliveries request refused')
-      return reply.code(422).send({ success: false, error: error.message })
+      return reply.code(422).send(serviceErrorBody(error))
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'Deliveries request failed')
-    return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message: status === 500 ? 'An internal error occurred.' : error.message, code: 0, status })
+    return reply.code(status).send(status === 500 ? frameworkErrorBody(status, 'An internal error occurred.', RequestErrorCodes.internal) : frameworkErrorBody(status, error.message, errorCodeOf(error, status)))
   })
 
   const view = requirePermission(ShipmentsPermissions.viewShipments)

@@ -2,7 +2,8 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
+import { readableProblems } from '../http/validation-messages.js'
 import type { HasPermission, ResolveUser } from '../options.js'
 import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -68,14 +69,15 @@ export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.validation && error.validationContext === 'querystring') {
-      return reply.code(422).send({ success: false, errors: { ids: [`${error.validation[0]?.instancePath.replace(/^\//, '') || 'querystring'} ${error.validation[0]?.message ?? 'is invalid'}`.trim()] } })
+      const [problem] = readableProblems(error.validation)
+      return reply.code(422).send(validationErrorBody({ ids: [`${problem?.instancePath.replace(/^\//, '') || 'querystring'} ${problem?.message ?? 'is invalid'}`.trim()] }))
     }
-    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
-    if (error instanceof ShipmentUpdateRejectedError) return reply.code(422).send({ success: false, error: error.message })
+    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
+    if (error instanceof ShipmentUpdateRejectedError) return reply.code(422).send(serviceErrorBody(error))
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'Document request failed')
     else if (status === 502) request.log.warn({ err: error }, 'Document request failed')
-    return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message: status === 500 ? 'An internal error occurred.' : error.message, code: 0, status })
+    return reply.code(status).send(status === 500 ? frameworkErrorBody(status, 'An internal error occurred.', RequestErrorCodes.internal) : frameworkErrorBody(status, error.message, errorCodeOf(error, status)))
   })
 
   app.get(

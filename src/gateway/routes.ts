@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { HTTP_ERROR_NAMES, IntegrationError, IntegrationSecretError, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { errorCodeOf, frameworkErrorBody, GatewayErrors, IntegrationError, IntegrationSecretError, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
 import { acceptRawBodies } from '../http/raw-body.js'
 import type { IntegrationService } from './integrations.js'
@@ -15,7 +15,6 @@ export interface GatewayRoutesOptions {
   bodyLimit: number
 }
 
-export const GENERIC_GATEWAY_FAILURE = 'Integration request processing failed.'
 
 /**
  * The message of an integration-level refusal, or null for a failure of the provider itself. Besides
@@ -34,8 +33,9 @@ function refusalMessage(error: unknown): string | null {
   return null
 }
 
-function sendError(reply: FastifyReply, status: number, message: string) {
-  return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message, code: 0, status })
+/** The framework envelope: `message` (default the error's own) under the error's code. */
+function sendError(reply: FastifyReply, status: number, error: { code?: unknown; validation?: unknown; message: string }, message = error.message) {
+  return reply.code(status).send(frameworkErrorBody(status, message, errorCodeOf(error, status)))
 }
 
 export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (scope, options) => {
@@ -48,7 +48,7 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'Gateway request failed')
-    return sendError(reply, status, status === 500 ? GENERIC_GATEWAY_FAILURE : error.message)
+    return sendError(reply, status, status === 500 ? new GatewayErrors.RequestFailed() : error)
   })
 
   app.route({
@@ -63,12 +63,12 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
     },
     handler: async (request, reply) => {
       const handle = request.query.integration
-      if (!handle) return sendError(reply, 400, 'Integration must be set.')
+      if (!handle) return sendError(reply, 400, new GatewayErrors.IntegrationMissing())
       const row = await integrations.findStored(handle)
-      if (!row) return sendError(reply, 404, `Unknown integration: ${handle}`)
-      if (!integrations.isEnabled(row)) return sendError(reply, 400, `Integration ${handle} is disabled.`)
+      if (!row) return sendError(reply, 404, new GatewayErrors.UnknownIntegration(handle))
+      if (!integrations.isEnabled(row)) return sendError(reply, 400, new GatewayErrors.IntegrationDisabled(handle))
       const provider = row.providerId ? registry.get(row.providerId) : undefined
-      if (!provider) return sendError(reply, 400, `Integration ${handle} has no provider.`)
+      if (!provider) return sendError(reply, 400, new GatewayErrors.NoProvider(handle))
 
       // No closure per request: the provider's logger is made from these bindings when first used.
       const bindings = { integration: handle, provider: provider.id }
@@ -90,17 +90,17 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
         const log = context?.logger ?? request.log.child(bindings)
         // The host's to fix, logged (setting and variable, never a value) where the settings were read;
         // the sender learns only that the integration is not configured.
-        if (error instanceof IntegrationSecretError) return sendError(reply, 400, error.message)
+        if (error instanceof IntegrationSecretError) return sendError(reply, 400, error)
         const refusal = refusalMessage(error)
         if (refusal !== null) {
           // A request refused by the provider or by the update it made (a bad signature, an unknown
           // order, a value the update refuses) is the sender's fault: a warning without a stack, so an
           // anonymous caller cannot fill the error log.
           log.warn({ reason: refusal, retryable: error instanceof IntegrationError && error.retryable }, 'Integration request refused')
-          return sendError(reply, 400, refusal)
+          return sendError(reply, 400, error as Error, refusal)
         }
         log.error({ err: error }, 'Integration request failed')
-        return sendError(reply, 400, GENERIC_GATEWAY_FAILURE)
+        return sendError(reply, 400, new GatewayErrors.RequestFailed())
       }
       const passThrough = reply as FastifyReply
       passThrough.code(response.status ?? 200)

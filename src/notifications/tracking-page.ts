@@ -2,7 +2,7 @@
 // the order's page: each of its shipments with a progress bar, the carrier's estimate, the carrier's
 // checkpoints newest first (or, before any, the status timeline: statuses and dates only, no notes, user
 // names or internal ids), a button to the carrier's own page, and the items, in the host's layout.
-import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { html, safeHref, type SafeHtml } from '../html.js'
@@ -124,9 +124,12 @@ export const trackingPageRoutes: FastifyPluginAsync<TrackingPageRoutesOptions> =
   // A malformed link (a trailing slash, a further segment, nothing after the prefix) is a link that is
   // not valid: the same page as a forged one, never the host's JSON 404.
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
-  // Beside the token route: what it cannot take (a token longer than the router's parameter limit, a
-  // further segment) lands here instead of the server's JSON 414 or the host's 404.
-  app.get('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound()))
+  // Beside the token routes: what they cannot take (a token longer than the router's parameter limit, a
+  // further segment) lands here instead of the server's JSON 414 (which echoes the path) or the host's 404.
+  // For every method a route of the page takes: the router falls back to a catch-all of the request's own
+  // method only. Answered before any body is read, so a link that is not one is the same page whatever it carries.
+  const notALink = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(404).type('text/html; charset=utf-8').send(await notFound())
+  app.route({ method: ['GET', 'POST'], url: '/*', schema: { hide: true }, onRequest: notALink, handler: notALink })
 
   // The return form is the only body these pages take: an HTML form, small, nothing else parsed (the
   // parser loads only for a shop that takes returns from customers).

@@ -5,7 +5,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import basicAuth from '@fastify/basic-auth'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { HTTP_ERROR_NAMES, OrderExchangeErrors } from '../errors.js'
+import { errorCodeOf, frameworkErrorBody, HTTP_ERROR_NAMES, OrderExchangeErrors, RequestErrorCodes } from '../errors.js'
 import { pageParameter, type OrderExchangeService } from './service.js'
 import type { OrderExchangeSettings } from './settings.js'
 import { parseParameterBody, readShipNotifyParameters } from './ship-notice.js'
@@ -36,9 +36,9 @@ function wantsJson(request: FastifyRequest): boolean {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string, errorCode: string) {
   const name = HTTP_ERROR_NAMES[status] ?? 'Error'
-  if (wantsJson(request)) return reply.code(status).type('application/json; charset=utf-8').send({ name, message, code: 0, status })
+  if (wantsJson(request)) return reply.code(status).type('application/json; charset=utf-8').send(frameworkErrorBody(status, message, errorCode))
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
@@ -131,18 +131,19 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
     if (status === 401) {
       request.log.info({ code: error.code }, 'Order exchange: authentication failed')
-      return refuse(request, reply, 401, new OrderExchangeErrors.Unauthorized().message)
+      return refuse(request, reply, 401, new OrderExchangeErrors.Unauthorized())
     }
     const coded = typeof error.code === 'string' && error.code.startsWith('SHIPMENTS_EXCHANGE_')
     if (status >= 500 && !coded) request.log.error({ err: error }, 'Order exchange request failed')
     else request.log.info({ code: error.code, reason: error.message }, 'Order exchange request refused')
-    return refuse(request, reply, status, status >= 500 && !coded ? 'An internal error occurred.' : error.message)
+    return refuse(request, reply, status, status >= 500 && !coded ? { code: RequestErrorCodes.internal, message: 'An internal error occurred.' } : error)
   })
 
   /** Sends the error and notes its message as the activity log's reason. */
-  function refuse(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+  function refuse(request: FastifyRequest, reply: FastifyReply, status: number, error: { code?: unknown; validation?: unknown; message: string }) {
+    const { message } = error
     request.exchangeActivity = { ...request.exchangeActivity, reason: message }
-    return sendError(request, reply, status, message)
+    return sendError(request, reply, status, message, errorCodeOf(error, status))
   }
 
   app.route({

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ShipmentValidationError } from '../errors.js'
 import { html, safeHref, type SafeHtml } from '../html.js'
-import { createRateLimiter } from '../http/rate-limit.js'
+import { clientAddressKey, createRateLimiter, type RateLimiter } from '../http/rate-limit.js'
 import type { OrderStore } from '../orders/order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { Shipment } from '../shipments/shipment.js'
@@ -76,7 +76,10 @@ const tokenOf = (url: string) => url.slice(url.lastIndexOf('/') + 1)
 export async function registerCustomerReturnPages(scope: FastifyInstance, options: CustomerReturnPagesOptions): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { customerReturns, returns, shipments, links, timeZone } = options
-  const limiter = createRateLimiter({ ...options.rateLimit, clock: options.clock })
+  // Two counts, each with its own bound: forms from one client (IPv6 by its /64), and forms for one parcel.
+  // Kept apart, a flood of new addresses can never take the place of a parcel's count (nor the reverse).
+  const perAddress = createRateLimiter({ ...options.rateLimit, clock: options.clock })
+  const perParcel = createRateLimiter({ ...options.rateLimit, clock: options.clock })
   const siteOrigin = new URL(options.baseUrl).origin
 
   const page = async (reply: FastifyReply, status: number, title: string, body: SafeHtml, policy: string | null = null) => {
@@ -84,6 +87,10 @@ export async function registerCustomerReturnPages(scope: FastifyInstance, option
     // a Referer still never leaves the site.
     if (policy) reply.header('content-security-policy', policy).header('referrer-policy', 'same-origin')
     return reply.code(status).type('text/html; charset=utf-8').send(await options.layout({ title, body: body.value, language: 'en' }))
+  }
+  const tooManyAttempts = (reply: FastifyReply, limiter: RateLimiter, keys: string[]) => {
+    reply.header('retry-after', String(limiter.retryAfterSeconds(keys)))
+    return page(reply, 429, 'Too many attempts', html`<h1>Too many attempts</h1><p>Please wait a while before you try again.</p>`)
   }
   const notFound = async (reply: FastifyReply) => reply.code(404).type('text/html; charset=utf-8').send(await options.notFound())
 
@@ -154,13 +161,13 @@ ${messages.length > 0 ? html`<div class="errors" role="alert"><p>Please check yo
     },
     async (request, reply) => {
       if (fromElsewhere(request)) return page(reply, 403, 'Return not started', html`<h1>Return not started</h1><p>This form must be sent from the shop’s own page.</p>`)
-      const keys = [`ip:${request.ip}`, `link:${request.params.token.slice(0, 100)}`]
-      if (!limiter.take(keys)) {
-        reply.header('retry-after', String(limiter.retryAfterSeconds(keys)))
-        return page(reply, 429, 'Too many attempts', html`<h1>Too many attempts</h1><p>Please wait a while before you try again.</p>`)
-      }
+      const address = [clientAddressKey(request.ip)]
+      if (!perAddress.take(address)) return tooManyAttempts(reply, perAddress, address)
       const shipment = await shipmentOf(request.params.token)
       if (!shipment) return notFound(reply)
+      // Counted by the parcel a valid link names: made-up links cannot fill this count's room.
+      const parcel = [String(shipment.id)]
+      if (!perParcel.take(parcel)) return tooManyAttempts(reply, perParcel, parcel)
       const body = request.body
       // Text fields only (a repeated field is an array: ignored), on an object no key can reach the prototype of.
       const values: Record<string, string> = Object.create(null)

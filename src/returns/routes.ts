@@ -1,7 +1,8 @@
 // The returns routes under the shipment API: request, read, update, label, receive.
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { HTTP_ERROR_NAMES, ReturnErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, ReturnErrors, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
+import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
@@ -43,6 +44,7 @@ export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scop
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { service, resolveUser, hasPermission } = options
 
+  app.setSchemaErrorFormatter(readableSchemaError)
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
   refuseNumbersForDecimals(scope)
@@ -61,15 +63,15 @@ export const returnRoutes: FastifyPluginAsync<ReturnRoutesOptions> = async (scop
   }
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error.validation && (error.validationContext === 'body' || error.validationContext === 'querystring')) return reply.code(422).send({ success: false, errors: schemaFieldErrors(error) })
-    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error.validation && (error.validationContext === 'body' || error.validationContext === 'querystring')) return reply.code(422).send(validationErrorBody(schemaFieldErrors(error)))
+    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
     if (error instanceof ShipmentUpdateRejectedError) {
       request.log.warn({ reason: error.message }, 'Returns request refused')
-      return reply.code(422).send({ success: false, error: error.message })
+      return reply.code(422).send(serviceErrorBody(error))
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'Returns request failed')
-    return reply.code(status).send({ name: HTTP_ERROR_NAMES[status] ?? 'Error', message: status === 500 ? 'An internal error occurred.' : error.message, code: 0, status })
+    return reply.code(status).send(status === 500 ? frameworkErrorBody(status, 'An internal error occurred.', RequestErrorCodes.internal) : frameworkErrorBody(status, error.message, errorCodeOf(error, status)))
   })
 
   const view = requirePermissions(ShipmentsPermissions.viewShipments)

@@ -91,7 +91,8 @@ export const RequestReturnBodySchema = Type.Object(
 
 export const UpdateReturnBodySchema = Type.Object(
   {
-    state: Type.Optional(Literals(['authorised', 'rejected', 'in_transit', 'closed'] as const)),
+    // Every state, so that one the update does not take is the documented 409, not a schema refusal.
+    state: Type.Optional(Literals(RETURN_STATES)),
     message: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
     trackingNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Entered by hand: the customer ships the return themselves' })),
     trackingUrl: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])),

@@ -92,6 +92,8 @@ const NEXT: Record<ReturnState, readonly ReturnState[]> = {
   received: ['closed'],
   closed: [],
 }
+/** States the update never takes: each follows from its own route (buying a label, receiving, requesting). */
+const NOT_BY_UPDATE: ReadonlySet<ReturnState> = new Set(['requested', 'label_sent', 'received'])
 /** States in which a bought label is unused, so it may be voided: once in transit the carrier has it. */
 const VOIDABLE: readonly ReturnState[] = ['label_sent', 'authorised', 'rejected']
 /** States in which what arrived may be recorded. */
@@ -250,10 +252,7 @@ export function createReturnService(deps: ReturnServiceDependencies) {
     const errors: Record<string, string[]> = {}
     for (const key of Object.keys(input)) if (!['state', 'message', 'trackingNumber', 'trackingUrl', 'carrier'].includes(key)) errors[key] = ['is not a field of a return update']
     const state = input.state
-    if (state !== undefined && !(RETURN_STATES as readonly unknown[]).includes(state)) errors.state = [`must be one of ${RETURN_STATES.join(', ')}`]
-    else if (state === 'label_sent' || state === 'received' || state === 'requested') {
-      errors.state = [state === 'label_sent' ? 'follows from buying a label (or a tracking number)' : state === 'received' ? 'follows from receiving the lines' : 'is where a return starts']
-    }
+    if (state !== undefined && !(RETURN_STATES as readonly unknown[]).includes(state)) errors.state = [`must be one of: ${RETURN_STATES.join(', ')}`]
     const message = optionalText(input.message, 'message', errors)
     const trackingNumber = input.trackingNumber
     if (trackingNumber !== undefined && (typeof trackingNumber !== 'string' || !/^[\x21-\x7e]{1,64}$/.test(trackingNumber))) errors.trackingNumber = ['must be 1 to 64 printable characters without spaces']
@@ -274,6 +273,9 @@ export function createReturnService(deps: ReturnServiceDependencies) {
         return { columns: { trackingNumber: trackingNumber as string, trackingUrl, carrier, stateMessage: message ?? current.stateMessage }, state: 'in_transit', message: message ?? `Tracking number ${trackingNumber as string}` }
       }
       const target = state as ReturnState
+      // A state of the return the update does not take (it follows from a label, a receipt, a request) is
+      // a transition this route cannot make: the documented 409, whatever the return's state.
+      if (NOT_BY_UPDATE.has(target)) throw new ReturnErrors.InvalidTransition(current.id, current.state, target)
       if (current.state === target) return null
       checkState(current, target, Object.entries(NEXT).flatMap(([from, to]) => (to.includes(target) ? [from as ReturnState] : [])))
       if (target === 'closed' && current.dateReceived === null) throw new ShipmentUpdateRejectedError(`Return ${current.reference}: record what arrived before closing it.`)

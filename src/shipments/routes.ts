@@ -2,7 +2,8 @@
 import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { HTTP_ERROR_NAMES, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
+import { readableSchemaError } from '../http/validation-messages.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { formatIsoWithOffset } from '../time.js'
@@ -87,6 +88,7 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
   const { service, resolveUser, hasPermission } = options
 
   app.decorateRequest('shipmentsUser', null)
+  app.setSchemaErrorFormatter(readableSchemaError)
   // The API speaks JSON only: a text body is a 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
@@ -123,20 +125,18 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
 
   app.setErrorHandler(async (caught: FastifyError, request, reply) => {
     const error = await unknownShipmentBeforeBody(caught, request)
-    if (error instanceof ShipmentValidationError) return reply.code(422).send({ success: false, errors: error.errors })
+    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
     if (error instanceof ShipmentUpdateRejectedError) {
       // A lock wait is the caller's to retry; a failed save was already logged with its cause by the service.
       request.log.warn({ reason: error.message }, 'Shipment update rejected')
-      return reply.code(422).send({ success: false, error: error.message })
+      return reply.code(422).send(serviceErrorBody(error))
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
-    if (status === 500) request.log.error({ err: error }, 'Shipment API request failed')
-    return reply.code(status).send({
-      name: HTTP_ERROR_NAMES[status] ?? 'Error',
-      message: status === 500 ? 'An internal error occurred.' : error.message,
-      code: 0,
-      status,
-    })
+    if (status === 500) {
+      request.log.error({ err: error }, 'Shipment API request failed')
+      return reply.code(status).send(frameworkErrorBody(status, 'An internal error occurred.', RequestErrorCodes.internal))
+    }
+    return reply.code(status).send(frameworkErrorBody(status, error.message, errorCodeOf(error, status)))
   })
 
   app.post(

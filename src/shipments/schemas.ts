@@ -166,16 +166,20 @@ export const ListResponseSchema = Type.Object({
 })
 export const HistoryResponseSchema = Type.Object({ success: Type.Literal(true), history: Type.Array(HistoryEntrySchema) })
 
+/** The package's error code of every error answer: stable, unlike its message (docs/shipment-api.md#error-codes). */
+const ErrorCode = Type.String({ description: 'The package\'s error code, such as SHIPMENTS_LABEL_EXISTS (see the error codes of docs/shipment-api.md)' })
 export const ValidationErrorSchema = Type.Object({
   success: Type.Literal(false),
   errors: Type.Record(Type.String(), Type.Array(Type.String())),
+  errorCode: ErrorCode,
 })
-export const ServiceErrorSchema = Type.Object({ success: Type.Literal(false), error: Type.String() })
+export const ServiceErrorSchema = Type.Object({ success: Type.Literal(false), error: Type.String(), errorCode: ErrorCode })
 export const FrameworkErrorSchema = Type.Object({
   name: Type.String(),
   message: Type.String(),
-  code: Type.Integer(),
+  code: Type.Integer({ description: 'Always 0: the platform renderer\'s integer; errorCode says which error it is' }),
   status: Type.Integer(),
+  errorCode: ErrorCode,
 })
 
 export const OrderIdParamsSchema = Type.Object({ orderId: Type.String({ description: 'Order id' }) })

@@ -2,6 +2,7 @@
 // path ids, and a body that failed its schema named field by field, as the shipment API names them.
 import type { FastifyError } from 'fastify'
 import { Type } from '@sinclair/typebox'
+import { readableProblems } from '../http/validation-messages.js'
 import { FrameworkErrorSchema, ServiceErrorSchema, ValidationErrorSchema } from './schemas.js'
 
 /** The error answers of a service route, for its response schemas. */
@@ -30,7 +31,7 @@ export function pathId(raw: string, notFound: (raw: string) => Error): number {
 /** A request that failed its schema: the fields and their messages, as the per-field envelope shows them. */
 export function schemaFieldErrors(error: FastifyError): Record<string, string[]> {
   const found: Record<string, string[]> = {}
-  for (const problem of error.validation ?? []) {
+  for (const problem of readableProblems(error.validation ?? [])) {
     const missing = (problem.params as { missingProperty?: string } | undefined)?.missingProperty
     const extra = (problem.params as { additionalProperty?: string } | undefined)?.additionalProperty
     const path = [problem.instancePath.replace(/^\//, '').replaceAll('/', '.'), missing ?? extra].filter(Boolean).join('.') || 'body'

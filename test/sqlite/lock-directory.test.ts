@@ -75,6 +75,7 @@ async function registerWhileMigrationLocked(t: Test, directory: string, database
 const LOCK_TIMEOUT_BODY = (id: number) => ({
   success: false,
   error: `Couldn't update shipment ${id} right now because another update is in progress. Please try again.`,
+  errorCode: 'SHIPMENTS_UPDATE_REJECTED',
 })
 
 /** The shipment's history as `from>to` steps, creation included. */

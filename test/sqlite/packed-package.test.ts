@@ -172,7 +172,7 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   t.equal((await fetch(`${base}/shipments/api/shipments/1`)).status, 401, 'without the token')
 
   const gateway = await fetch(`${base}/actions/shipments/gateway/handle?integration=nope`, { method: 'POST', body: '{}' })
-  t.same(await gateway.json(), { name: 'Not Found', message: 'Unknown integration: nope', code: 0, status: 404 })
+  t.same(await gateway.json(), { name: 'Not Found', message: 'Unknown integration: nope', code: 0, status: 404, errorCode: 'SHIPMENTS_GATEWAY_UNKNOWN_INTEGRATION' })
 
   const basic = `Basic ${Buffer.from('ss-user:ss-password').toString('base64')}`
   const exchange = `${otherBase}/actions/shippingplatformconnect/orders/process`
