@@ -53,7 +53,7 @@ t.test('a statement the database refuses: the answer and the log carry none of i
     payload: JSON.stringify({ trackingNumber: marker }),
   })
   t.equal(response.statusCode, 422, response.body)
-  t.same(response.json(), { success: false, error: `Couldn't update shipment ${id}: the change could not be saved.` }, 'the answer carries no parameter')
+  t.same(response.json(), { success: false, error: `Couldn't update shipment ${id}: the change could not be saved.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' }, 'the answer carries no parameter')
   const log = logLines.join('\n')
   t.match(log, 'forced failure', 'the log names the failure')
   t.notMatch(log, marker, 'the log carries no parameter')

@@ -511,7 +511,7 @@ t.test('SSRF: a label URL on a loopback address is refused before any request, n
   const before = await storedCounts(app)
   const response = await app.inject({ url: `/shipments/api/documents/labels?ids=${shipment.id}`, headers: as('viewer') })
   t.equal(response.statusCode, 502, response.body.slice(0, 300))
-  t.match(response.json(), { status: 502, message: `The label of parcel ${parcel.id} was not fetched: its URL names a host that is not allowed: 127.0.0.1 is a private address; documents.allowPrivateAddresses allows such hosts` })
+  t.match(response.json(), { status: 502, errorCode: 'SHIPMENTS_DOCUMENT_LABEL_REFUSED', message: `The label of parcel ${parcel.id} was not fetched: its URL names a host that is not allowed: 127.0.0.1 is a private address; documents.allowPrivateAddresses allows such hosts` })
   t.notMatch(response.body, /label-url-secret|meta-data/, "the answer carries no part of the URL's path or query")
   await t.rejects(app.shipments.documents.labels([shipment.id]), { code: 'SHIPMENTS_DOCUMENT_LABEL_REFUSED' })
   t.same(local.hits, [], 'the loopback server never got a request')
@@ -540,7 +540,7 @@ t.test('SSRF: a label host that redirects to loopback or the metadata address is
     const parcel = await labelParcel(app, other.shipment.id, { url: `${base}${path}`, format: 'PDF' })
     const response = await app.inject({ url: `/shipments/api/documents/labels?ids=${other.shipment.id}`, headers: as('viewer') })
     t.equal(response.statusCode, 502, path)
-    t.match(response.json(), { status: 502, message: `The label of parcel ${parcel.id} was not fetched: ${reason}; documents.allowPrivateAddresses allows such hosts` }, path)
+    t.match(response.json(), { status: 502, errorCode: 'SHIPMENTS_DOCUMENT_LABEL_REFUSED', message: `The label of parcel ${parcel.id} was not fetched: ${reason}; documents.allowPrivateAddresses allows such hosts` }, path)
   }
   t.same(files.loopback.hits, [], 'the loopback server behind the redirect never got a request')
 })

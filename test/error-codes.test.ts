@@ -50,6 +50,9 @@ t.test('the documented error codes are exactly the codes the package defines', a
 const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_LABEL_PURCHASE_BUSY: 'two instances buying one parcel at the same moment (labels.test.ts races them)',
   SHIPMENTS_RETURN_LABEL_BUSY: 'two instances buying one return label at the same moment',
+  SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
+  SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
+  SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
 }
 
 interface Walk {

@@ -38,7 +38,7 @@ t.test('parcels and boxes refuse JSON numbers where decimal strings are required
   for (const [url, body, errors] of cases) {
     const response = await post(app, url, body)
     t.equal(response.statusCode, 422, `${url} ${JSON.stringify(body)}: ${response.body}`)
-    t.same(response.json(), { success: false, errors }, url)
+    t.same(response.json(), { success: false, errors, errorCode: 'SHIPMENTS_VALIDATION_FAILED' }, url)
   }
   t.same(await stored(), before, 'nothing stored or changed')
   t.equal((await post(app, `/shipments/${shipment.id}/parcels/${parcel.id}`, { weight: { value: '3', unit: 'kg' } })).statusCode, 200, 'the same change as a decimal string is taken')

@@ -34,7 +34,7 @@ t.test('20 concurrent parcel adds to a shipment of 95 parcels leave exactly 100,
   t.equal(refused.length, 15)
   for (const answer of refused) {
     t.equal(answer.statusCode, 422, answer.body)
-    t.same(answer.json(), { success: false, error: `A shipment may have at most ${MAX_PARCELS_PER_SHIPMENT} parcels.` })
+    t.same(answer.json(), { success: false, error: `A shipment may have at most ${MAX_PARCELS_PER_SHIPMENT} parcels.`, errorCode: 'SHIPMENTS_UPDATE_REJECTED' })
   }
   const stored = await db.select().from(schema.parcels).where(eq(schema.parcels.shipmentId, shipment.id))
   t.equal(stored.length, MAX_PARCELS_PER_SHIPMENT, 'exactly the limit is stored')

@@ -116,13 +116,13 @@ t.test('a parcel of a whole-order shipment holds no more of a line than the orde
   for (const [items, message] of cases) {
     const added = await post(app, base(shipment.id), { weight: { value: '1', unit: 'kg' }, items })
     t.equal(added.statusCode, 422, added.body)
-    t.same(added.json(), { success: false, errors: { 'items.0': [message] } })
+    t.same(added.json(), { success: false, errors: { 'items.0': [message] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   }
   const whole = await post(app, base(shipment.id), { weight: { value: '1', unit: 'kg' }, items: [{ lineItemId: lineIds[0], quantity: 2 }, { lineItemId: lineIds[1], quantity: 1 }] })
   t.equal(whole.statusCode, 201, 'every unit of the order fits its shipment')
   const changed = await post(app, `${base(shipment.id)}/${whole.json().parcel.id}`, { items: [{ lineItemId: lineIds[1], quantity: 2 }] })
   t.equal(changed.statusCode, 422, 'a change is held to the same count')
-  t.same(changed.json(), { success: false, errors: { 'items.0': [`line ${lineIds[1]}: 2 in the parcel, 1 on the shipment`] } })
+  t.same(changed.json(), { success: false, errors: { 'items.0': [`line ${lineIds[1]}: 2 in the parcel, 1 on the shipment`] }, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   t.match(await storedParcels(app), [{ id: whole.json().parcel.id, items: [{ lineItemId: lineIds[0], quantity: 2 }, { lineItemId: lineIds[1], quantity: 1 }] }], 'only the parcel that fits was stored, unchanged')
   t.equal((await storedParcels(app)).length, 1)
   t.same((await parcelEvents(app)).map((event) => event.name), ['parcelAdded'])

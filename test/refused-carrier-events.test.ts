@@ -133,12 +133,12 @@ async function snapshot(app: FastifyInstance, shipmentId: number) {
   }
 }
 
-async function assertRefused(t: Test, context: Awaited<ReturnType<typeof setup>>, name: string, send: () => Promise<{ statusCode: number; json(): unknown }>, message: string) {
+async function assertRefused(t: Test, context: Awaited<ReturnType<typeof setup>>, name: string, send: () => Promise<{ statusCode: number; json(): unknown }>, message: string, errorCode = 'SHIPMENTS_VALIDATION_FAILED') {
   const { app, sent, shipmentId } = context
   const before = await snapshot(app, shipmentId)
   const response = await send()
   t.equal(response.statusCode, 400, `${name}: refused`)
-  t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400 }, `${name}: the refusal says why`)
+  t.same(response.json(), { name: 'Bad Request', message, code: 0, status: 400, errorCode }, `${name}: the refusal says why`)
   // Twice: a mail is the job of an event the first sweep delivers.
   await app.shipments.outbox.sweep()
   await app.shipments.outbox.sweep()
@@ -182,9 +182,9 @@ t.test('an event the update refuses (the order status to ship to is missing, a b
   const context = await setup(t, { shippedOrderStatus: 'handed-over' })
   const { easyPost, afterShip, signed } = context
   const missingStatus = (id: number) => `Couldn't update shipment ${id}: the order status "handed-over" (shippedOrderStatus) does not exist. Create it first.`
-  await assertRefused(t, context, 'EasyPost', () => easyPost(easyPostOutForDelivery('evt_nostatus', NOW)), missingStatus(context.shipmentId))
-  await assertRefused(t, context, 'AfterShip', () => afterShip(afterShipOutForDelivery('as_nostatus', NOW)), missingStatus(context.shipmentId))
-  await assertRefused(t, context, 'signed webhook', () => signed(signedOutForDelivery(NOW)), missingStatus(context.shipmentId))
+  await assertRefused(t, context, 'EasyPost', () => easyPost(easyPostOutForDelivery('evt_nostatus', NOW)), missingStatus(context.shipmentId), 'SHIPMENTS_UPDATE_REJECTED')
+  await assertRefused(t, context, 'AfterShip', () => afterShip(afterShipOutForDelivery('as_nostatus', NOW)), missingStatus(context.shipmentId), 'SHIPMENTS_UPDATE_REJECTED')
+  await assertRefused(t, context, 'signed webhook', () => signed(signedOutForDelivery(NOW)), missingStatus(context.shipmentId), 'SHIPMENTS_UPDATE_REJECTED')
   await assertRefused(
     t,
     context,
