@@ -241,7 +241,7 @@ t.test('a return label refuses a weight or size given as a JSON number, naming t
   for (const [body, errors] of cases) {
     const response = await post(s.app, `/returns/${s.returnId}/label`, body)
     t.equal(response.statusCode, 422, response.body)
-    t.same(response.json(), { success: false, errors })
+    t.same(response.json(), { success: false, errors, errorCode: 'SHIPMENTS_VALIDATION_FAILED' })
   }
   t.same(await storedReturns(s.app), before, 'the return is as it was')
   t.equal(s.imitation.stats.creates, 0, 'the carrier was not asked')
