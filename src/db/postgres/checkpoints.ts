@@ -3,6 +3,7 @@ import { desc, eq, inArray } from 'drizzle-orm'
 import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow, type NewCheckpoint } from '../checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
+import type { PostgresContext } from './context.js'
 import { writeOutboxMessages } from './outbox.js'
 import { checkpoints } from './checkpoints-schema.js'
 import { shipments } from './schema.js'
@@ -23,7 +24,7 @@ export async function insertCheckpoints(tx: Transaction, rows: readonly NewCheck
     .returning()) as CheckpointRow[]
 }
 
-export function createPostgresCheckpointData(db: PostgresDatabase): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
+export function createPostgresCheckpointData({ db }: PostgresContext): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
   return {
     async addCheckpoints(rows, now, messages) {
       if (rows.length === 0) return { added: [], messages: [] }

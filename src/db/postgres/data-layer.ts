@@ -56,14 +56,14 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
       return createPostgresChangeStamp(db, () => localWrites, otherInstancesMs)
     },
 
-    notifications: createPostgresNotificationStore(db),
+    notifications: createPostgresNotificationStore(context),
 
-    parcels: createPostgresParcelStore(db),
-    checkpoints: createPostgresCheckpointData(db),
+    parcels: createPostgresParcelStore(context),
+    checkpoints: createPostgresCheckpointData(context),
 
-    returns: createPostgresReturnStore(db),
+    returns: createPostgresReturnStore(context),
 
-    outbox: createPostgresOutboxStore(db),
+    outbox: createPostgresOutboxStore(context),
 
     async withNamedLock(name, key, timeoutMs, task) {
       // In-process first, so waiting callers do not each try the server; then a session advisory lock

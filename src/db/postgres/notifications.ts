@@ -1,13 +1,13 @@
 // Customer notification definitions and tracking link versions on PostgreSQL.
 import { eq, sql } from 'drizzle-orm'
 import type { NotificationRow, NotificationStore } from '../data-layer.js'
-import type { PostgresDatabase } from './connection.js'
+import type { PostgresContext } from './context.js'
 import { notifications, trackingLinks } from './schema.js'
 
 /** Ids are int4: one outside names no row, as on SQLite. */
 const isInt4 = (value: number) => Number.isInteger(value) && value >= -2147483648 && value <= 2147483647
 
-export function createPostgresNotificationStore(db: PostgresDatabase): NotificationStore {
+export function createPostgresNotificationStore({ db }: PostgresContext): NotificationStore {
   return {
     async list() {
       return (await db.select().from(notifications).orderBy(notifications.id)) as NotificationRow[]

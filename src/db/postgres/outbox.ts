@@ -4,6 +4,7 @@ import { newMessageId } from '../../message-id.js'
 import { and, asc, desc, eq, gt, inArray, isNull, like, lt, lte, ne, or, sql } from 'drizzle-orm'
 import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
+import type { PostgresContext } from './context.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
 
@@ -43,7 +44,15 @@ export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, me
   return written
 }
 
-export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
+/** The outbox's parts: delivery (writes, claims, outcomes), upkeep (the admin's reads and requeue, the prune), subscriptions. */
+type OutboxDelivery = Pick<OutboxStore, 'enqueue' | 'claimDue' | 'renewClaims' | 'complete' | 'recordAttempt'>
+type OutboxUpkeep = Pick<OutboxStore, 'requeue' | 'find' | 'list' | 'attempts' | 'prune'>
+
+export function createPostgresOutboxStore(context: PostgresContext): OutboxStore {
+  return { ...createOutboxDelivery(context), ...createOutboxUpkeep(context), ...createWebhookSubscriptionRows(context) }
+}
+
+function createOutboxDelivery({ db }: PostgresContext): OutboxDelivery {
   return {
     async enqueue(messages, claimFor) {
       return db.transaction((tx) => writeOutboxMessages(tx, messages, claimFor, new Date()))
@@ -156,7 +165,11 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
         return [...(await writeOutboxMessages(tx, record.followUps ?? [], claimFor, record.attempt.attemptedAt)), ...next]
       })
     },
+  }
+}
 
+function createOutboxUpkeep({ db }: PostgresContext): OutboxUpkeep {
+  return {
     async requeue(messageId) {
       const [row] = await db
         .update(outbox)
@@ -201,7 +214,12 @@ export function createPostgresOutboxStore(db: PostgresDatabase): OutboxStore {
       )
       return result.rowCount ?? 0
     },
+  }
+}
 
+/** The webhook subscriptions, and the push attempts recorded on a shipment's external reference. */
+function createWebhookSubscriptionRows({ db }: PostgresContext): Omit<OutboxStore, keyof OutboxDelivery | keyof OutboxUpkeep> {
+  return {
     async listSubscriptions() {
       return db.select().from(webhookSubscriptions).orderBy(webhookSubscriptions.id)
     },

@@ -4,6 +4,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
+import type { PostgresContext } from './context.js'
 import { writeOutboxMessages } from './outbox.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
 import { orderAddresses, orderLineItems, shipments } from './schema.js'
@@ -14,7 +15,15 @@ type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 const isInt4 = (value: number) => Number.isInteger(value) && value >= -2147483648 && value <= 2147483647
 const UNIQUE_VIOLATION = '23505'
 
-export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
+/** The store's parts: the parcels and their change, the label operations with their attempts, and what rates and packing read. */
+type ParcelRows = Pick<ParcelStore, 'list' | 'find' | 'findByTrackingNumber' | 'change'>
+type LabelOperationRows = Pick<ParcelStore, 'beginOperation' | 'activeOperation' | 'findOperation' | 'updateOperation' | 'operations' | 'recordAttempt' | 'attempts'>
+
+export function createPostgresParcelStore(context: PostgresContext): ParcelStore {
+  return { ...createParcelRows(context), ...createLabelOperationRows(context), ...createQuoteAndBoxRows(context) }
+}
+
+function createParcelRows({ db }: PostgresContext): ParcelRows {
   const listIn = async (tx: Transaction | PostgresDatabase, shipmentId: number) =>
     (await tx.select().from(parcels).where(eq(parcels.shipmentId, shipmentId)).orderBy(asc(parcels.id))) as ParcelRow[]
   return {
@@ -76,7 +85,11 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
         return { row, messages }
       })
     },
+  }
+}
 
+function createLabelOperationRows({ db }: PostgresContext): LabelOperationRows {
+  return {
     async beginOperation(values) {
       try {
         const [row] = await db.insert(labelOperations).values({ ...values, state: 'pending' }).returning()
@@ -111,7 +124,12 @@ export function createPostgresParcelStore(db: PostgresDatabase): ParcelStore {
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id))
     },
+  }
+}
 
+/** An order's line measures and shipping address (what rates and packing read), rate quotes and the box catalogue. */
+function createQuoteAndBoxRows({ db }: PostgresContext): Omit<ParcelStore, keyof ParcelRows | keyof LabelOperationRows> {
+  return {
     async orderLineMeasures(orderId) {
       if (!isInt4(orderId)) return []
       const { id, weight, weightUnit, length, width, height, dimensionUnit } = getTableColumns(orderLineItems)

@@ -2,9 +2,8 @@
 import { desc, eq, getTableColumns, sql } from 'drizzle-orm'
 import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow, type NewCheckpoint } from '../checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from '../data-layer.js'
+import type { SqliteContext } from './context.js'
 import type { SqliteDatabase } from './dialect.js'
-import type { GroupCommit } from './group-commit.js'
-import type { createSqliteOutboxWriter } from './outbox.js'
 import { checkpoints } from './checkpoints-schema.js'
 
 /** Inserts the checkpoints not kept yet, inside the caller's write transaction; answers those added. */
@@ -30,9 +29,7 @@ export function createSqliteCheckpointWriter(db: SqliteDatabase): (rows: readonl
 }
 
 export function createSqliteCheckpointData(
-  db: SqliteDatabase,
-  group: GroupCommit,
-  writeMessages: ReturnType<typeof createSqliteOutboxWriter>,
+  { db, group, writeMessages }: SqliteContext,
   insertCheckpoints: ReturnType<typeof createSqliteCheckpointWriter>,
 ): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
   return {

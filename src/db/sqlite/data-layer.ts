@@ -84,14 +84,14 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
       return async () => stamp()
     },
 
-    notifications: createSqliteNotificationStore(db),
+    notifications: createSqliteNotificationStore(context),
 
-    parcels: createSqliteParcelStore(db, group, writeMessages),
-    checkpoints: createSqliteCheckpointData(db, group, writeMessages, insertCheckpoints),
+    parcels: createSqliteParcelStore(context),
+    checkpoints: createSqliteCheckpointData(context, insertCheckpoints),
 
-    returns: createSqliteReturnStore(db, group, writeMessages),
+    returns: createSqliteReturnStore(context),
 
-    outbox: createSqliteOutboxStore(db, writeMessages, group),
+    outbox: createSqliteOutboxStore(context),
 
     async withNamedLock(name, key, timeoutMs, task) {
       return namedLocks.withLock(`${name}:${key}`, timeoutMs, task)

@@ -1,10 +1,10 @@
 // Customer notification definitions and tracking link versions on SQLite.
 import { eq, sql } from 'drizzle-orm'
 import type { NotificationRow, NotificationStore } from '../data-layer.js'
-import type { SqliteDatabase } from './dialect.js'
+import type { SqliteContext } from './context.js'
 import { notifications, trackingLinks } from './schema.js'
 
-export function createSqliteNotificationStore(db: SqliteDatabase): NotificationStore {
+export function createSqliteNotificationStore({ db }: SqliteContext): NotificationStore {
   return {
     async list() {
       return db.select().from(notifications).orderBy(notifications.id).all() as NotificationRow[]

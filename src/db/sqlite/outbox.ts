@@ -6,7 +6,7 @@ import { and, asc, desc, eq, gt, like, lt, ne, sql } from 'drizzle-orm'
 import { TAKEN_OVER_ATTEMPT_ERROR, type NewOutboxMessage, type OutboxClaim, type OutboxRow, type OutboxStore } from '../data-layer.js'
 import { shapedInsert } from './shaped-statements.js'
 import { leaveUncounted, writeTransaction, type SqliteDatabase } from './dialect.js'
-import type { GroupCommit } from './group-commit.js'
+import type { SqliteContext } from './context.js'
 import { outbox, outboxAttempts, shipmentExternalReferences, webhookSubscriptions } from './schema.js'
 
 /**
@@ -64,7 +64,15 @@ export function createSqliteOutboxWriter(db: SqliteDatabase) {
   }
 }
 
-export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: ReturnType<typeof createSqliteOutboxWriter>, group: GroupCommit): OutboxStore {
+/** The outbox's parts: delivery (writes, claims, outcomes), upkeep (the admin's reads and requeue, the prune), subscriptions. */
+type OutboxDelivery = Pick<OutboxStore, 'enqueue' | 'claimDue' | 'renewClaims' | 'complete' | 'recordAttempt'>
+type OutboxUpkeep = Pick<OutboxStore, 'requeue' | 'find' | 'list' | 'attempts' | 'prune'>
+
+export function createSqliteOutboxStore(context: SqliteContext): OutboxStore {
+  return { ...createOutboxDelivery(context), ...createOutboxUpkeep(context), ...createWebhookSubscriptionRows(context) }
+}
+
+function createOutboxDelivery({ db, group, writeMessages }: SqliteContext): OutboxDelivery {
   const markDone = db.$client.prepare(`UPDATE shipments_outbox SET state = 'done', done_at = ?, claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))`)
   // The job that waited behind one that just finished: the first pending job of its key, if nobody holds it.
   const handOff = db.$client.prepare(
@@ -73,11 +81,6 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
                    AND n.kind = 'job' AND n.state = 'pending' ORDER BY n.id LIMIT 1)
        AND available_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
      RETURNING *`,
-  )
-  // On the index of done_at: a batch reads only the rows it deletes, however many are kept.
-  const pruneBatch = db.$client.prepare(
-    `DELETE FROM shipments_outbox WHERE id IN (
-       SELECT id FROM shipments_outbox INDEXED BY shipments_outbox_done_idx WHERE done_at < ? AND state <> 'pending' ORDER BY done_at LIMIT ?)`,
   )
   const logTakeOver = db.$client.prepare(`INSERT INTO shipments_outbox_attempts (outbox_id, attempted_at, status_code, duration_ms, error) VALUES (?, ?, NULL, 0, ?)`)
   const countTakeOver = db.$client.prepare(`UPDATE shipments_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?`)
@@ -158,7 +161,16 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
         return [...written, decodeRow(next)]
       })
     },
+  }
+}
 
+function createOutboxUpkeep({ db }: SqliteContext): OutboxUpkeep {
+  // On the index of done_at: a batch reads only the rows it deletes, however many are kept.
+  const pruneBatch = db.$client.prepare(
+    `DELETE FROM shipments_outbox WHERE id IN (
+       SELECT id FROM shipments_outbox INDEXED BY shipments_outbox_done_idx WHERE done_at < ? AND state <> 'pending' ORDER BY done_at LIMIT ?)`,
+  )
+  return {
     async requeue(messageId) {
       return db
         .update(outbox)
@@ -197,7 +209,12 @@ export function createSqliteOutboxStore(db: SqliteDatabase, writeMessages: Retur
     async prune(before, limit) {
       return pruneBatch.run(before.getTime(), limit).changes
     },
+  }
+}
 
+/** The webhook subscriptions, and the push attempts recorded on a shipment's external reference. */
+function createWebhookSubscriptionRows({ db }: SqliteContext): Omit<OutboxStore, keyof OutboxDelivery | keyof OutboxUpkeep> {
+  return {
     async listSubscriptions() {
       return db.select().from(webhookSubscriptions).orderBy(webhookSubscriptions.id).all()
     },

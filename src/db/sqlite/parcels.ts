@@ -3,9 +3,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { shapedInsert, shapedUpdate } from './shaped-statements.js'
-import type { SqliteDatabase } from './dialect.js'
-import type { GroupCommit } from './group-commit.js'
-import type { createSqliteOutboxWriter } from './outbox.js'
+import type { SqliteContext } from './context.js'
 import { boxes, labelAttempts, labelOperations, parcelHistory, parcels, rateQuotes } from './deliveries-schema.js'
 import { orderAddresses, orderLineItems, shipments } from './schema.js'
 
@@ -17,7 +15,7 @@ const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.cod
  * that come with it: a label purchase writes six to eight times, each a commit of its own before. The
  * plans are pure, so a task run again (its group rolled back for another's failure) writes the same.
  */
-export function createSqliteParcelStore(db: SqliteDatabase, group: GroupCommit, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ParcelStore {
+export function createSqliteParcelStore({ db, group, writeMessages }: SqliteContext): ParcelStore {
   // Prepared once: every tracking event and label purchase reads them.
   const selectOfShipment = db.select().from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).orderBy(asc(parcels.id)).prepare()
   const countOfShipment = db.select({ count: sql<number>`count(*)` }).from(parcels).where(eq(parcels.shipmentId, sql.placeholder('shipmentId'))).prepare()

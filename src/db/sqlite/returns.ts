@@ -3,14 +3,12 @@
 import { and, asc, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { ReturnStore } from '../data-layer.js'
 import { returnedByLine, shippedByLine, type ReturnLedger, type ReturnRow } from '../returns.js'
-import type { SqliteDatabase } from './dialect.js'
-import type { GroupCommit } from './group-commit.js'
-import type { createSqliteOutboxWriter } from './outbox.js'
+import type { SqliteContext } from './context.js'
 import { returnHistory, returns } from './returns-schema.js'
 import { shipments } from './schema.js'
 import { shapedInsert, shapedUpdate } from './shaped-statements.js'
 
-export function createSqliteReturnStore(db: SqliteDatabase, group: GroupCommit, writeMessages: ReturnType<typeof createSqliteOutboxWriter>): ReturnStore {
+export function createSqliteReturnStore({ db, group, writeMessages }: SqliteContext): ReturnStore {
   // Every tracking event asks (a return's number names the return): prepared once.
   const selectByTrackingNumber = db.select().from(returns).where(eq(returns.trackingNumber, sql.placeholder('trackingNumber'))).orderBy(desc(returns.id)).limit(1).prepare()
   // A return request reads these in its transaction: prepared once.
