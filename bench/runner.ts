@@ -178,6 +178,10 @@ async function runWatched(plan: Measurement, watchStalls: boolean): Promise<Load
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
+/**
+ * A figure: `measured` against its ceiling `against`, each warmed up for a second, then alternating for
+ * ROUNDS rounds; the median of the rounds' ratios (of throughput, mean latency or longest stall) against `target`.
+ */
 export async function compare(
   name: string,
   target: { min?: number; max?: number },
