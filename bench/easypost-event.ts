@@ -1,5 +1,6 @@
 // A signed EasyPost `tracker.updated` event, as EasyPost sends one: the load generator (load.ts) sends
-// them by the thousand, the bench (run.ts) sends two to capture the statements they cost.
+// them by the thousand, the PostgreSQL replay (figures/postgres-replay.ts) sends two to capture the
+// statements they cost.
 import { createHmac } from 'node:crypto'
 
 /** The body and its X-Hmac-Signature (HMAC-SHA256 of the raw body, keyed with the NFKD-normalized secret). */

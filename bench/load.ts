@@ -52,7 +52,7 @@ function nextRequest(): { path: string; body: string; headers?: Record<string, s
     const { trackingCodes, carrier, statuses } = plan.easyPost
     const code = trackingCodes[index % trackingCodes.length]
     // Each shipment alternates at every pass, and neighbours go opposite ways: events move shipments
-    // both ways at once, as the replay's two scripts do (see run.ts).
+    // both ways at once, as the replay's two scripts do (see figures/postgres-replay.ts).
     const status = statuses[(index + Math.floor(index / trackingCodes.length)) % 2]
     const { body, signature } = signedTrackerEvent(plan.easyPost.secret, { id: `evt_bench_${process.pid}_${index}`, trackingCode: code, carrier, status })
     const path = new URL(plan.url).pathname + new URL(plan.url).search
