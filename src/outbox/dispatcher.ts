@@ -84,9 +84,9 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   let pruning: Promise<void> | null = null
   // The first attempts of the jobs sweeps started, until they settle (each bounded by its deadline).
   const sweptJobs = new Set<Promise<void>>()
-  let runningJobs = 0
+  // What the sweep, the event batches and the jobs all read: whether the dispatcher stopped, and how many jobs run here.
   let lastPrune = 0
-  let stopped = false
+  const state = { stopped: false, runningJobs: 0 }
 
   // Delivered events are marked done in batches: one transaction for all events delivered in a tick.
   let toComplete: OutboxRow[] = []
@@ -113,8 +113,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     for (const row of batch) held.delete(row.id)
     try {
       const followUps = await deps.followUpsOf(batch)
-      const written = await data.outbox.complete(batch.map((row) => row.id), followUps, stopped ? null : claim)
-      if (!stopped && written.length > 0) void deliver(written)
+      const written = await data.outbox.complete(batch.map((row) => row.id), followUps, state.stopped ? null : claim)
+      if (!state.stopped && written.length > 0) void deliver(written)
     } catch (error) {
       // Still claimed, not done: after the lease they are delivered again (at least once).
       logger.error({ err: error, events: batch.map((row) => row.messageId) }, 'Could not mark outbox events delivered')
@@ -193,10 +193,10 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     const started = performance.now()
     const attemptedAt = new Date()
     held.add(row.id)
-    runningJobs++
+    state.runningJobs++
     const result: JobResult = handler ? await attemptJob(handler, row) : { state: 'failed', error: `No handler for the job "${row.name}".` }
     held.delete(row.id)
-    runningJobs--
+    state.runningJobs--
     const attempt = {
       attemptedAt,
       statusCode: result.state === 'skipped' ? null : (result.statusCode ?? null),
@@ -213,8 +213,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     }
     try {
       const followUps = result.state === 'done' ? (result.followUps ?? []) : []
-      const written = await data.outbox.recordAttempt(row.id, { attempt, outcome, followUps }, stopped ? null : claim)
-      if (!stopped && written.length > 0) void deliver(written)
+      const written = await data.outbox.recordAttempt(row.id, { attempt, outcome, followUps }, state.stopped ? null : claim)
+      if (!state.stopped && written.length > 0) void deliver(written)
     } catch (error) {
       logger.error({ err: error, messageId: row.messageId }, 'Could not record an outbox job attempt')
     }
@@ -249,7 +249,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     do {
       due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
       if (due.length > 0) started.push(deliver(due))
-    } while (due.length === SWEEP_BATCH && !stopped && runningJobs < MAX_RUNNING_JOBS)
+    } while (due.length === SWEEP_BATCH && !state.stopped && state.runningJobs < MAX_RUNNING_JOBS)
     if (Date.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {
       lastPrune = Date.now()
       pruning = track(pruneOld()).finally(() => (pruning = null))
@@ -264,7 +264,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
   async function pruneOld() {
     const before = new Date(Date.now() - options.retentionMs)
     let pruned = 0
-    for (let batch = PRUNE_BATCH; batch === PRUNE_BATCH && !stopped; ) {
+    for (let batch = PRUNE_BATCH; batch === PRUNE_BATCH && !state.stopped; ) {
       batch = await data.outbox.prune(before, PRUNE_BATCH)
       pruned += batch
       await new Promise<void>((resolve) => setImmediate(resolve))
@@ -314,7 +314,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     /** Looks for due messages now (start-up, tests); resolves when those found have been handled once. */
     sweep,
     start() {
-      stopped = false
+      state.stopped = false
       void sweep()
       timer = setInterval(() => void sweep(), options.pollIntervalMs)
       timer.unref()
@@ -326,7 +326,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
      * settles must not hold the host's shutdown); messages still held are left to their lease.
      */
     async stop() {
-      stopped = true
+      state.stopped = true
       if (timer) clearInterval(timer)
       if (heartbeat) clearInterval(heartbeat)
       timer = null
