@@ -3,10 +3,13 @@
 // messages, retries that came due). Each message is held by one instance at a time (a claim with a lease).
 // Messages of one ordering key keep commit order: events reach the listeners in order, and their
 // follow-ups are written in order; a job starts only when the one before it is done or failed for good.
-import { randomUUID } from 'node:crypto'
-import type { FastifyBaseLogger } from 'fastify'
-import type { DataLayer, NewOutboxMessage, OutboxAttemptRecord, OutboxClaim, OutboxRow } from '../db/data-layer.js'
-import type { ShipmentsEventMap, ShipmentsEvents } from '../events.js'
+// Composed of one part per concern over a shared context (dispatcher-context.ts): event-delivery.ts (events
+// to their listeners, marked delivered in batches), outbox-sweep.ts (what nobody holds, pruning, the timers)
+// and here the jobs (one attempt each, bounded, retried) and the hand-off between them. The types stay here.
+import type { NewOutboxMessage, OutboxAttemptRecord, OutboxRow } from '../db/data-layer.js'
+import { createDispatcherContext, type DispatcherContextDependencies } from './dispatcher-context.js'
+import { createEventDelivery } from './event-delivery.js'
+import { createOutboxSweep } from './outbox-sweep.js'
 
 /** What one attempt of a job came to. `statusCode`: the HTTP status a remote side answered, if any. */
 export type JobResult =
@@ -35,33 +38,11 @@ export interface DispatcherOptions {
   retentionMs: number
 }
 
-export interface DispatcherDependencies {
-  data: DataLayer
-  events: ShipmentsEvents
-  logger: FastifyBaseLogger
+export interface DispatcherDependencies extends DispatcherContextDependencies {
   options: DispatcherOptions
   /** Job handlers by job name. */
   jobs: Record<string, JobHandler>
-  /** The follow-ups of delivered events (webhook deliveries, pushes), written as they are marked delivered. */
-  followUpsOf(events: OutboxRow[]): Promise<NewOutboxMessage[]>
 }
-
-const SWEEP_BATCH = 100
-/**
- * A sweep claims more only while fewer jobs than this run on this instance: the rest wait for a later
- * tick (or another instance), so a backlog never becomes thousands of requests at once.
- */
-const MAX_RUNNING_JOBS = 200
-/**
- * Delivered events are marked done together, this long after the first of a batch: under load one
- * transaction covers many events. A crash in this window only means they are delivered again.
- */
-const COMPLETE_BATCH_MS = 20
-/** Delivered messages are pruned this often, in batches of PRUNE_BATCH, each a short statement of its own. */
-const PRUNE_EVERY_MS = 60 * 1000
-const PRUNE_BATCH = 1000
-/** The longest a close waits for listeners and jobs in flight. */
-const STOP_WAIT_MS = 15_000
 
 /** A short, single-line reason for an attempt log or a stored error. */
 export function shortError(error: unknown): string {
@@ -72,97 +53,11 @@ export function shortError(error: unknown): string {
 export type OutboxDispatcher = ReturnType<typeof createOutboxDispatcher>
 
 export function createOutboxDispatcher(deps: DispatcherDependencies) {
-  const { data, events, logger, options } = deps
-  const claim: OutboxClaim = { instanceId: randomUUID(), leaseMs: options.leaseMs }
-  const inFlight = new Set<Promise<unknown>>()
-  let timer: NodeJS.Timeout | null = null
-  let heartbeat: NodeJS.Timeout | null = null
-  // The claim phase of a sweep, one at a time; the jobs it starts run on without holding it.
-  let claiming: Promise<{ handled: Promise<void> }> | null = null
-  // Messages this instance works on (jobs running, events whose listeners run): their claims are renewed.
-  const held = new Set<number>()
-  let pruning: Promise<void> | null = null
-  // The first attempts of the jobs sweeps started, until they settle (each bounded by its deadline).
-  const sweptJobs = new Set<Promise<void>>()
-  let runningJobs = 0
-  let lastPrune = 0
-  let stopped = false
-
-  // Delivered events are marked done in batches: one transaction for all events delivered in a tick.
-  let toComplete: OutboxRow[] = []
-  let flushScheduled = false
-  // One batch at a time, so follow-ups (webhook deliveries, pushes) get their sequences in event order.
-  let flushing: Promise<void> = Promise.resolve()
-  // Per ordering key, the last event whose batching waits: a later event of the key joins a batch only
-  // after it, even when its listeners settle first.
-  const lastOfKey = new Map<string, Promise<void>>()
-
-  function track<T>(promise: Promise<T>): Promise<T> {
-    inFlight.add(promise)
-    void promise.finally(() => inFlight.delete(promise)).catch(() => undefined)
-    return promise
-  }
-
-  async function flushCompleted() {
-    flushScheduled = false
-    // In sequence (id) order, which per shipment is commit order: the follow-ups (webhook deliveries) of
-    // events committed together are written in it even when their callers reached deliver() in another.
-    const batch = toComplete.sort((a, b) => a.id - b.id)
-    toComplete = []
-    if (batch.length === 0) return
-    for (const row of batch) held.delete(row.id)
-    try {
-      const followUps = await deps.followUpsOf(batch)
-      const written = await data.outbox.complete(batch.map((row) => row.id), followUps, stopped ? null : claim)
-      if (!stopped && written.length > 0) void deliver(written)
-    } catch (error) {
-      // Still claimed, not done: after the lease they are delivered again (at least once).
-      logger.error({ err: error, events: batch.map((row) => row.messageId) }, 'Could not mark outbox events delivered')
-    }
-  }
-
-  function completeLater(row: OutboxRow) {
-    toComplete.push(row)
-    if (!flushScheduled) {
-      flushScheduled = true
-      track(new Promise<void>((resolve) => setTimeout(resolve, COMPLETE_BATCH_MS)).then(() => (flushing = flushing.then(flushCompleted))))
-    }
-  }
-
-  /**
-   * The listeners of an event get the jobs' deadline: a listener that never settles would otherwise hold
-   * the event's claim (renewed by the heartbeat) and every later event of its key for good. Past it the
-   * event counts as delivered, as it does when a listener fails (listeners are not retried); the late
-   * settle is ignored.
-   */
-  function listenersWithin(row: OutboxRow, delivery: ReturnType<ShipmentsEvents['deliverCommitted']>): Promise<void> {
-    let timeout: NodeJS.Timeout | undefined
-    const deadline = new Promise<void>((resolve) => {
-      timeout = setTimeout(() => {
-        logger.warn(
-          { event: row.name, eventId: row.messageId, unsettledListeners: delivery.unsettled(), jobTimeoutMs: options.jobTimeoutMs },
-          `Shipments event listeners did not settle within outbox.jobTimeoutMs (${row.name}); the event counts as delivered`,
-        )
-        resolve()
-      }, options.jobTimeoutMs)
-      // As a job's deadline: never what keeps a closing process alive.
-      timeout.unref()
-    })
-    return Promise.race([delivery.settled, deadline]).finally(() => clearTimeout(timeout))
-  }
-
-  function deliverEvent(row: OutboxRow) {
-    held.add(row.id)
-    const name = row.name as keyof ShipmentsEventMap
-    const payload = { ...row.payload, eventId: row.messageId } as ShipmentsEventMap[typeof name][0]
-    const delivery = (events.deliverCommitted as (name: string, payload: unknown) => ReturnType<ShipmentsEvents['deliverCommitted']>)(name, payload)
-    const settled = listenersWithin(row, delivery)
-    const key = row.orderingKey
-    const before = lastOfKey.get(key)
-    const batched = (before ? Promise.all([settled, before]) : settled).then(() => completeLater(row))
-    lastOfKey.set(key, batched)
-    track(batched.finally(() => lastOfKey.get(key) === batched && lastOfKey.delete(key)))
-  }
+  const { data, logger, options } = deps
+  const shared = createDispatcherContext(deps)
+  const { claim, held, state, track } = shared
+  const { deliverEvent } = createEventDelivery(shared, { deliver })
+  const { sweep, start, stop } = createOutboxSweep(shared, { deliver })
 
   /**
    * One attempt of a job, bounded by `jobTimeoutMs`: a handler that never settles counts as failed
@@ -193,10 +88,10 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     const started = performance.now()
     const attemptedAt = new Date()
     held.add(row.id)
-    runningJobs++
+    state.runningJobs++
     const result: JobResult = handler ? await attemptJob(handler, row) : { state: 'failed', error: `No handler for the job "${row.name}".` }
     held.delete(row.id)
-    runningJobs--
+    state.runningJobs--
     const attempt = {
       attemptedAt,
       statusCode: result.state === 'skipped' ? null : (result.statusCode ?? null),
@@ -213,8 +108,8 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     }
     try {
       const followUps = result.state === 'done' ? (result.followUps ?? []) : []
-      const written = await data.outbox.recordAttempt(row.id, { attempt, outcome, followUps }, stopped ? null : claim)
-      if (!stopped && written.length > 0) void deliver(written)
+      const written = await data.outbox.recordAttempt(row.id, { attempt, outcome, followUps }, state.stopped ? null : claim)
+      if (!state.stopped && written.length > 0) void deliver(written)
     } catch (error) {
       logger.error({ err: error, messageId: row.messageId }, 'Could not record an outbox job attempt')
     }
@@ -236,73 +131,6 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     return jobs.length === 0 ? Promise.resolve() : Promise.all(jobs).then(() => undefined)
   }
 
-  /**
-   * Claims due messages and starts them; resolves once they are started, with a promise of their first
-   * attempts. The claim phase never waits on a job: one that hangs holds only itself (until its
-   * deadline), never the retries and the dead processes' messages behind other keys.
-   */
-  async function claimAndStart(): Promise<{ handled: Promise<void> }> {
-    const started: Promise<void>[] = []
-    // Round after round while they come full: a backlog (a dead process's, or one behind it) drains in
-    // one sweep, not one batch per poll interval.
-    let due: OutboxRow[]
-    do {
-      due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
-      if (due.length > 0) started.push(deliver(due))
-    } while (due.length === SWEEP_BATCH && !stopped && runningJobs < MAX_RUNNING_JOBS)
-    if (Date.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {
-      lastPrune = Date.now()
-      pruning = track(pruneOld()).finally(() => (pruning = null))
-    }
-    return { handled: Promise.all(started).then(() => undefined) }
-  }
-
-  /**
-   * Deletes what the retention lets go, a batch at a time with a turn of the event loop between: a
-   * backlog of millions never holds a commit (or the sweep) for more than one batch.
-   */
-  async function pruneOld() {
-    const before = new Date(Date.now() - options.retentionMs)
-    let pruned = 0
-    for (let batch = PRUNE_BATCH; batch === PRUNE_BATCH && !stopped; ) {
-      batch = await data.outbox.prune(before, PRUNE_BATCH)
-      pruned += batch
-      await new Promise<void>((resolve) => setImmediate(resolve))
-    }
-    if (pruned > 0) logger.info({ pruned }, 'Pruned delivered outbox messages')
-  }
-
-  /**
-   * Runs one claim phase at a time; a failing one is logged and the next tick tries again. Resolves
-   * when the messages found have been handled once (each job bounded by its deadline).
-   */
-  async function sweep(): Promise<void> {
-    claiming ??= claimAndStart()
-      .then(({ handled }) => {
-        const settled = handled.finally(() => sweptJobs.delete(settled))
-        sweptJobs.add(settled)
-        return { handled: settled }
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'The outbox sweep failed')
-        return { handled: Promise.resolve() }
-      })
-      .finally(() => (claiming = null))
-    await claiming
-    // What earlier sweeps started too (the timer's, say): a caller waits for everything found so far.
-    await Promise.all([...sweptJobs])
-  }
-
-  /** Renews the claims of what this instance works on, so that only a dead instance's lease runs out. */
-  async function renewHeldClaims() {
-    if (held.size === 0) return
-    try {
-      await data.outbox.renewClaims(claim.instanceId, [...held], claim.leaseMs)
-    } catch (error) {
-      logger.warn({ err: error, held: held.size }, 'Could not renew the outbox claims this instance holds')
-    }
-  }
-
   return {
     /** This instance's claim: messages written with a change are held by it for the lease. */
     claim,
@@ -313,32 +141,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     },
     /** Looks for due messages now (start-up, tests); resolves when those found have been handled once. */
     sweep,
-    start() {
-      stopped = false
-      void sweep()
-      timer = setInterval(() => void sweep(), options.pollIntervalMs)
-      timer.unref()
-      heartbeat = setInterval(() => void renewHeldClaims(), Math.max(200, Math.floor(options.leaseMs / 5)))
-      heartbeat.unref()
-    },
-    /**
-     * Stops the sweep and waits for what is in flight, at most STOP_WAIT_MS (a listener that never
-     * settles must not hold the host's shutdown); messages still held are left to their lease.
-     */
-    async stop() {
-      stopped = true
-      if (timer) clearInterval(timer)
-      if (heartbeat) clearInterval(heartbeat)
-      timer = null
-      heartbeat = null
-      const deadline = Date.now() + STOP_WAIT_MS
-      while ((claiming || inFlight.size > 0) && Date.now() < deadline) {
-        const waited = await Promise.race([
-          Promise.allSettled([claiming, ...inFlight]).then(() => true),
-          new Promise<false>((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now()), false).unref()),
-        ])
-        if (!waited) logger.warn({ inFlight: inFlight.size }, 'Closing with outbox work still in flight; it is left to its lease')
-      }
-    },
+    start,
+    stop,
   }
 }
