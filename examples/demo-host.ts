@@ -1,7 +1,7 @@
 // The demo host started by `npm start`: a Fastify app with cookie sessions and the shipments plugin.
 import { createHash, randomBytes } from 'node:crypto'
 import type { ServerOptions } from 'node:http'
-import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import cookie from '@fastify/cookie'
 import rateLimit from '@fastify/rate-limit'
 import formbody from '@fastify/formbody'
@@ -168,6 +168,28 @@ export async function buildDemoHost(options: DemoHostOptions) {
 
   // Server-side sessions: the cookie carries a random id, so logout and expiry end a session even for
   // someone who kept a copy of the cookie.
+  const session = demoSessions(clock)
+
+  // DEMO ONLY: ShipStation's Custom Store credentials, from the environment with demo defaults.
+  process.env.SHIPSTATION_USERNAME ??= DEMO_SHIPSTATION_USERNAME
+  process.env.SHIPSTATION_PASSWORD ??= DEMO_SHIPSTATION_PASSWORD
+  // DEMO ONLY: the tracking links' key, from the environment with a demo default.
+  process.env.DEMO_TRACKING_SECRET ??= DEMO_TRACKING_SECRET
+  const mailbox = options.mailbox ?? createMailCapture()
+
+  await registerDemoShipments(app, options, session, mailbox)
+  await registerLoginRoutes(app, session, clock)
+  registerDemoPages(app, session, mailbox)
+
+  await app.ready()
+  await seedDemoData(app)
+  await ensureDemoIntegrations(app)
+  await ensureDemoNotification(app)
+  return app
+}
+
+/** The demo's server-side sessions: the cookie carries a random id, kept here with its user and expiry. */
+function demoSessions(clock: () => number) {
   const sessions = new Map<string, { username: string; expiresAt: number }>()
   const sessionOf = (request: FastifyRequest) => {
     const raw = request.cookies[SESSION_COOKIE]
@@ -193,13 +215,14 @@ export async function buildDemoHost(options: DemoHostOptions) {
     secure: request.protocol === 'https',
     path: '/',
   })
+  return { sessions, sessionOf, sessionFingerprint, resolveUser, cookieOptions }
+}
 
-  // DEMO ONLY: ShipStation's Custom Store credentials, from the environment with demo defaults.
-  process.env.SHIPSTATION_USERNAME ??= DEMO_SHIPSTATION_USERNAME
-  process.env.SHIPSTATION_PASSWORD ??= DEMO_SHIPSTATION_PASSWORD
-  // DEMO ONLY: the tracking links' key, from the environment with a demo default.
-  process.env.DEMO_TRACKING_SECRET ??= DEMO_TRACKING_SECRET
-  const mailbox = options.mailbox ?? createMailCapture()
+type DemoSessions = ReturnType<typeof demoSessions>
+
+/** The shipments plugin as the demo configures it: ShipStation, custom fields, the admin pages, mail to the capture. */
+async function registerDemoShipments(app: FastifyInstance, options: DemoHostOptions, session: DemoSessions, mailbox: MailCapture) {
+  const { sessionOf, sessionFingerprint, resolveUser } = session
 
   await app.register(fastifyShipments, {
     database: options.database,
@@ -238,6 +261,11 @@ export async function buildDemoHost(options: DemoHostOptions) {
     resolveUser,
     hasPermission: (user: DemoUser, permission: string) => user.permissions.includes(permission),
   })
+}
+
+/** DEMO ONLY: the login route (throttled per address and per username) and the login page. */
+async function registerLoginRoutes(app: FastifyInstance, session: DemoSessions, clock: () => number) {
+  const { sessions, cookieOptions } = session
 
   const LoginBody = {
     type: 'object',
@@ -294,6 +322,11 @@ export async function buildDemoHost(options: DemoHostOptions) {
   app.get<{ Querystring: { returnTo?: string } }>('/login', async (request, reply) =>
     reply.type('text/html; charset=utf-8').headers(DEMO_PAGE_FRAME_HEADERS).send(loginPage(localPath(request.query.returnTo), null)),
   )
+}
+
+/** The demo's own pages: home, the captured mail, and logout. */
+function registerDemoPages(app: FastifyInstance, session: DemoSessions, mailbox: MailCapture) {
+  const { sessions, sessionOf, resolveUser, cookieOptions } = session
 
   app.get('/', async (request, reply) => reply.type('text/html; charset=utf-8').headers(DEMO_PAGE_FRAME_HEADERS).send(homePage(resolveUser(request)?.username ?? null)))
 
@@ -316,12 +349,6 @@ export async function buildDemoHost(options: DemoHostOptions) {
     reply.clearCookie(ADMIN_CSRF_COOKIE, { path: ADMIN_PREFIX })
     return { success: true }
   })
-
-  await app.ready()
-  await seedDemoData(app)
-  await ensureDemoIntegrations(app)
-  await ensureDemoNotification(app)
-  return app
 }
 
 const isMain = import.meta.url === `file://${process.argv[1]}`

@@ -9,8 +9,14 @@ import type { RenderShipment } from './shipment-routes.js'
 import { adminUserId, formSchema, hide, positiveId, refusalOf, routePermissions, shipmentId, text, type AdminScreen, type Form } from './screen.js'
 
 export function registerParcelRoutes(screen: AdminScreen, renderShipment: RenderShipment) {
-  const { scope, options, prefix, context, sendPage, noticeOf } = screen
-  const { view, edit, buyLabels } = routePermissions
+  registerShipmentParcelRoutes(screen, renderShipment)
+  registerBoxRoutes(screen)
+}
+
+/** A shipment's parcels: added, changed, removed, suggested from the boxes; their rates, labels and voids. */
+function registerShipmentParcelRoutes(screen: AdminScreen, renderShipment: RenderShipment) {
+  const { scope, options, prefix } = screen
+  const { edit, buyLabels } = routePermissions
 
   // Parcels and labels: each form posts here and comes back to the shipment page, with the refusal
   // (the carrier's own words included) beside the form that caused it.
@@ -119,6 +125,12 @@ export function registerParcelRoutes(screen: AdminScreen, renderShipment: Render
       return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
     })
   }
+}
+
+/** The box catalogue and the ship-from address. */
+function registerBoxRoutes(screen: AdminScreen) {
+  const { scope, options, prefix, context, sendPage, noticeOf } = screen
+  const { view, edit } = routePermissions
 
   // The box catalogue: the weights and sizes as typed (exact decimals), every problem beside its field.
   async function renderBoxes(request: FastifyRequest, reply: FastifyReply, state: { values?: Record<string, string>; errors?: FieldErrors; status?: number } = {}) {

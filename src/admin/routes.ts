@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifyFormbody from '@fastify/formbody'
 import fastifyCsrfProtection from '@fastify/csrf-protection'
@@ -75,10 +75,98 @@ const NOTICES: Record<string, string> = {
 }
 
 export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope, options) => {
-  const { admin, shipments, orders, resolveUser, hasPermission, timeZone } = options
+  const { admin, orders, timeZone } = options
   const prefix = admin.prefix
   // The attention list needs the order store's lines; without them its page says so and the navigation leaves it out.
   const storeHasLines = Boolean(orders.orderLines && orders.listCompletedOrders)
+
+  const csrfUserInfo = await registerRequestHooks(scope, options)
+
+  const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
+    const state = request.shipmentsAdmin!
+    return { prefix, csrf: reply.generateCsrf({ userInfo: csrfUserInfo(request) }), can: state.can, timeZone }
+  }
+
+  const navigationFor = createNavigation(options, storeHasLines)
+
+  const head = html`<link rel="stylesheet" href="${prefix}/assets/admin.css"><script src="${prefix}/assets/admin.js" defer></script>`.value
+
+  /** Sends a page inside the host's layout (or the standalone one). */
+  async function sendPage(request: FastifyRequest, reply: FastifyReply, title: string, content: SafeHtml, status = 200) {
+    const state = request.shipmentsAdmin
+    const wrapped = html`<div class="shipments-admin">${content}</div>`.value
+    const page: AdminPage | null = state
+      ? { title, head, content: wrapped, navigation: await navigationFor(request), user: state.user, request }
+      : null
+    const document = page && admin.layout ? await admin.layout(page) : standaloneLayout(page ?? { title, head, content: wrapped, navigation: [], user: { id: '' }, request })
+    return reply.code(status).type('text/html; charset=utf-8').send(document)
+  }
+
+  const noticeOf = (request: FastifyRequest) => NOTICES[text((request.query as Record<string, unknown>).notice)] ?? null
+
+  scope.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+    let message: string
+    if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
+      message = 'This form has expired or was not sent from this site. Reload the page and try again.'
+    } else if (status >= 500) {
+      request.log.error({ err: error }, 'Admin page failed')
+      message = 'An internal error occurred.'
+    } else {
+      message = error.validation ? 'The request is not valid.' : error.message
+    }
+    const title = status === 403 ? 'Forbidden' : status === 404 ? 'Not found' : status >= 500 ? 'Error' : 'Request refused'
+    return sendPage(request, reply, title, html`<h1>${title}</h1>${notice('error', message)}<p><a href="${prefix}/shipments">Back to the shipments</a></p>`, status)
+  })
+  scope.setNotFoundHandler(async (request, reply) =>
+    sendPage(request, reply, 'Not found', html`<h1>Not found</h1>${notice('error', 'No admin page at this address.')}`, 404),
+  )
+
+
+  // --- Assets -------------------------------------------------------------------------------------
+
+  scope.get<{ Params: { file: string } }>('/assets/:file', { schema: hide }, async (request, reply) => {
+    const { file } = request.params
+    const asset = file === 'chart.umd.js' ? { type: 'text/javascript; charset=utf-8', body: chartJs() } : Object.hasOwn(ASSETS, file) ? ASSETS[file as keyof typeof ASSETS] : null
+    if (!asset) throw AdminNotFound('Asset')
+    return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body)
+  })
+
+  /**
+   * Order references by order id: one `findOrders` call when the store has it, else one `findOrder` per
+   * order. An order the store no longer knows, or a failing lookup (logged), shows as `#id`.
+   */
+  async function orderReferencesOf(request: FastifyRequest, orderIds: Iterable<number>): Promise<Map<number, string>> {
+    const asked = new Set(orderIds)
+    const ids = [...asked]
+    const failed = (error: unknown) => {
+      request.log.error({ err: error, orderIds: ids }, 'An order lookup for an admin page failed; the page shows the order ids')
+      return []
+    }
+    const findOrders = orders.findOrders?.bind(orders)
+    const found = ids.length === 0 ? [] : findOrders ? await findOrders(ids).catch(failed) : await Promise.all(ids.map((id) => orders.findOrder(id).catch(failed)))
+    return new Map(found.flat().flatMap((order) => (order && asked.has(order.id) ? [[order.id, order.reference] as const] : [])))
+  }
+
+  const screen: AdminScreen = { scope, options, prefix, storeHasLines, context, sendPage, noticeOf, orderReferencesOf }
+  registerOverviewRoutes(screen)
+  const { renderShipment } = registerShipmentRoutes(screen)
+  registerParcelRoutes(screen, renderShipment)
+  registerReturnRoutes(screen)
+  registerOrderRoutes(screen)
+  registerIntegrationRoutes(screen)
+  registerWebhookRoutes(screen)
+  registerNotificationRoutes(screen)
+  registerShipStationRoutes(screen)
+}
+
+/**
+ * The scope's hooks, in place before any screen's routes: cookies, form bodies and CSRF tokens, the
+ * security headers, then the user and the page's permission. Returns what a form's token is bound to.
+ */
+async function registerRequestHooks(scope: FastifyInstance, options: AdminRoutesOptions) {
+  const { admin, resolveUser, hasPermission } = options
+  const prefix = admin.prefix
 
   // Cookies (for the CSRF secret): the host's @fastify/cookie when it has one, else the package's own,
   // in this scope only. No session library is required of the host.
@@ -150,10 +238,13 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     scope.csrfProtection(request, reply, done)
   })
 
-  const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
-    const state = request.shipmentsAdmin!
-    return { prefix, csrf: reply.generateCsrf({ userInfo: csrfUserInfo(request) }), can: state.can, timeZone }
-  }
+  return csrfUserInfo
+}
+
+/** The navigation's links for the request's user, with the attention list's and the returns' counts. */
+function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
+  const { admin, shipments } = options
+  const prefix = admin.prefix
 
   const navigationFor = async (request: FastifyRequest): Promise<AdminPage['navigation']> => {
     const can = request.shipmentsAdmin?.can
@@ -197,73 +288,5 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
     }
   }
 
-  const head = html`<link rel="stylesheet" href="${prefix}/assets/admin.css"><script src="${prefix}/assets/admin.js" defer></script>`.value
-
-  /** Sends a page inside the host's layout (or the standalone one). */
-  async function sendPage(request: FastifyRequest, reply: FastifyReply, title: string, content: SafeHtml, status = 200) {
-    const state = request.shipmentsAdmin
-    const wrapped = html`<div class="shipments-admin">${content}</div>`.value
-    const page: AdminPage | null = state
-      ? { title, head, content: wrapped, navigation: await navigationFor(request), user: state.user, request }
-      : null
-    const document = page && admin.layout ? await admin.layout(page) : standaloneLayout(page ?? { title, head, content: wrapped, navigation: [], user: { id: '' }, request })
-    return reply.code(status).type('text/html; charset=utf-8').send(document)
-  }
-
-  const noticeOf = (request: FastifyRequest) => NOTICES[text((request.query as Record<string, unknown>).notice)] ?? null
-
-  scope.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
-    let message: string
-    if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
-      message = 'This form has expired or was not sent from this site. Reload the page and try again.'
-    } else if (status >= 500) {
-      request.log.error({ err: error }, 'Admin page failed')
-      message = 'An internal error occurred.'
-    } else {
-      message = error.validation ? 'The request is not valid.' : error.message
-    }
-    const title = status === 403 ? 'Forbidden' : status === 404 ? 'Not found' : status >= 500 ? 'Error' : 'Request refused'
-    return sendPage(request, reply, title, html`<h1>${title}</h1>${notice('error', message)}<p><a href="${prefix}/shipments">Back to the shipments</a></p>`, status)
-  })
-  scope.setNotFoundHandler(async (request, reply) =>
-    sendPage(request, reply, 'Not found', html`<h1>Not found</h1>${notice('error', 'No admin page at this address.')}`, 404),
-  )
-
-
-  // --- Assets -------------------------------------------------------------------------------------
-
-  scope.get<{ Params: { file: string } }>('/assets/:file', { schema: hide }, async (request, reply) => {
-    const { file } = request.params
-    const asset = file === 'chart.umd.js' ? { type: 'text/javascript; charset=utf-8', body: chartJs() } : Object.hasOwn(ASSETS, file) ? ASSETS[file as keyof typeof ASSETS] : null
-    if (!asset) throw AdminNotFound('Asset')
-    return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body)
-  })
-
-  /**
-   * Order references by order id: one `findOrders` call when the store has it, else one `findOrder` per
-   * order. An order the store no longer knows, or a failing lookup (logged), shows as `#id`.
-   */
-  async function orderReferencesOf(request: FastifyRequest, orderIds: Iterable<number>): Promise<Map<number, string>> {
-    const asked = new Set(orderIds)
-    const ids = [...asked]
-    const failed = (error: unknown) => {
-      request.log.error({ err: error, orderIds: ids }, 'An order lookup for an admin page failed; the page shows the order ids')
-      return []
-    }
-    const findOrders = orders.findOrders?.bind(orders)
-    const found = ids.length === 0 ? [] : findOrders ? await findOrders(ids).catch(failed) : await Promise.all(ids.map((id) => orders.findOrder(id).catch(failed)))
-    return new Map(found.flat().flatMap((order) => (order && asked.has(order.id) ? [[order.id, order.reference] as const] : [])))
-  }
-
-  const screen: AdminScreen = { scope, options, prefix, storeHasLines, context, sendPage, noticeOf, orderReferencesOf }
-  registerOverviewRoutes(screen)
-  const { renderShipment } = registerShipmentRoutes(screen)
-  registerParcelRoutes(screen, renderShipment)
-  registerReturnRoutes(screen)
-  registerOrderRoutes(screen)
-  registerIntegrationRoutes(screen)
-  registerWebhookRoutes(screen)
-  registerNotificationRoutes(screen)
-  registerShipStationRoutes(screen)
+  return navigationFor
 }

@@ -24,9 +24,26 @@ import { AdminBadRequest, AdminNotFound, formSchema, hide, routePermissions, shi
 /** Renders a shipment's page, with a refused form's values and errors: the parcel forms answer with it too. */
 export type RenderShipment = ReturnType<typeof registerShipmentRoutes>['renderShipment']
 export function registerShipmentRoutes(screen: AdminScreen) {
-  const { scope, options, prefix, context, sendPage, noticeOf, orderReferencesOf } = screen
-  const { admin, shipments, integrations, orders, timeZone, shipmentFields, trackingLinks } = options
-  const { view, edit, transition } = routePermissions
+  const { scope } = screen
+  const { view } = routePermissions
+  const renderer = createShipmentPageRenderer(screen)
+  const { renderShipment } = renderer
+
+  registerShipmentListRoutes(screen)
+
+  scope.get<{ Params: { id: string } }>('/shipments/:id', { schema: hide, config: view }, async (request, reply) =>
+    renderShipment(request, reply, shipmentId(request.params.id)),
+  )
+
+  registerShipmentPrintRoutes(screen)
+  registerShipmentFormRoutes(screen, renderer)
+  return { renderShipment }
+}
+
+/** A shipment's page, with a refused form's values and errors, and the order lines its items editor shows. */
+function createShipmentPageRenderer(screen: AdminScreen) {
+  const { options, context, sendPage, noticeOf, orderReferencesOf } = screen
+  const { admin, shipments, integrations, timeZone, shipmentFields, trackingLinks } = options
 
   /** Display names of these users (`admin.userName`); one that fails (logged) or answers null keeps its id. */
   async function userNamesOf(request: FastifyRequest, userIds: Iterable<string>): Promise<Map<string, string>> {
@@ -45,6 +62,84 @@ export function registerShipmentRoutes(screen: AdminScreen) {
     )
     return names
   }
+
+  async function renderShipment(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: number,
+    state: {
+      values?: Record<string, string>
+      errors?: FieldErrors
+      transitionErrors?: FieldErrors
+      itemValues?: Record<string, string>
+      itemErrors?: FieldErrors
+      parcelErrors?: FieldErrors
+      parcelValues?: Record<string, string>
+      quotes?: { parcelId: number; quotes: RateQuote[] }
+      status?: number
+    } = {},
+  ) {
+    const shipment = await shipments.get(id)
+    if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
+    const [history, checkpoints, references, lines, orderReferences] = await Promise.all([
+      shipments.history(id),
+      shipments.checkpoints(id),
+      integrations.externalReferences(id),
+      orderLinesOf(shipment.orderId),
+      orderReferencesOf(request, [shipment.orderId]),
+    ])
+    const userNames = await userNamesOf(request, history.flatMap((entry) => (entry.userId ? [entry.userId] : [])))
+    const editorLines = lines || shipment.items.length > 0 ? itemEditorLines(lines ?? [], shipment) : null
+    // One context per page: on a first visit each token made would come with a new secret, and only the last one's cookie is kept.
+    const pageContext = context(request, reply)
+    const content = shipmentPage(pageContext, {
+      shipment,
+      history,
+      checkpoints,
+      references,
+      fields: shipmentFields,
+      values: state.values ?? shipmentFormValues(shipment, shipmentFields, timeZone),
+      errors: state.errors ?? {},
+      transitionErrors: state.transitionErrors ?? {},
+      items: editorLines
+        ? { lines: editorLines, values: state.itemValues ?? shipmentItemValues(editorLines, shipment), errors: state.itemErrors ?? {} }
+        : null,
+      flash: noticeOf(request),
+      trackingLink: trackingLinks ? trackingLinkSection(pageContext, shipment, await trackingLinks.url(id)) : null,
+      orderReference: orderReferences.get(shipment.orderId) ?? null,
+      userNames,
+      parcels: parcelsSection(pageContext, {
+        shipmentId: id,
+        parcels: shipment.parcels,
+        labelIntegrations: (await integrations.list())
+          .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
+          .map((integration) => integration.handle),
+        quotes: state.quotes ?? null,
+        errors: state.parcelErrors ?? {},
+        values: state.parcelValues ?? {},
+      }),
+    })
+    return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
+  }
+
+  /** An order's lines with their allocation; null when the order store gives none (or the order is gone). */
+  async function orderLinesOf(orderId: number): Promise<AllocatedLine[] | null> {
+    try {
+      const { lines } = await shipments.allocation(orderId)
+      return lines && lines.length > 0 ? lines : null
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SHIPMENTS_ORDER_NOT_FOUND') return null
+      throw error
+    }
+  }
+  return { renderShipment, orderLinesOf }
+}
+
+/** The list: its filters and pages, and the bulk status change of the selected shipments. */
+function registerShipmentListRoutes(screen: AdminScreen) {
+  const { scope, context, sendPage, orderReferencesOf } = screen
+  const { shipments, orders } = screen.options
+  const { view, transition } = routePermissions
 
   async function renderList(request: FastifyRequest, reply: FastifyReply, query: Record<string, unknown>, bulk?: BulkOutcome[], status = 200) {
     const statusFilter = text(query.status)
@@ -109,70 +204,12 @@ export function registerShipmentRoutes(screen: AdminScreen) {
     request.log.error({ err: error }, 'Admin bulk status change failed for a shipment')
     return 'An internal error occurred.'
   }
+}
 
-
-  async function renderShipment(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    id: number,
-    state: {
-      values?: Record<string, string>
-      errors?: FieldErrors
-      transitionErrors?: FieldErrors
-      itemValues?: Record<string, string>
-      itemErrors?: FieldErrors
-      parcelErrors?: FieldErrors
-      parcelValues?: Record<string, string>
-      quotes?: { parcelId: number; quotes: RateQuote[] }
-      status?: number
-    } = {},
-  ) {
-    const shipment = await shipments.get(id)
-    if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(id)
-    const [history, checkpoints, references, lines, orderReferences] = await Promise.all([
-      shipments.history(id),
-      shipments.checkpoints(id),
-      integrations.externalReferences(id),
-      orderLinesOf(shipment.orderId),
-      orderReferencesOf(request, [shipment.orderId]),
-    ])
-    const userNames = await userNamesOf(request, history.flatMap((entry) => (entry.userId ? [entry.userId] : [])))
-    const editorLines = lines || shipment.items.length > 0 ? itemEditorLines(lines ?? [], shipment) : null
-    // One context per page: on a first visit each token made would come with a new secret, and only the last one's cookie is kept.
-    const pageContext = context(request, reply)
-    const content = shipmentPage(pageContext, {
-      shipment,
-      history,
-      checkpoints,
-      references,
-      fields: shipmentFields,
-      values: state.values ?? shipmentFormValues(shipment, shipmentFields, timeZone),
-      errors: state.errors ?? {},
-      transitionErrors: state.transitionErrors ?? {},
-      items: editorLines
-        ? { lines: editorLines, values: state.itemValues ?? shipmentItemValues(editorLines, shipment), errors: state.itemErrors ?? {} }
-        : null,
-      flash: noticeOf(request),
-      trackingLink: trackingLinks ? trackingLinkSection(pageContext, shipment, await trackingLinks.url(id)) : null,
-      orderReference: orderReferences.get(shipment.orderId) ?? null,
-      userNames,
-      parcels: parcelsSection(pageContext, {
-        shipmentId: id,
-        parcels: shipment.parcels,
-        labelIntegrations: (await integrations.list())
-          .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
-          .map((integration) => integration.handle),
-        quotes: state.quotes ?? null,
-        errors: state.parcelErrors ?? {},
-        values: state.parcelValues ?? {},
-      }),
-    })
-    return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
-  }
-
-  scope.get<{ Params: { id: string } }>('/shipments/:id', { schema: hide, config: view }, async (request, reply) =>
-    renderShipment(request, reply, shipmentId(request.params.id)),
-  )
+/** The print buttons: a shipment's packing slip, and the list's documents of the selected shipments (PDF). */
+function registerShipmentPrintRoutes(screen: AdminScreen) {
+  const { scope, options } = screen
+  const { view } = routePermissions
 
   /** A PDF to the browser, opened in its viewer; the name carries no text of the store's. */
   const sendPdf = (reply: FastifyReply, bytes: Buffer, name: string) =>
@@ -194,6 +231,14 @@ export function registerShipmentRoutes(screen: AdminScreen) {
     if (ids.length > options.documents.maxBatchSize) throw AdminBadRequest(`Print at most ${options.documents.maxBatchSize} shipments at a time.`)
     return sendPdf(reply, await options.documents[kind](ids), `${request.params.kind}-${ids.length}-shipments.pdf`)
   })
+}
+
+/** The shipment page's forms: fields, status, items, delete and restore, the tracking link. */
+function registerShipmentFormRoutes(screen: AdminScreen, renderer: ReturnType<typeof createShipmentPageRenderer>) {
+  const { scope, prefix } = screen
+  const { shipments, timeZone, shipmentFields, trackingLinks } = screen.options
+  const { edit, transition } = routePermissions
+  const { renderShipment, orderLinesOf } = renderer
 
   scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id', { schema: formSchema, config: edit }, async (request, reply) => {
     const id = shipmentId(request.params.id)
@@ -267,16 +312,4 @@ export function registerShipmentRoutes(screen: AdminScreen) {
     await trackingLinks.revoke(id)
     return reply.redirect(`${prefix}/shipments/${id}?notice=linkRevoked`, 303)
   })
-
-  /** An order's lines with their allocation; null when the order store gives none (or the order is gone). */
-  async function orderLinesOf(orderId: number): Promise<AllocatedLine[] | null> {
-    try {
-      const { lines } = await shipments.allocation(orderId)
-      return lines && lines.length > 0 ? lines : null
-    } catch (error) {
-      if ((error as { code?: string }).code === 'SHIPMENTS_ORDER_NOT_FOUND') return null
-      throw error
-    }
-  }
-  return { renderShipment }
 }

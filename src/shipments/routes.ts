@@ -1,5 +1,16 @@
 // The shipment API (spec 4.1 and 7.1) plus the reads an admin panel needs, in an encapsulated scope.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
+import type {
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyRequest,
+  FastifySchemaCompiler,
+  FastifySchemaValidationError,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
@@ -139,6 +150,28 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
     return reply.code(status).send(frameworkErrorBody(status, error.message, errorCodeOf(error, status)))
   })
 
+  const viewShipments = requirePermission(ShipmentsPermissions.viewShipments)
+  const api: ShipmentApi = { app, options, requirePermission, viewShipments }
+  registerShipmentRoutes(api)
+  registerOrderRoutes(api)
+  registerShipmentRecordRoutes(api)
+}
+
+/** What the API's groups of routes share: the scope (hooks and error handler in place), the permission checks. */
+interface ShipmentApi {
+  app: FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
+  options: ShipmentRoutesOptions
+  /** onRequest hook: 401 without a user, 403 without `permission`, before the body is even read. */
+  requirePermission: (permission: string) => (request: FastifyRequest) => Promise<void>
+  /** The reads' onRequest hook (viewShipments). */
+  viewShipments: (request: FastifyRequest) => Promise<void>
+}
+
+/** A shipment's update (the transition permission asked with it), a shipment read, and the list. */
+function registerShipmentRoutes(api: ShipmentApi) {
+  const { app, options, requirePermission, viewShipments } = api
+  const { service, hasPermission } = options
+
   app.post(
     '/shipments/:id',
     {
@@ -175,8 +208,6 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
       return { success: true as const, shipment }
     },
   )
-
-  const viewShipments = requirePermission(ShipmentsPermissions.viewShipments)
 
   app.get(
     '/shipments/:id',
@@ -216,6 +247,12 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
       }
     },
   )
+}
+
+/** An order's shipments created, its allocation, and the attention list of completed orders. */
+function registerOrderRoutes(api: ShipmentApi) {
+  const { app, options, requirePermission, viewShipments } = api
+  const { service } = options
 
   app.post(
     '/orders/:orderId/shipments',
@@ -280,6 +317,12 @@ export const shipmentRoutes: FastifyPluginAsync<ShipmentRoutesOptions> = async (
       }
     },
   )
+}
+
+/** A shipment's records: its status history and its carrier checkpoints. */
+function registerShipmentRecordRoutes(api: ShipmentApi) {
+  const { app, options, viewShipments } = api
+  const { service } = options
 
   app.get(
     '/shipments/:id/history',
