@@ -1,5 +1,5 @@
 // The deliveries routes under the shipment API: parcels, rates, label purchase, documents and voids.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyPluginAsync, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DeliveryErrors, errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
@@ -50,10 +50,23 @@ const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors
 const parcelIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.ParcelNotFound(value))
 const boxIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.BoxNotFound(value))
 
+/** The scope the routes are registered in, with TypeBox's types. */
+type DeliveryApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
+/** A route's permission check (see requirePermission). */
+type Guard = (request: FastifyRequest) => Promise<void>
+
+/** What each group of routes is given: the scope, the checks of each permission, the user of a request. */
+interface DeliveryRouteScope {
+  app: DeliveryApp
+  view: Guard
+  edit: Guard
+  buy: Guard
+  userIdOf: (request: FastifyRequest) => string | null
+}
 
 export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
-  const { service, resolveUser, hasPermission } = options
+  const { resolveUser, hasPermission } = options
 
   app.setSchemaErrorFormatter(readableSchemaError)
   app.removeContentTypeParser('text/plain')
@@ -90,6 +103,17 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
   const edit = requirePermission(ShipmentsPermissions.editShipments)
   const buy = requirePermission(ShipmentsPermissions.buyLabels)
 
+  const routes: DeliveryRouteScope = { app, view, edit, buy, userIdOf }
+  registerParcelRoutes(routes, options)
+  registerLabelRoutes(routes, options)
+  registerBoxRoutes(routes, options)
+  registerShipFromRoutes(routes, options)
+  // Last, as before: the OpenAPI document lists the paths in the order they were registered.
+  registerLabelOperationRoutes(routes, options)
+}
+
+/** A shipment's parcels: listed, added, changed, removed. */
+function registerParcelRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope, { service }: DeliveryRoutesOptions): void {
   app.get(
     '/shipments/:id/parcels',
     { onRequest: view, schema: { summary: "A shipment's parcels", params: IdParamsSchema, response: { 200: ParcelListResponseSchema, ...errors } } },
@@ -122,7 +146,10 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
       parcel: await service.removeParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), { userId: userIdOf(request) }),
     }),
   )
+}
 
+/** A parcel's rates, its label bought, fetched and voided. */
+function registerLabelRoutes({ app, view, edit, buy, userIdOf }: DeliveryRouteScope, { service }: DeliveryRoutesOptions): void {
   app.post(
     '/shipments/:id/parcels/:parcelId/rates',
     { onRequest: edit, schema: { summary: 'Quote rates for a parcel (stored with an expiry), cheapest first', params: ParcelParamsSchema, body: RatesBodySchema, response: { 200: RatesResponseSchema, ...errors } } },
@@ -157,7 +184,10 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
     { onRequest: buy, schema: { summary: "Void a parcel's label (a refund asked of the carrier)", params: ParcelParamsSchema, response: { 200: VoidResponseSchema, ...errors } } },
     async (request) => ({ success: true as const, ...(await service.voidLabel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), { userId: userIdOf(request) })) }),
   )
+}
 
+/** Suggested parcels and the box catalogue. */
+function registerBoxRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope, options: DeliveryRoutesOptions): void {
   app.post(
     '/shipments/:id/parcels/suggest',
     {
@@ -187,7 +217,10 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
       return { success: true as const }
     },
   )
+}
 
+/** Where parcels ship from. */
+function registerShipFromRoutes({ app, view, edit }: DeliveryRouteScope, { service }: DeliveryRoutesOptions): void {
   app.get('/ship-from', { onRequest: view, schema: { summary: 'Where parcels ship from', response: { 200: ShipFromResponseSchema, ...errors } } }, async () => {
     const { address, source } = await service.shipFrom()
     return { success: true as const, shipFrom: address, source }
@@ -206,7 +239,10 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
       }
     },
   )
+}
 
+/** A parcel's label operations with their attempt logs. */
+function registerLabelOperationRoutes({ app, view }: DeliveryRouteScope, { service }: DeliveryRoutesOptions): void {
   app.get(
     '/shipments/:id/parcels/:parcelId/label/operations',
     { onRequest: view, schema: { summary: "A parcel's label operations with their attempt logs", params: ParcelParamsSchema, response: { 200: OperationsResponseSchema, ...errors } } },

@@ -1,0 +1,167 @@
+// Label purchase, exactly once: the intent committed before the provider is called, and a purchase whose
+// outcome was lost looked up by the provider's own id and finished as it was asked, never bought twice.
+import { randomUUID } from 'node:crypto'
+import type { IntegrationRow, ParcelPlan } from '../db/data-layer.js'
+import type { LabelOperationRow, ParcelRow } from '../db/parcels.js'
+import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
+import type { LabelFormat, LabelPurchaseRequest, PurchasedLabel } from '../gateway/delivery-provider.js'
+import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason } from '../gateway/delivery-provider.js'
+import type { PostalAddress } from '../orders/order-store.js'
+import type { DeliveryLabelPort } from './label-port.js'
+import type { Parcel } from './parcel.js'
+import type { DeliveryContext, DeliveryServiceContext } from './service-context.js'
+
+export interface BuyLabelInput {
+  /** The handle of the integration whose provider buys the label. */
+  integration: string
+  /** A stored quote (`quoteRates`): refused when it expired or the parcel or addresses changed since. */
+  quoteId?: number | undefined
+  /** Without a quote: the carrier and service to buy. */
+  carrier?: string | undefined
+  service?: string | undefined
+  labelFormat?: LabelFormat | undefined
+}
+
+export interface LabelPurchaseResult {
+  parcel: Parcel
+  operationId: string
+  /** True when the label was found at the provider after an earlier attempt's outcome was unknown. */
+  recovered: boolean
+}
+
+/** What a purchase needs of the rates: the carrier and service to buy, from a quote or named. */
+export interface LabelPurchaseRates {
+  chosenRate(input: BuyLabelInput, parcel: ParcelRow, integration: IntegrationRow, from: PostalAddress, to: PostalAddress): Promise<{ carrier: string; service: string }>
+}
+
+export function createLabelPurchase(shared: DeliveryServiceContext, port: DeliveryLabelPort, { chosenRate }: LabelPurchaseRates) {
+  const { deps, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking } = shared
+  const { data, dispatcher } = deps
+  const { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal } = port
+
+  /** Writes a bought label on the parcel with its history row, the operation's state and the event, in one transaction. */
+  async function commitPurchase(operation: LabelOperationRow, label: PurchasedLabel, integration: string): Promise<Parcel> {
+    const outcome = await data.parcels.change({ parcelId: operation.parcelId }, (): ParcelPlan => ({
+      columns: {
+        status: 'labelled',
+        trackingNumber: label.trackingNumber,
+        trackingUrl: label.trackingUrl,
+        carrier: label.carrier,
+        service: label.service,
+        labelUrl: label.labelUrl,
+        labelFormat: label.labelFormat,
+        labelCost: label.cost,
+        labelCurrency: label.currency,
+        labelOperationId: operation.operationId,
+      },
+      operation: { operationId: operation.operationId, columns: { state: 'purchased', externalId: label.externalId, error: null } },
+      history: { action: 'labelPurchased', message: `${label.carrier} ${label.service} ${label.trackingNumber} (${label.cost} ${label.currency})`, userId: operation.userId },
+      messages: parcelEvent('labelPurchased', operation.userId, { operationId: operation.operationId, externalId: label.externalId, integration }),
+      claimFor: dispatcher.claim,
+    }))
+    const parcel = await committed(outcome, () => new DeliveryErrors.ParcelNotFound(operation.parcelId))
+    await syncShipmentTracking(operation.shipmentId, { bought: label }, operation.userId)
+    return parcel
+  }
+
+  async function buyLabel(shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext = {}): Promise<LabelPurchaseResult> {
+    await requireParcel(shipmentId, parcelId)
+    const shipment = await requireShipment(shipmentId)
+    const labelFormat = input.labelFormat ?? 'PDF'
+    if (!(LABEL_FORMATS as readonly string[]).includes(labelFormat)) throw new ShipmentValidationError({ labelFormat: [`must be one of ${LABEL_FORMATS.join(', ')}`] })
+    const at = await deliveryProvider(input.integration)
+    const { from, to } = await addresses(shipment.orderId)
+
+    return withParcelLock(parcelId, async () => {
+      const parcel = await requireParcel(shipmentId, parcelId)
+      if (parcel.labelOperationId !== null) throw new DeliveryErrors.LabelExists(parcelId)
+      let operation = await data.parcels.activeOperation(parcelId)
+      if (operation?.state === 'purchased') throw new DeliveryErrors.LabelExists(parcelId)
+      // An earlier purchase whose outcome is unknown is finished first, as it was asked: never a second one beside it.
+      const resumed = operation !== undefined
+      if (!operation) {
+        const choice = await chosenRate(input, parcel, at.row, from, to)
+        const begun = await data.parcels.beginOperation({
+          operationId: randomUUID(),
+          parcelId,
+          shipmentId,
+          integrationId: at.row.id,
+          providerId: at.provider.id,
+          quoteId: input.quoteId ?? null,
+          carrier: choice.carrier,
+          service: choice.service,
+          userId: userOf(context),
+        })
+        if (begun === 'busy') throw new DeliveryErrors.PurchaseBusy(parcelId)
+        operation = begun
+      }
+      const op = operation
+      const operationAt = op.integrationId === at.row.id ? at : await deliveryProviderById(op.integrationId)
+      const journal = journalFor(op.operationId)
+      const request: LabelPurchaseRequest = {
+        operationId: op.operationId,
+        shipmentReference: shipment.reference,
+        parcelId,
+        parcel: measures(parcel),
+        from,
+        to,
+        carrier: op.carrier,
+        service: op.service,
+        labelFormat,
+        externalId: op.externalId,
+      }
+      const recover = async (): Promise<PurchasedLabel | null> => {
+        const fresh = await data.parcels.findOperation(op.operationId)
+        if (!fresh?.externalId) return null
+        const found = await operationAt.provider.deliveries.recoverLabel({ ...request, externalId: fresh.externalId }, operationAt.context, journal)
+        return found.state === 'purchased' ? found.label : null
+      }
+      const finish = async (label: PurchasedLabel, recovered: boolean): Promise<LabelPurchaseResult> => ({
+        parcel: await commitPurchase(op, label, operationAt.row.handle),
+        operationId: op.operationId,
+        recovered,
+      })
+
+      if (resumed) {
+        try {
+          const label = await recover()
+          if (label) return finish(label, true)
+        } catch (error) {
+          if (!(error instanceof DeliveryProviderError)) throw error
+          throw new DeliveryErrors.OutcomeUnknown(parcelId, unknownOutcomeReason(undefined, error))
+        }
+      }
+      try {
+        // A purchase begun just now has no provider id yet; a resumed one may have got it during the recovery.
+        const externalId = resumed ? ((await data.parcels.findOperation(op.operationId))?.externalId ?? null) : op.externalId
+        const label = await operationAt.provider.deliveries.purchaseLabel({ ...request, externalId }, operationAt.context, journal)
+        return await finish(label, resumed)
+      } catch (error) {
+        if (!(error instanceof DeliveryProviderError)) {
+          // Anything else (a bug, a dropped connection to our own database) leaves the outcome open.
+          deps.logger.error({ err: error, operationId: op.operationId }, 'Label purchase failed with an unexpected error; its outcome is reconciled on the next try')
+          throw new DeliveryErrors.OutcomeUnknown(parcelId, unknownOutcomeReason(error))
+        }
+        if (error.kind === 'refused') {
+          await data.parcels.updateOperation(op.operationId, { state: 'failed', error: error.message })
+          throw refusal(error)
+        }
+        // Bought already, or no answer: look it up by the provider's id instead of buying again.
+        let label: PurchasedLabel | null = null
+        let lookupFailure: unknown
+        try {
+          label = await recover()
+        } catch (lookupError) {
+          lookupFailure = lookupError
+          deps.logger.warn({ err: lookupError, operationId: op.operationId }, 'Label purchase: the lookup after an unknown outcome failed too')
+        }
+        if (label) return finish(label, true)
+        const reason = unknownOutcomeReason(error, lookupFailure)
+        await data.parcels.updateOperation(op.operationId, { error: reason })
+        throw new DeliveryErrors.OutcomeUnknown(parcelId, reason)
+      }
+    })
+  }
+
+  return { buyLabel }
+}

@@ -1,0 +1,61 @@
+// A labelled parcel's label as a part of the labels document: converted by the provider when it is not
+// PDF, PNG or JPEG, and fetched under the rules of outbound webhooks (or by the host's fetchLabel).
+import { DocumentErrors } from '../errors.js'
+import { getHttp, HttpGetError } from '../http/outbound.js'
+import type { Parcel } from '../deliveries/parcel.js'
+import type { MergePart } from './merge.js'
+import type { LabelFile } from './options.js'
+import { loadDocumentEngine, type DocumentServiceContext } from './service-context.js'
+
+/** Redirects a label fetch follows, each checked like the first URL (file stores redirect once or twice). */
+const LABEL_MAX_REDIRECTS = 5
+/** The types a label file may be served as (the bytes are checked as PDF, PNG or JPEG after). */
+const LABEL_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'image/jpg', 'application/octet-stream', 'binary/octet-stream']
+
+export function createLabelParts(shared: DocumentServiceContext) {
+  const { deps, options } = shared
+  const { deliveries, logger } = deps
+
+  /**
+   * The default label fetch, under the rules of outbound webhooks: the URL is the provider's answer,
+   * so it may not reach the host's own network (nor a redirect from it), and size, type and time are bounded.
+   */
+  async function fetchLabelFile(label: LabelFile): Promise<Uint8Array> {
+    if (options.fetchLabel) return options.fetchLabel(label)
+    return getHttp({
+      url: label.url,
+      timeoutMs: options.labelTimeoutMs,
+      maxBytes: options.labelMaxBytes,
+      maxRedirects: LABEL_MAX_REDIRECTS,
+      allowPrivateAddresses: options.allowPrivateAddresses,
+      acceptsContentType: (type) => type === null || LABEL_CONTENT_TYPES.includes(type),
+      what: "the label's host",
+      file: 'the label',
+    })
+  }
+
+  /** A labelled parcel's label as a part to merge: fetched in its format, or as PDF when that is not PDF, PNG or JPEG. */
+  async function labelPart(shipmentId: number, parcel: Parcel): Promise<MergePart> {
+    const label = parcel.label!
+    const { partKind } = await loadDocumentEngine()
+    let url = label.url
+    let format = label.format.toUpperCase()
+    try {
+      if (!['PDF', 'PNG', 'JPG', 'JPEG'].includes(format)) {
+        // ZPL and EPL2 print on thermal printers only: the provider converts (EasyPost from PNG).
+        ;({ url, format } = await deliveries.labelDocument(shipmentId, parcel.id, 'PDF'))
+      }
+      const bytes = await fetchLabelFile({ url, format, shipmentId, parcelId: parcel.id })
+      const kind = partKind(bytes)
+      if (kind === null) throw new Error('the file is not a PDF, PNG or JPEG')
+      return kind === 'pdf' ? { kind, bytes } : { kind, bytes, widthInches: options.labelWidthInches }
+    } catch (error) {
+      // Whatever went wrong (the provider's conversion, the file's host, a deadline), the document names the parcel.
+      logger.warn({ err: error, shipmentId, parcelId: parcel.id }, 'A label could not be fetched for the labels document')
+      if (error instanceof HttpGetError && error.refused) throw new DocumentErrors.LabelRefused(parcel.id, `${error.message}; documents.allowPrivateAddresses allows such hosts`)
+      throw new DocumentErrors.LabelUnavailable(parcel.id, (error as Error)?.message ?? String(error))
+    }
+  }
+
+  return { labelPart }
+}
