@@ -1,6 +1,8 @@
 // Public surface of fastify-shipments.
 export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator } from './plugin.js'
-export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentsPrefixes } from './options.js'
+export type { ShipmentsPluginOptions } from './options.js'
+export type { ShipmentsUser, ResolveUser, HasPermission } from './http/access.js'
+export type { ShipmentsPrefixes } from './prefixes.js'
 export type { ShipmentFieldDefinition } from './shipments/field-layout.js'
 export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
 // The Drizzle tables are the subpath exports `fastify-shipments/schema/sqlite` and

@@ -1,5 +1,4 @@
 // Plugin options: their schema, defaults, and the checks that make a bad option fail at registration.
-import type { FastifyRequest } from 'fastify'
 import { BUILT_IN_SPLIT_RULES, type SplitRule } from './shipments/items.js'
 import type { CarrierOptions } from './shipments/carriers.js'
 import type { NotificationsOptions } from './notifications/service.js'
@@ -22,21 +21,8 @@ import { OrderExchangeSettingError, resolveOrderExchangeSettings, type OrderExch
 import type { OrderFieldDefinition } from './orders/reference-store.js'
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
 import { resolveDocumentsOptions, type DocumentsOptions, type ResolvedDocumentsOptions } from './documents/options.js'
-
-/** The least the package needs of a host user: a stable id for history rows. */
-export interface ShipmentsUser {
-  id: string | number
-}
-
-export type ResolveUser<User extends ShipmentsUser = ShipmentsUser> = (
-  request: FastifyRequest,
-) => User | null | undefined | Promise<User | null | undefined>
-
-export type HasPermission<User extends ShipmentsUser = ShipmentsUser> = (
-  user: User,
-  permission: string,
-  request: FastifyRequest,
-) => boolean | Promise<boolean>
+import type { HasPermission, ResolveUser, ShipmentsUser } from './http/access.js'
+import { prefixesWithDefaults, type DEFAULT_PREFIXES, type ShipmentsPrefixes } from './prefixes.js'
 
 const OrderFieldSchema = Type.Object(
   {
@@ -143,25 +129,6 @@ const DataOptionsSchema = Type.Object({
 })
 
 
-
-export const DEFAULT_PREFIXES = {
-  shipmentApi: '/shipments/api',
-  gateway: '/actions/shipments/gateway',
-  orderExchange: '/actions/shippingplatformconnect/orders',
-}
-
-/** Where the surfaces are mounted; a prefix left out (or undefined) keeps its default. */
-export interface ShipmentsPrefixes {
-  shipmentApi?: string | undefined
-  gateway?: string | undefined
-  orderExchange?: string | undefined
-}
-
-/** The prefixes in use: the host's where given, the defaults for the rest (an undefined one included). */
-export function prefixesWithDefaults(prefixes: ShipmentsPrefixes | undefined): typeof DEFAULT_PREFIXES {
-  const given = Object.entries(prefixes ?? {}).filter(([, prefix]) => prefix !== undefined)
-  return { ...DEFAULT_PREFIXES, ...(Object.fromEntries(given) as Partial<typeof DEFAULT_PREFIXES>) }
-}
 
 export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> {
   /**
