@@ -42,7 +42,7 @@ export { WEBHOOK_EVENT_NAMES, type WebhookEventName } from './outbox/event-names
 export type { OutboxService, OutboxMessage, OutboxQuery } from './outbox/outbox-service.js'
 export type { WebhookService, WebhookSubscription, WebhookSubscriptionInput, WebhookDelivery } from './outbox/webhooks.js'
 export type { PushService, PushOutcome } from './gateway/push.js'
-export { DEFAULT_RETRY_DELAYS_MS } from './options.js'
+export { DEFAULT_RETRY_DELAYS_MS } from './outbox/options.js'
 export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
 export type { ShipmentUpdateInput, DateTimeParts } from './shipments/update-input.js'
 export { transitionLockName, type DeliveryOutcome } from './db/data-layer.js'

@@ -107,7 +107,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   })
 
   const events = new ShipmentsEvents(logger)
-  const orderStore = options.orderStore ?? createReferenceOrderStore(data, { orderFields: options.orderFields })
+  const orderStore = options.orders.orderStore ?? createReferenceOrderStore(data, { orderFields: options.orders.orderFields })
   // Handlers are added below, once the services they call exist; nothing is dispatched before ready.
   const jobs: Record<string, JobHandler> = {}
   const followUps: Array<(delivered: OutboxRow[]) => Promise<NewOutboxMessage[]>> = []
@@ -133,19 +133,19 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     orderStore,
     logger,
     timeZone: options.timezone,
-    shipmentFields: options.shipmentFields,
-    shippedOrderStatus: options.shippedOrderStatus,
+    shipmentFields: options.shipments.shipmentFields,
+    shippedOrderStatus: options.shipments.shippedOrderStatus,
     lockTimeoutMs: options.lockTimeoutMs,
     clock: options.clock,
-    cancelWithOrderStatuses: options.cancelWithOrderStatuses,
-    splitRules: options.splitRules,
+    cancelWithOrderStatuses: options.shipments.cancelWithOrderStatuses,
+    splitRules: options.shipments.splitRules,
     // A store that gives lines is a line-item shop: an order whose shipments hold lines advances once
     // every unit has shipped; one shipped as order-level shipments only advances as a whole (spec 3.5).
-    requireFullCoverage: options.requireFullCoverage ?? (typeof orderStore.orderLines === 'function' ? 'itemized' : false),
-    detectCarrier: createCarrierDetector(options.carriers),
+    requireFullCoverage: options.shipments.requireFullCoverage ?? (typeof orderStore.orderLines === 'function' ? 'itemized' : false),
+    detectCarrier: createCarrierDetector(options.shipments.carriers),
   })
 
-  const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.providers])
+  const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.gateway.providers])
   // The pushes' cache of pushing integrations is filled in below; a change saved here drops it at once.
   let integrationsChanged = () => {}
   // Tracking events move parcels through the deliveries service, made below.
@@ -182,7 +182,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
   if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
   // Decidable for the reference store only: a host's order store keeps its fields its own way.
-  const trackingFieldProblems = exchangeSettings && !options.orderStore ? missingTrackingFields(exchangeSettings, options.orderFields) : []
+  const trackingFieldProblems = exchangeSettings && !options.orders.orderStore ? missingTrackingFields(exchangeSettings, options.orders.orderFields) : []
   for (const problem of trackingFieldProblems) logger.warn(`Order exchange: ${problem}; ship notifications cannot store their tracking numbers there`)
 
   const present = (date: Date) => formatIsoWithOffset(date.getTime(), options.timezone)
@@ -245,9 +245,9 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     data,
     shipments,
     orderStore,
-    referenceStore: !options.orderStore,
+    referenceStore: !options.orders.orderStore,
     deliveries,
-    packer: options.packer,
+    packer: options.deliveries.packer,
     packingTimeoutMs: options.deliveries.packingTimeoutMs,
     timeZone: options.timezone,
   })
@@ -281,7 +281,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     clock: options.clock,
   })
 
-  const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
+  const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   app.decorate('shipments', {
     shipments,
     orders: orderStore,
@@ -342,7 +342,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     logSerializers,
     integrations,
     registry: providers,
-    bodyLimit: options.gatewayBodyLimit,
+    bodyLimit: options.gateway.bodyLimit,
   })
   if (options.trackingPage && trackingLinks) {
     const { trackingPageRoutes } = await import('./notifications/tracking-page.js')
@@ -366,7 +366,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
                 orderStore,
                 logger,
                 clock: options.clock,
-                options: { ...options.returns, customerMayReturn: options.customerMayReturn },
+                options: options.returns,
               }),
               returns,
               prefix: options.trackingPage.prefix,
@@ -402,8 +402,8 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       resolveUser: options.resolveUser,
       hasPermission: options.hasPermission,
       timeZone: options.timezone,
-      shipmentFields: options.shipmentFields,
-      splitRules: options.splitRules,
+      shipmentFields: options.shipments.shipmentFields,
+      splitRules: options.shipments.splitRules,
       notifications,
       trackingLinks,
       deliveries,
