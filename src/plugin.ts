@@ -105,7 +105,7 @@ interface PluginServices extends Omit<ShipmentsDecorator, 'database' | 'pushes' 
 
 type OrderExchangeRoutes = typeof import('./order-exchange/routes.js')['orderExchangeRoutes']
 
-/** What every service factory below is given besides its own options. */
+/** What the factories below share: the data layer, the logger, the resolved options (of which each service is handed its own part). */
 interface ServiceBase {
   data: DataLayer
   logger: FastifyBaseLogger
