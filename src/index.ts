@@ -1,6 +1,8 @@
 // Public surface of fastify-shipments.
 export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator } from './plugin.js'
-export type { ShipmentsPluginOptions, ShipmentsUser, ResolveUser, HasPermission, ShipmentsPrefixes } from './options.js'
+export type { ShipmentsPluginOptions } from './options.js'
+export type { ShipmentsUser, ResolveUser, HasPermission } from './http/access.js'
+export type { ShipmentsPrefixes } from './prefixes.js'
 export type { ShipmentFieldDefinition } from './shipments/field-layout.js'
 export { migrate, openSqliteFile, MIGRATIONS_TABLE, type ShipmentsDatabase, type SqliteDatabase, type PostgresDatabase, type DatabaseHandle } from './db/open.js'
 // The Drizzle tables are the subpath exports `fastify-shipments/schema/sqlite` and
@@ -40,7 +42,7 @@ export { WEBHOOK_EVENT_NAMES, type WebhookEventName } from './outbox/event-names
 export type { OutboxService, OutboxMessage, OutboxQuery } from './outbox/outbox-service.js'
 export type { WebhookService, WebhookSubscription, WebhookSubscriptionInput, WebhookDelivery } from './outbox/webhooks.js'
 export type { PushService, PushOutcome } from './gateway/push.js'
-export { DEFAULT_RETRY_DELAYS_MS } from './options.js'
+export { DEFAULT_RETRY_DELAYS_MS } from './outbox/options.js'
 export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
 export type { ShipmentUpdateInput, DateTimeParts } from './shipments/update-input.js'
 export { transitionLockName, type DeliveryOutcome } from './db/data-layer.js'

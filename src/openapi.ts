@@ -8,7 +8,7 @@ import { returnRoutes } from './returns/routes.js'
 import { documentRoutes } from './documents/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
-import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './options.js'
+import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './prefixes.js'
 import { FrameworkErrorSchema } from './shipments/schemas.js'
 
 type Operation = OpenAPIV3_1.OperationObject

@@ -1,9 +1,9 @@
 // The plugin: checks options, opens or adopts the database, decorates `app.shipments`, mounts the routes.
 import fp from 'fastify-plugin'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { openDatabase, type DatabaseHandle } from './db/open.js'
 import { ShipmentsEvents } from './events.js'
-import { resolveOptions, type ShipmentsPluginOptions } from './options.js'
+import { resolveOptions, type ResolvedOptions, type ShipmentsPluginOptions } from './options.js'
 import type { OrderStore } from './orders/order-store.js'
 import { createReferenceOrderStore } from './orders/reference-store.js'
 import { createReferenceOrders, type ReferenceOrders } from './orders/reference-orders.js'
@@ -11,7 +11,7 @@ import { shipmentRoutes } from './shipments/routes.js'
 import { createCarrierDetector } from './shipments/carriers.js'
 import { createShipmentService, type ShipmentService } from './shipments/service.js'
 import { createIntegrationService, type IntegrationService } from './gateway/integrations.js'
-import type { NewOutboxMessage, OutboxRow } from './db/data-layer.js'
+import type { DataLayer, NewOutboxMessage, OutboxRow } from './db/data-layer.js'
 import { createProviderRegistry, type ParcelTracking, type ProviderRegistry } from './gateway/providers.js'
 import { BUILT_IN_PROVIDERS } from './gateway/providers/built-in.js'
 import { gatewayRoutes } from './gateway/routes.js'
@@ -21,7 +21,7 @@ import { blankShipNotifySettings, missingTrackingFields } from './order-exchange
 import { redactedRequest } from './http/redact.js'
 import { createShipmentsOverview } from './shipments/overview.js'
 import { shipmentsOpenApiDocument } from './openapi.js'
-import { createOutboxDispatcher, type JobHandler } from './outbox/dispatcher.js'
+import { createOutboxDispatcher, type JobHandler, type OutboxDispatcher } from './outbox/dispatcher.js'
 import { createOutboxService, type OutboxService } from './outbox/outbox-service.js'
 import { createWebhookService, WEBHOOK_DELIVERY_JOB, type WebhookService } from './outbox/webhooks.js'
 import { createPushService, PUSH_JOB, type PushService } from './gateway/push.js'
@@ -93,21 +93,34 @@ declare module 'fastify' {
   }
 }
 
-// `any`: hosts register with their own user type, which `resolveUser` returns and `hasPermission` takes.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (app, rawOptions) => {
-  const options = resolveOptions(rawOptions)
+/** What the plugin makes at registration: the decorator's services and what only the routes need besides. */
+interface PluginServices extends Omit<ShipmentsDecorator, 'database' | 'pushes' | 'trackingLinks'> {
+  pushes: PushService
+  trackingLinks: TrackingLinks | null
+  /** The order exchange's routes, loaded with its service; null when `orderExchange` is not configured. */
+  orderExchangeRoutes: OrderExchangeRoutes | null
+  /** What the reference store lacks for the exchange's tracking fields, shown on the admin's ShipStation page. */
+  trackingFieldProblems: string[]
+}
 
-  const logger = app.log.child({ plugin: 'fastify-shipments' })
-  const { data, handle } = await openDatabase(options.database, options.migrate, {
-    lockDirectory: options.lockDirectory,
-    onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A lock was lost'),
-    onCheckpointError: (error) => logger.warn({ err: error }, 'The SQLite checkpoint worker failed; checkpoints run inside commits again'),
-    onPoolError: (error) => logger.error({ err: error }, 'A pooled database connection failed'),
-  })
+type OrderExchangeRoutes = typeof import('./order-exchange/routes.js')['orderExchangeRoutes']
 
+/** What the factories below share: the data layer, the logger, the resolved options (of which each service is handed its own part). */
+interface ServiceBase {
+  data: DataLayer
+  logger: FastifyBaseLogger
+  options: ResolvedOptions
+}
+
+/**
+ * The services, made in the order they need each other; the outbox's job handlers and follow-ups, and
+ * the hooks between services made later (tracking events to parcels and returns, integration changes to
+ * the pushes' cache), are filled in as those services come.
+ */
+async function createServices(app: FastifyInstance, base: ServiceBase, documentsConfigured: boolean): Promise<PluginServices> {
+  const { data, logger, options } = base
   const events = new ShipmentsEvents(logger)
-  const orderStore = options.orderStore ?? createReferenceOrderStore(data, { orderFields: options.orderFields })
+  const orderStore = options.orders.orderStore ?? createReferenceOrderStore(data, { orderFields: options.orders.orderFields })
   // Handlers are added below, once the services they call exist; nothing is dispatched before ready.
   const jobs: Record<string, JobHandler> = {}
   const followUps: Array<(delivered: OutboxRow[]) => Promise<NewOutboxMessage[]>> = []
@@ -133,19 +146,19 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     orderStore,
     logger,
     timeZone: options.timezone,
-    shipmentFields: options.shipmentFields,
-    shippedOrderStatus: options.shippedOrderStatus,
+    shipmentFields: options.shipments.shipmentFields,
+    shippedOrderStatus: options.shipments.shippedOrderStatus,
     lockTimeoutMs: options.lockTimeoutMs,
     clock: options.clock,
-    cancelWithOrderStatuses: options.cancelWithOrderStatuses,
-    splitRules: options.splitRules,
+    cancelWithOrderStatuses: options.shipments.cancelWithOrderStatuses,
+    splitRules: options.shipments.splitRules,
     // A store that gives lines is a line-item shop: an order whose shipments hold lines advances once
     // every unit has shipped; one shipped as order-level shipments only advances as a whole (spec 3.5).
-    requireFullCoverage: options.requireFullCoverage ?? (typeof orderStore.orderLines === 'function' ? 'itemized' : false),
-    detectCarrier: createCarrierDetector(options.carriers),
+    requireFullCoverage: options.shipments.requireFullCoverage ?? (typeof orderStore.orderLines === 'function' ? 'itemized' : false),
+    detectCarrier: createCarrierDetector(options.shipments.carriers),
   })
 
-  const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.providers])
+  const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.gateway.providers])
   // The pushes' cache of pushing integrations is filled in below; a change saved here drops it at once.
   let integrationsChanged = () => {}
   // Tracking events move parcels through the deliveries service, made below.
@@ -162,28 +175,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     changed: () => integrationsChanged(),
     parcels: { track: (event) => trackParcel(event), trackReturn: (event) => trackReturn(event) },
   })
-
-  const exchangeSettings = options.orderExchange
-  // ShipStation's order exchange (its service, its routes, Basic auth) loads here, for a host that sets it up.
-  const exchangeModules = exchangeSettings && (await Promise.all([import('./order-exchange/service.js'), import('./order-exchange/routes.js')]))
-  const orderExchange = exchangeSettings && exchangeModules
-    ? exchangeModules[0].createOrderExchangeService({
-        settings: exchangeSettings,
-        orderStore,
-        shipments,
-        dispatcher,
-        logger,
-        timeZone: options.timezone,
-        activity: createExchangeActivityLog({ data, logger, timeZone: options.timezone, clock: options.clock }),
-        lockOrder: (orderId, task) => data.withNamedLock('shipNotice', orderId, options.lockTimeoutMs, task),
-        parcels: { track: (event) => trackParcel(event) },
-      })
-    : null
-  const blankSettings = exchangeSettings ? blankShipNotifySettings(exchangeSettings) : []
-  if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
-  // Decidable for the reference store only: a host's order store keeps its fields its own way.
-  const trackingFieldProblems = exchangeSettings && !options.orderStore ? missingTrackingFields(exchangeSettings, options.orderFields) : []
-  for (const problem of trackingFieldProblems) logger.warn(`Order exchange: ${problem}; ship notifications cannot store their tracking numbers there`)
+  const exchange = await createOrderExchange(base, { orderStore, shipments, dispatcher, trackParcel: (event) => trackParcel(event) })
 
   const present = (date: Date) => formatIsoWithOffset(date.getTime(), options.timezone)
   const webhooks = createWebhookService({ data, dispatcher, options: options.webhooks, retryDelaysMs: options.outbox.retryDelaysMs, present })
@@ -213,6 +205,67 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
+  const { deliveries, returns, boxes } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
+  trackParcel = deliveries.trackParcel
+  trackReturn = returns.track
+  const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
+
+  const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
+  return {
+    shipments,
+    orders: orderStore,
+    referenceOrders,
+    events,
+    outbox,
+    webhooks,
+    pushes,
+    integrations,
+    providers,
+    orderExchange: exchange.service,
+    orderExchangeRoutes: exchange.routes,
+    trackingFieldProblems: exchange.trackingFieldProblems,
+    deliveries,
+    boxes,
+    returns,
+    documents,
+    notifications,
+    trackingLinks,
+  }
+}
+
+/** ShipStation's order exchange (its service, its routes, Basic auth), loaded here for a host that sets it up. */
+async function createOrderExchange(
+  { data, logger, options }: ServiceBase,
+  deps: { orderStore: OrderStore; shipments: ShipmentService; dispatcher: OutboxDispatcher; trackParcel: ParcelTracking['track'] },
+): Promise<{ service: OrderExchangeService | null; routes: OrderExchangeRoutes | null; trackingFieldProblems: string[] }> {
+  const settings = options.orderExchange
+  if (!settings) return { service: null, routes: null, trackingFieldProblems: [] }
+  const [{ createOrderExchangeService }, { orderExchangeRoutes }] = await Promise.all([import('./order-exchange/service.js'), import('./order-exchange/routes.js')])
+  const service = createOrderExchangeService({
+    settings,
+    orderStore: deps.orderStore,
+    shipments: deps.shipments,
+    dispatcher: deps.dispatcher,
+    logger,
+    timeZone: options.timezone,
+    activity: createExchangeActivityLog({ data, logger, timeZone: options.timezone, clock: options.clock }),
+    lockOrder: (orderId, task) => data.withNamedLock('shipNotice', orderId, options.lockTimeoutMs, task),
+    parcels: { track: deps.trackParcel },
+  })
+  const blankSettings = blankShipNotifySettings(settings)
+  if (blankSettings.length > 0) logger.warn({ settings: blankSettings }, 'Order exchange: blank settings; ship notifications will fail with 500')
+  // Decidable for the reference store only: a host's order store keeps its fields its own way.
+  const trackingFieldProblems = !options.orders.orderStore ? missingTrackingFields(settings, options.orders.orderFields) : []
+  for (const problem of trackingFieldProblems) logger.warn(`Order exchange: ${problem}; ship notifications cannot store their tracking numbers there`)
+  return { service, routes: orderExchangeRoutes, trackingFieldProblems }
+}
+
+/** Parcels, rates and labels; returns (which buy their labels through the deliveries' port); boxes and packing. */
+function createParcelServices(
+  { data, logger, options }: ServiceBase,
+  deps: { providers: ProviderRegistry; integrations: IntegrationService; shipments: ShipmentService; orderStore: OrderStore; dispatcher: OutboxDispatcher },
+): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService } {
+  const { providers, integrations, shipments, orderStore, dispatcher } = deps
   const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
   const { labelPort, ...deliveries } = createDeliveryService({
     data,
@@ -228,8 +281,6 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     shipFrom,
     quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
   })
-
-  trackParcel = deliveries.trackParcel
   const returns = createReturnService({
     data,
     orderStore,
@@ -240,23 +291,32 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
     lockTimeoutMs: options.lockTimeoutMs,
     reasons: options.returns.reasons,
   })
-  trackReturn = returns.track
   const boxes = createBoxService({
     data,
     shipments,
     orderStore,
-    referenceStore: !options.orderStore,
+    referenceStore: !options.orders.orderStore,
     deliveries,
-    packer: options.packer,
+    packer: options.deliveries.packer,
     packingTimeoutMs: options.deliveries.packingTimeoutMs,
     timeZone: options.timezone,
   })
+  return { deliveries, returns, boxes }
+}
 
-  // The PDF libraries and fonts load with the first document, so a host that prints none never pays for
-  // them. A host that sets the documents option has them loaded and parsed here instead: a font of its
-  // own that cannot be read fails ready(), naming it, and the first document waits for no parse (the
-  // event-loop budget of a request). Without the option the stack is DejaVu alone, which cannot fail
-  // but for a broken install (then the document's request fails, with the load's error).
+/**
+ * The documents service. The PDF libraries and fonts load with the first document, so a host that
+ * prints none never pays for them. A host that sets the documents option has them loaded and parsed
+ * here instead: a font of its own that cannot be read fails ready(), naming it, and the first document
+ * waits for no parse (the event-loop budget of a request). Without the option the stack is DejaVu
+ * alone, which cannot fail but for a broken install (then the document's request fails, with the
+ * load's error).
+ */
+async function createDocuments(
+  { logger, options }: ServiceBase,
+  deps: { shipments: ShipmentService; deliveries: DeliveryService; orderStore: OrderStore },
+  documentsConfigured: boolean,
+): Promise<DocumentService> {
   let fontStack: Promise<FontStack> | null = null
   const loadFonts = () =>
     (fontStack ??= loadDocumentEngine().then((engine) => {
@@ -269,158 +329,164 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
       fontStack = null
       throw error
     }))
-  if (rawOptions.documents !== undefined) await loadFonts()
-  const documents = createDocumentService({
+  if (documentsConfigured) await loadFonts()
+  return createDocumentService({
     fonts: loadFonts,
-    shipments,
-    deliveries,
-    orderStore,
+    shipments: deps.shipments,
+    deliveries: deps.deliveries,
+    orderStore: deps.orderStore,
     options: options.documents,
     logger,
     timeZone: options.timezone,
     clock: options.clock,
   })
+}
 
-  const referenceOrders = options.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
-  app.decorate('shipments', {
-    shipments,
-    orders: orderStore,
-    referenceOrders,
-    events,
-    outbox,
-    webhooks,
+/** What `app.shipments` shows of the services. */
+function decoratorOf(services: PluginServices, database: DatabaseHandle): ShipmentsDecorator {
+  const { pushes, trackingLinks } = services
+  return {
+    shipments: services.shipments,
+    orders: services.orders,
+    referenceOrders: services.referenceOrders,
+    events: services.events,
+    outbox: services.outbox,
+    webhooks: services.webhooks,
     pushes: { push: pushes.push, cancel: pushes.cancel },
-    database: handle,
-    integrations,
-    providers,
-    orderExchange,
-    deliveries,
-    boxes,
-    returns,
-    documents,
-    notifications,
+    database,
+    integrations: services.integrations,
+    providers: services.providers,
+    orderExchange: services.orderExchange,
+    deliveries: services.deliveries,
+    boxes: services.boxes,
+    returns: services.returns,
+    documents: services.documents,
+    notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
-  })
+  }
+}
 
-  // Every surface logs its request line with credential-like query parameters masked (SS-Password,
-  // a provider's token, however spelled).
-  // (Fastify types register-level serializers as returning strings; pino takes the object as it does on routes.)
-  const logSerializers = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
-  await app.register(shipmentRoutes, {
-    prefix: options.prefixes.shipmentApi,
-    logSerializers,
-    service: shipments,
-    timeZone: options.timezone,
-    resolveUser: options.resolveUser,
-    hasPermission: options.hasPermission,
-  })
-  await app.register(deliveryRoutes, {
-    prefix: options.prefixes.shipmentApi,
-    logSerializers,
-    service: deliveries,
-    boxes,
-    resolveUser: options.resolveUser,
-    hasPermission: options.hasPermission,
-  })
-  await app.register(returnRoutes, {
-    prefix: options.prefixes.shipmentApi,
-    logSerializers,
-    service: returns,
-    resolveUser: options.resolveUser,
-    hasPermission: options.hasPermission,
-    clock: options.clock,
-  })
-  await app.register(documentRoutes, {
-    prefix: options.prefixes.shipmentApi,
-    logSerializers,
-    service: documents,
-    resolveUser: options.resolveUser,
-    hasPermission: options.hasPermission,
-  })
+// Every surface logs its request line with credential-like query parameters masked (SS-Password,
+// a provider's token, however spelled).
+// (Fastify types register-level serializers as returning strings; pino takes the object as it does on routes.)
+const logSerializers = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
+
+/** Mounts every surface, each given its service and its own options: the API, the gateway, the pages, the exchange. */
+async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: PluginServices): Promise<void> {
+  const { options } = base
+  const access = { resolveUser: options.resolveUser, hasPermission: options.hasPermission }
+  await app.register(shipmentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.shipments, timeZone: options.timezone, ...access })
+  await app.register(deliveryRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.deliveries, boxes: services.boxes, ...access })
+  await app.register(returnRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.returns, ...access, clock: options.clock })
+  await app.register(documentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.documents, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
-    integrations,
-    registry: providers,
-    bodyLimit: options.gatewayBodyLimit,
+    integrations: services.integrations,
+    registry: services.providers,
+    bodyLimit: options.gateway.bodyLimit,
   })
-  if (options.trackingPage && trackingLinks) {
-    const { trackingPageRoutes } = await import('./notifications/tracking-page.js')
-    await app.register(trackingPageRoutes, {
-      prefix: options.trackingPage.prefix,
-      links: trackingLinks,
-      shipments,
-      orders: orderStore,
-      timeZone: options.timezone,
-      layout: options.trackingPage.layout,
-      frameAncestors: options.trackingPage.frameAncestors,
-      contentSecurityPolicy: options.trackingPage.contentSecurityPolicy,
-      shopName: options.trackingPage.shopName,
-      // Customers start returns here only when the shop sets a return window.
-      customerReturns:
-        options.returns.windowDays > 0
-          ? {
-              customerReturns: createCustomerReturns({
-                returns,
-                shipments,
-                orderStore,
-                logger,
-                clock: options.clock,
-                options: { ...options.returns, customerMayReturn: options.customerMayReturn },
-              }),
-              returns,
-              prefix: options.trackingPage.prefix,
-              baseUrl: options.trackingPage.baseUrl,
-              rateLimit: options.returns.customerRateLimit,
-              clock: options.clock,
-            }
-          : undefined,
-      mountedOn: { server: app, prefix: options.trackingPage.prefix },
-    })
-  }
+  await mountTrackingPage(app, base, services)
   if (options.openapi) {
-    const document = await shipmentsOpenApiDocument({ prefixes: options.prefixes, orderExchange: orderExchange !== null, trackingPage: options.trackingPage?.prefix ?? null, customerReturns: options.returns.windowDays > 0 })
+    const document = await shipmentsOpenApiDocument({
+      prefixes: options.prefixes,
+      orderExchange: services.orderExchange !== null,
+      trackingPage: options.trackingPage?.prefix ?? null,
+      customerReturns: options.returns.windowDays > 0,
+    })
     app.get(options.openapi.path, { schema: { hide: true } }, async () => document)
   }
-  if (options.admin) {
-    // The admin pages (a quarter of the package's code) load here, for a host that mounts them.
-    const { adminRoutes } = await import('./admin/routes.js')
-    await app.register(adminRoutes, {
-      prefix: options.admin.prefix,
-      logSerializers,
-      admin: options.admin,
-      shipments,
-      integrations,
-      webhooks,
-      providers,
-      orders: orderStore,
-      orderExchange,
-      orderExchangePrefix: options.prefixes.orderExchange,
-      trackingFieldProblems,
-      gatewayPrefix: options.prefixes.gateway,
-      overview: createShipmentsOverview({ data, timeZone: options.timezone, clock: options.clock }),
-      resolveUser: options.resolveUser,
-      hasPermission: options.hasPermission,
-      timeZone: options.timezone,
-      shipmentFields: options.shipmentFields,
-      splitRules: options.splitRules,
-      notifications,
-      trackingLinks,
-      deliveries,
-      boxes,
-      returns,
-      clock: options.clock,
-      documents,
-    })
-  }
-  if (orderExchange && exchangeSettings && exchangeModules) {
-    await app.register(exchangeModules[1].orderExchangeRoutes, {
+  await mountAdmin(app, base, services)
+  if (services.orderExchange && options.orderExchange && services.orderExchangeRoutes) {
+    await app.register(services.orderExchangeRoutes, {
       prefix: options.prefixes.orderExchange,
       logSerializers,
-      service: orderExchange,
-      settings: exchangeSettings,
+      service: services.orderExchange,
+      settings: options.orderExchange,
     })
   }
+}
+
+/** The public tracking page, where the `trackingPage` option mounts it; customers start returns there when the shop sets a return window. */
+async function mountTrackingPage(app: FastifyInstance, { logger, options }: ServiceBase, services: PluginServices): Promise<void> {
+  const { trackingPage } = options
+  const { trackingLinks, shipments, returns, orders: orderStore } = services
+  if (!trackingPage || !trackingLinks) return
+  const { trackingPageRoutes } = await import('./notifications/tracking-page.js')
+  await app.register(trackingPageRoutes, {
+    prefix: trackingPage.prefix,
+    links: trackingLinks,
+    shipments,
+    orders: orderStore,
+    timeZone: options.timezone,
+    layout: trackingPage.layout,
+    frameAncestors: trackingPage.frameAncestors,
+    contentSecurityPolicy: trackingPage.contentSecurityPolicy,
+    shopName: trackingPage.shopName,
+    customerReturns:
+      options.returns.windowDays > 0
+        ? {
+            customerReturns: createCustomerReturns({ returns, shipments, orderStore, logger, clock: options.clock, options: options.returns }),
+            returns,
+            prefix: trackingPage.prefix,
+            baseUrl: trackingPage.baseUrl,
+            rateLimit: options.returns.customerRateLimit,
+            clock: options.clock,
+          }
+        : undefined,
+    mountedOn: { server: app, prefix: trackingPage.prefix },
+  })
+}
+
+/** The store admins' pages (a quarter of the package's code), loaded here for a host that mounts them. */
+async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, services: PluginServices): Promise<void> {
+  if (!options.admin) return
+  const { adminRoutes } = await import('./admin/routes.js')
+  await app.register(adminRoutes, {
+    prefix: options.admin.prefix,
+    logSerializers,
+    admin: options.admin,
+    shipments: services.shipments,
+    integrations: services.integrations,
+    webhooks: services.webhooks,
+    providers: services.providers,
+    orders: services.orders,
+    orderExchange: services.orderExchange,
+    orderExchangePrefix: options.prefixes.orderExchange,
+    trackingFieldProblems: services.trackingFieldProblems,
+    gatewayPrefix: options.prefixes.gateway,
+    overview: createShipmentsOverview({ data, timeZone: options.timezone, clock: options.clock }),
+    resolveUser: options.resolveUser,
+    hasPermission: options.hasPermission,
+    timeZone: options.timezone,
+    shipmentFields: options.shipments.shipmentFields,
+    splitRules: options.shipments.splitRules,
+    notifications: services.notifications,
+    trackingLinks: services.trackingLinks,
+    deliveries: services.deliveries,
+    boxes: services.boxes,
+    returns: services.returns,
+    clock: options.clock,
+    documents: services.documents,
+  })
+}
+
+// `any`: hosts register with their own user type, which `resolveUser` returns and `hasPermission` takes.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (app, rawOptions) => {
+  const options = resolveOptions(rawOptions)
+
+  const logger = app.log.child({ plugin: 'fastify-shipments' })
+  const { data, handle } = await openDatabase(options.database, options.migrate, {
+    lockDirectory: options.lockDirectory,
+    onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A lock was lost'),
+    onCheckpointError: (error) => logger.warn({ err: error }, 'The SQLite checkpoint worker failed; checkpoints run inside commits again'),
+    onPoolError: (error) => logger.error({ err: error }, 'A pooled database connection failed'),
+  })
+  const base: ServiceBase = { data, logger, options }
+  const services = await createServices(app, base, rawOptions.documents !== undefined)
+  app.decorate('shipments', decoratorOf(services, handle))
+  await mountRoutes(app, base, services)
 }
 
 /** Register with `app.register(fastifyShipments, options)`. */

@@ -1,6 +1,6 @@
 // What the admin pages add to Fastify's types. In a module of its own, which the package's main module
 // names: the routes load only when the pages are mounted, and a host's types see these either way.
-import type { ShipmentsUser } from '../options.js'
+import type { ShipmentsUser } from '../http/access.js'
 import type { PageContext } from './components.js'
 
 /** The signed-in user of an admin page and what they may do (`request.shipmentsAdmin`). */

@@ -1,6 +1,7 @@
 // The `admin` option: where the store admins' pages are mounted, where users log in, the host's layout.
 import type { FastifyRequest } from 'fastify'
 import type { SafeHtml } from '../html.js'
+import type { ShipmentsUser } from '../http/access.js'
 
 /** What a layout receives: the page's parts, ready to place inside the host's own chrome. */
 export interface AdminPage<User extends ShipmentsUser = ShipmentsUser> {
@@ -87,11 +88,6 @@ export function resolveAdminOptions(raw: unknown, fail: (option: string, reason:
 }
 
 export type { SafeHtml }
-
-/** The least the pages need of a host user (the plugin's ShipmentsUser, restated: options.ts imports this module). */
-interface ShipmentsUser {
-  id: string | number
-}
 
 /** No inline script or style anywhere: the package's own files only (forms post to the same site). */
 export const ADMIN_CONTENT_SECURITY_POLICY =

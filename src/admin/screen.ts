@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
-import type { HasPermission, ResolveUser } from '../options.js'
+import type { HasPermission, ResolveUser } from '../http/access.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { SplitRule } from '../shipments/items.js'
 import type { IntegrationService } from '../gateway/integrations.js'

@@ -6,7 +6,7 @@ import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
-import type { HasPermission, ResolveUser, ShipmentsUser } from '../options.js'
+import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import {
