@@ -144,6 +144,18 @@ function printFileTimes(results) {
   console.log(`#   ${'(wall time of the half)'.padEnd(width)}${withTimes.map((result) => seconds(result.wallMs)).join('')}`)
 }
 
+async function dropDatabase(name) {
+  const client = new pg.Client({ connectionString: postgresUrl })
+  try {
+    await client.connect()
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  } catch (error) {
+    console.log(`# The PostgreSQL test template ${name} could not be dropped: ${error.message}`)
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
 async function postgresReachable() {
   const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 5000 })
   try {
@@ -161,7 +173,15 @@ console.log('# Engine: SQLite')
 const results = [await runTap('sqlite')]
 if (await postgresReachable()) {
   console.log(`# Engine: PostgreSQL (${new URL(postgresUrl).host})`)
-  results.push(await runTap('postgres'))
+  // One migrated database for the whole half, which every test host's database copies (see
+  // test/fixtures/database.ts); dropped when the half ends.
+  const template = `shipments_template_${process.pid}_${Date.now() % 1_000_000}`
+  process.env.SHIPMENTS_TEST_TEMPLATE = template
+  try {
+    results.push(await runTap('postgres'))
+  } finally {
+    await dropDatabase(template)
+  }
 } else if (inCi) {
   console.log(`# PostgreSQL at ${new URL(postgresUrl).host} cannot be reached: CI never skips the PostgreSQL half.`)
   results.push({ code: 1, total: 1, pass: 0, fail: 1, failures: ['postgres > the server could not be reached'] })
