@@ -37,13 +37,13 @@ export type {
   ShipNotificationRecordedEvent,
   ChangeSource,
   EventIdentity,
-} from './events.js'
+} from './model/events.js'
 export { WEBHOOK_EVENT_NAMES, type WebhookEventName } from './outbox/event-names.js'
 export type { OutboxService, OutboxMessage, OutboxQuery } from './outbox/outbox-service.js'
 export type { WebhookService, WebhookSubscription, WebhookSubscriptionInput, WebhookDelivery } from './outbox/webhooks.js'
 export type { PushService, PushOutcome } from './gateway/push.js'
 export { DEFAULT_RETRY_DELAYS_MS } from './outbox/options.js'
-export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './shipments/shipment.js'
+export { SHIPMENT_STATUSES, type Shipment, type ShipmentStatus, type ShipmentHistoryEntry } from './model/shipment.js'
 export type { ShipmentUpdateInput, DateTimeParts } from './shipments/update-input.js'
 export { transitionLockName, type DeliveryOutcome } from './db/data-layer.js'
 export {
@@ -72,7 +72,7 @@ export type {
   ShipNotificationChange,
   ShipNotificationResult,
   TrackingEntry,
-} from './orders/order-store.js'
+} from './order-store.js'
 export {
   createReferenceOrderStore,
   UnknownOrderStatusError,
@@ -113,7 +113,7 @@ export { afterShipProvider, signAfterShipWebhook, AFTERSHIP_PROVIDER_ID, AFTERSH
 export { type ExternalEvent } from './shipments/service.js'
 export type { AdminOptions, AdminPage, AdminLayout } from './admin/options.js'
 export { createCarrierDetector, type CarrierOptions, type CarrierDefinition, type DetectedCarrier } from './shipments/carriers.js'
-export { BUILT_IN_SPLIT_RULES, MAX_ITEMS_PER_SHIPMENT, type SplitRule, type SplitRuleLine, type ShipmentItem, type ShipmentItemInput } from './shipments/items.js'
+export { BUILT_IN_SPLIT_RULES, MAX_ITEMS_PER_SHIPMENT, type SplitRule, type SplitRuleLine, type ShipmentItem, type ShipmentItemInput } from './model/items.js'
 export { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE } from './admin/options.js'
 export type { ShipmentsAdminRequest } from './admin/fastify-types.js'
 export { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_PRUNE_EVERY, EXCHANGE_ACTIVITY_REFUSED_KEPT, type ExchangeActivity, type ExchangeActivityLog } from './order-exchange/activity-log.js'
@@ -127,11 +127,11 @@ export type { DocumentsOptions, LabelFile } from './documents/options.js'
 export type { DocumentFont, FontSource } from './documents/fonts.js'
 export type { PackingSlipData, PackingSlipGroup, PackingSlipLine, PickListRow, DocumentShop } from './documents/model.js'
 export type { PackingSlipShow } from './documents/model.js'
-export type { ParcelEvent, LabelEvent, EstimateChangedEvent, CarrierMilestoneEvent } from './events.js'
-export { CARRIER_MILESTONES, type CarrierMilestone, type Checkpoint, type CheckpointInput } from './shipments/checkpoints.js'
+export type { ParcelEvent, LabelEvent, EstimateChangedEvent, CarrierMilestoneEvent } from './model/events.js'
+export { CARRIER_MILESTONES, type CarrierMilestone, type Checkpoint, type CheckpointInput } from './model/checkpoints.js'
 export { compareDecimals, type DeliveryService, type DeliveryContext, type BuyLabelInput, type RateQuote, type LabelOperation, type LabelPurchaseResult } from './deliveries/service.js'
-export { PARCEL_STATUSES, MAX_PARCELS_PER_SHIPMENT, type Parcel, type ParcelInput, type ParcelLabel, type ParcelDimensions, type ParcelStatus, type Measure } from './deliveries/parcel.js'
-export { WEIGHT_UNITS, DIMENSION_UNITS, toOunces, toInches, type WeightUnit, type DimensionUnit } from './deliveries/units.js'
+export { PARCEL_STATUSES, MAX_PARCELS_PER_SHIPMENT, type Parcel, type ParcelInput, type ParcelLabel, type ParcelDimensions, type ParcelStatus, type Measure } from './model/parcel.js'
+export { WEIGHT_UNITS, DIMENSION_UNITS, toOunces, toInches, type WeightUnit, type DimensionUnit } from './model/units.js'
 export {
   DeliveryProviderError,
   LABEL_FORMATS,
@@ -146,13 +146,13 @@ export {
   type RateRequest,
   type RecoveredLabel,
 } from './gateway/delivery-provider.js'
-export type { PostalAddress } from './orders/order-store.js'
+export type { PostalAddress } from './order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'
 export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult, type PackOptions } from './deliveries/packing.js'
 export { MAX_PACKED_UNITS, MAX_PACKED_BOX_TYPES, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'
 // Returns (reverse shipments).
 export { ReturnErrors } from './errors.js'
-export type { ReturnEvent } from './events.js'
+export type { ReturnEvent } from './model/events.js'
 export {
   returnRefusalMessage,
   type ReturnService,
@@ -165,4 +165,4 @@ export {
   type ReturnableLine,
 } from './returns/service.js'
 export type { CustomerMayReturn, CustomerMayReturnInput, CustomerReturnLine, CustomerReturnLabel } from './returns/customer-returns.js'
-export { RETURN_STATES, type Return, type ReturnState, type ReturnLineView, type ReturnLabel, type ReturnHistoryEntry, type ReceivedQuantities } from './returns/return.js'
+export { RETURN_STATES, type Return, type ReturnState, type ReturnLineView, type ReturnLabel, type ReturnHistoryEntry, type ReceivedQuantities } from './model/return.js'

@@ -1,11 +1,11 @@
 // Pieces every admin page is built from: the standalone layout, badges, form fields with their errors.
 import { html, unsafeRaw, type HtmlValue, type SafeHtml } from '../html.js'
 import type { AdminPage } from './options.js'
-import type { ShipmentStatus } from '../shipments/shipment.js'
+import type { ShipmentStatus } from '../model/shipment.js'
 import { formatIsoWithOffset, parseIsoDateTime, wallTimeAt } from '../time.js'
 
-import { STATUS_LABELS } from '../shipments/shipment.js'
-import { RETURN_STATE_LABELS, RETURN_STATES, type ReturnState } from '../returns/return.js'
+import { STATUS_LABELS } from '../model/shipment.js'
+import { RETURN_STATE_LABELS, RETURN_STATES, type ReturnState } from '../model/return.js'
 
 export { STATUS_LABELS }
 

@@ -1,9 +1,9 @@
 // Order lines on the admin pages: an order's lines with the staging form, a shipment's items editor,
 // the attention list, and how their forms are read.
 import type { AllocatedLine, AttentionPage } from '../shipments/attention.js'
-import type { Shipment } from '../shipments/shipment.js'
-import { linesLeft, parseItemsInput, type ShipmentItemInput, type SplitRule } from '../shipments/items.js'
-import type { OrderSummary } from '../orders/order-store.js'
+import type { Shipment } from '../model/shipment.js'
+import { linesLeft, parseItemsInput, type ShipmentItemInput, type SplitRule } from '../model/items.js'
+import type { OrderSummary } from '../order-store.js'
 import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, fieldErrors, formErrors, notice, scrollingTable, type FieldErrors } from './components.js'
 import type { PageContext } from './components.js'

@@ -2,7 +2,7 @@
 // deliveries with their attempt logs, and the test send that renders against a real shipment.
 import { NOTIFICATION_TEMPLATES } from '../notifications/templates.js'
 import { NOTIFICATION_TRIGGERS, RETURN_TRIGGERS, type Notification, type NotificationInput, type NotificationService, type NotificationTrigger, type RenderedNotification } from '../notifications/service.js'
-import { SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
+import { SHIPMENT_STATUSES, type ShipmentStatus } from '../model/shipment.js'
 import { html, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, errorSummary, field, fieldErrors, formErrors, notice, returnStateBadge, scrollingTable, select, STATUS_LABELS, statusBadge, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 

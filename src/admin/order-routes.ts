@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { AllocatedLine } from '../shipments/attention.js'
-import { BUILT_IN_SPLIT_RULES, type SplitRule } from '../shipments/items.js'
+import { BUILT_IN_SPLIT_RULES, type SplitRule } from '../model/items.js'
 import { html } from '../html.js'
 import type { FieldErrors } from './components.js'
 import { orderDetails, orderPanel } from './shipment-pages.js'

@@ -3,7 +3,7 @@
 import type { ExchangeActivity } from '../order-exchange/activity-log.js'
 import type { WebhookSubscription } from '../outbox/webhooks.js'
 import { OVERVIEW_DAYS, type ShipmentsOverview } from '../shipments/overview.js'
-import { SHIPMENT_STATUSES } from '../shipments/shipment.js'
+import { SHIPMENT_STATUSES } from '../model/shipment.js'
 import { html, unsafeRaw, type SafeHtml } from '../html.js'
 import { dateTime, scrollingTable, statusBadge } from './components.js'
 import { orderLink, type PageContext } from './shipment-pages.js'

@@ -1,8 +1,8 @@
 // The parcels section of the shipment page: parcels with their labels, add a parcel, suggest parcels
 // from the box catalogue, get rates, buy, print and void labels; the carrier's errors beside the form.
-import type { Parcel } from '../deliveries/parcel.js'
+import type { Parcel } from '../model/parcel.js'
 import type { RateQuote } from '../deliveries/service.js'
-import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS } from '../model/units.js'
 import type { Box } from '../deliveries/boxes.js'
 import { csrfField, errorSummary, field, formErrors, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext, type PageSection, type SummaryEntry } from './components.js'
 import { html, isolated, safeHref, type SafeHtml } from '../html.js'

@@ -2,7 +2,7 @@
 // and the box catalogue with the ship-from address.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import type { FieldErrors } from './components.js'
 import { boxCataloguePage, SHIP_FROM_FIELDS } from './parcel-pages.js'
 import type { RenderShipment } from './shipment-routes.js'

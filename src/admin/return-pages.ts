@@ -1,11 +1,11 @@
 // The returns screens: the list (by state and age), a return's page (authorise, reject, label or a
 // tracking number, receive line by line, close) and the order page's returns section.
-import type { Return, ReturnHistoryEntry, ReturnState } from '../returns/return.js'
-import { RETURN_STATE_LABELS, RETURN_STATES } from '../returns/return.js'
+import type { Return, ReturnHistoryEntry, ReturnState } from '../model/return.js'
+import { RETURN_STATE_LABELS, RETURN_STATES } from '../model/return.js'
 
 export { RETURN_STATE_LABELS }
 import type { ReturnableLine } from '../returns/service.js'
-import { WEIGHT_UNITS } from '../deliveries/units.js'
+import { WEIGHT_UNITS } from '../model/units.js'
 import { csrfField, dateTime, errorSummary, returnStateBadge, field, formErrors, notice, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext } from './components.js'
 import { html, isolated, safeHref, type SafeHtml } from '../html.js'
 

@@ -1,7 +1,7 @@
 // The returns screen's routes: the list by state and age, a return's page and its actions.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ReturnErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
-import { RETURN_STATES, type ReturnState } from '../returns/return.js'
+import { RETURN_STATES, type ReturnState } from '../model/return.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { FieldErrors } from './components.js'
 import { returnListPage, returnPage } from './return-pages.js'

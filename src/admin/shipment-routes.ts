@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { AllocatedLine } from '../shipments/attention.js'
-import { isShipmentStatus, type ShipmentStatus } from '../shipments/shipment.js'
+import { isShipmentStatus, type ShipmentStatus } from '../model/shipment.js'
 import type { RateQuote } from '../deliveries/service.js'
 import { STATUS_LABELS, type FieldErrors } from './components.js'
 import { parcelsSection } from './parcel-pages.js'

@@ -2,7 +2,7 @@
 // columns, and the mapping of result rows (arrays) to ExportOrder. Whether an order can be exported is
 // judged by the database (shipments_orders.export_problem, kept by triggers; see the migrations), so
 // the export filters, counts and pages on an index of the exportable orders.
-import type { ExportAddress, ExportLineItem, ExportOrder } from '../orders/order-store.js'
+import type { ExportAddress, ExportLineItem, ExportOrder } from '../order-store.js'
 
 const ADDRESS_COLUMNS = ['full_name', 'company', 'address1', 'address2', 'city', 'state', 'postal_code', 'country_code', 'phone', 'email'] as const
 

@@ -1,5 +1,5 @@
 // The data-layer contract of the reference order store: orders, their statuses, addresses and line items.
-import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../orders/order-store.js'
+import type { CompletedOrder, ExportOrdersPage, ExportOrdersQuery, OrderLine, OrderSummary } from '../order-store.js'
 
 /** An order as a ship notification changes it. */
 export interface NotifiedOrder {

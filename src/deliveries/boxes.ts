@@ -5,7 +5,7 @@ import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { formatIsoWithOffset } from '../time.js'
 import { createParcelSuggestions, type ParcelSuggestionDependencies } from './parcel-suggestions.js'
-import { DIMENSION_UNITS, WEIGHT_UNITS, decimalProblem, toMilligrams, type DimensionUnit, type WeightUnit } from './units.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS, decimalProblem, toMilligrams, type DimensionUnit, type WeightUnit } from '../model/units.js'
 
 export { MAX_PACKED_BOX_TYPES, MAX_PACKED_UNITS, type ParcelSuggestion, type SuggestedParcel } from './parcel-suggestions.js'
 

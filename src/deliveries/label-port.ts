@@ -7,9 +7,9 @@ import { ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.
 import type { DeliveryJournal, ParcelMeasures } from '../gateway/delivery-provider.js'
 import { providerFailureMessage, type DeliveryProviderError } from '../gateway/delivery-provider.js'
 import type { AnyProviderDefinition, ProviderContext } from '../gateway/providers.js'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import type { DeliveryServiceContext } from './service-context.js'
-import { toInches, toOunces, type DimensionUnit, type WeightUnit } from './units.js'
+import { toInches, toOunces, type DimensionUnit, type WeightUnit } from '../model/units.js'
 
 /** An integration that sells labels, its provider and a context to call it with. */
 export interface DeliveryProviderAt {

@@ -6,9 +6,9 @@ import type { LabelOperationRow, ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
 import type { LabelFormat, LabelPurchaseRequest, PurchasedLabel } from '../gateway/delivery-provider.js'
 import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason } from '../gateway/delivery-provider.js'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import type { DeliveryLabelPort } from './label-port.js'
-import type { Parcel } from './parcel.js'
+import type { Parcel } from '../model/parcel.js'
 import type { DeliveryContext, DeliveryServiceContext } from './service-context.js'
 
 export interface BuyLabelInput {

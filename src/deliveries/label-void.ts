@@ -3,7 +3,7 @@
 import { DeliveryErrors } from '../errors.js'
 import { DeliveryProviderError } from '../gateway/delivery-provider.js'
 import type { DeliveryLabelPort } from './label-port.js'
-import type { Parcel } from './parcel.js'
+import type { Parcel } from '../model/parcel.js'
 import type { DeliveryContext, DeliveryServiceContext } from './service-context.js'
 
 export function createLabelVoid(shared: DeliveryServiceContext, port: DeliveryLabelPort) {

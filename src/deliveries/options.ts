@@ -1,7 +1,7 @@
 // The `deliveries` option: where parcels ship from, how long a rate quote may be bought, how long and
 // with what "suggest parcels" packs.
 import { Type, type Static } from '@sinclair/typebox'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import { PostalAddressSchema } from './ship-from.js'
 import { binPackingPacker, type Packer } from './packing.js'
 

@@ -2,7 +2,7 @@
 // they have no label; and moved forward by the carrier's tracking events.
 import type { ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
-import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, type Parcel } from './parcel.js'
+import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, type Parcel } from '../model/parcel.js'
 import type { DeliveryContext, DeliveryServiceContext } from './service-context.js'
 
 export function createParcelChanges(shared: DeliveryServiceContext) {

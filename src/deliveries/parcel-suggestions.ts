@@ -2,12 +2,12 @@
 // a time budget, with the units that fit no box explained; with `apply`, the parcels created.
 import type { DataLayer } from '../db/data-layer.js'
 import { DeliveryErrors, ShipmentsErrors } from '../errors.js'
-import type { OrderLine, OrderStore } from '../orders/order-store.js'
+import type { OrderLine, OrderStore } from '../order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
-import type { Parcel } from './parcel.js'
+import type { Parcel } from '../model/parcel.js'
 import type { Packer, PackingBox, PackingItem } from './packing.js'
 import type { DeliveryContext, DeliveryService } from './service.js'
-import { decimalProblem, toMilligrams, toTenthMillimetres, type DimensionUnit, type WeightUnit } from './units.js'
+import { decimalProblem, toMilligrams, toTenthMillimetres, type DimensionUnit, type WeightUnit } from '../model/units.js'
 
 /** A suggested parcel: a box and the units in it; the weight includes the empty box. */
 export interface SuggestedParcel {

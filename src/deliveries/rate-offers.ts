@@ -2,7 +2,7 @@
 // (EasyPost has sent `delivery_days: "soon"`) must neither hide the good ones nor reach the database.
 import type { RateOffer } from '../gateway/delivery-provider.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
-import { isAmount } from './units.js'
+import { isAmount } from '../model/units.js'
 
 /** The most offers one quote keeps: more than any carrier mix offers, few enough to store at once. */
 export const MAX_OFFERS_PER_QUOTE = 100

@@ -32,7 +32,7 @@ import {
   ShipFromBodySchema,
   ShipFromResponseSchema,
 } from './schemas.js'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
 import type { BoxInput, BoxService } from './boxes.js'
 import type { BuyLabelInput, DeliveryService } from './service.js'

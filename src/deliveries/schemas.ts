@@ -1,10 +1,12 @@
 // TypeBox schemas of the deliveries routes: parcels, rates, labels and their operations.
 import { Type } from '@sinclair/typebox'
-import { PARCEL_STATUSES } from './parcel.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
-import { DIMENSION_UNITS, WEIGHT_UNITS } from './units.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS } from '../model/units.js'
 import { PostalAddressInputSchema, PostalAddressSchema } from './ship-from.js'
 import { DecimalString as Decimal } from '../http/exact-decimals.js'
+import { ParcelSchema } from '../shipments/schemas.js'
+
+export { ParcelSchema }
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
@@ -27,30 +29,6 @@ export const ParcelBodySchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const ParcelSchema = Type.Object({
-  id: Type.Integer(),
-  shipmentId: Type.Integer(),
-  weight: Type.Object({ value: Type.String(), unit: Type.String() }),
-  dimensions: Type.Union([Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }), Type.Null()]),
-  boxId: Type.Union([Type.Integer(), Type.Null()]),
-  items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
-  status: Literals(PARCEL_STATUSES),
-  trackingNumber: NullableString,
-  trackingUrl: NullableString,
-  carrier: NullableString,
-  service: NullableString,
-  label: Type.Union([
-    Type.Object({
-      url: Type.String(),
-      format: Type.String(),
-      cost: Type.Union([Type.Object({ amount: Type.String(), currency: Type.String() }), Type.Null()]),
-      operationId: Type.String(),
-    }),
-    Type.Null(),
-  ]),
-  dateCreated: Type.String(),
-  dateUpdated: Type.String(),
-})
 
 export const ParcelResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema })
 export const ParcelListResponseSchema = Type.Object({ success: Type.Literal(true), parcels: Type.Array(ParcelSchema) })

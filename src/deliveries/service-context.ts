@@ -10,10 +10,10 @@ import { DeliveryErrors, ShipmentsErrors } from '../errors.js'
 import type { PurchasedLabel } from '../gateway/delivery-provider.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { ProviderRegistry } from '../gateway/providers.js'
-import type { OrderStore } from '../orders/order-store.js'
+import type { OrderStore } from '../order-store.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
 import type { ShipmentService } from '../shipments/service.js'
-import { toParcel, type Parcel } from './parcel.js'
+import { toParcel, type Parcel } from '../model/parcel.js'
 
 export interface DeliveryContext {
   userId?: string | null | undefined

@@ -4,7 +4,7 @@
 // parcel-changes.ts (parcels and their tracking), rates.ts (quotes), label-purchase.ts (the purchase and
 // its recovery), label-void.ts, label-reads.ts (label files and operations), all over label-port.ts (the
 // providers, addresses and measures, which the returns service borrows). The types stay importable here.
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import { createLabelPort } from './label-port.js'
 import { createLabelPurchase } from './label-purchase.js'
 import { createLabelReads } from './label-reads.js'

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { DataLayer } from '../db/data-layer.js'
 import { ShipmentValidationError } from '../errors.js'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 
 const AddressText = (maxLength: number) => Type.String({ minLength: 1, maxLength })

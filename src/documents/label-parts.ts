@@ -2,7 +2,7 @@
 // PDF, PNG or JPEG, and fetched under the rules of outbound webhooks (or by the host's fetchLabel).
 import { DocumentErrors } from '../errors.js'
 import { getHttp, HttpGetError } from '../http/outbound.js'
-import type { Parcel } from '../deliveries/parcel.js'
+import type { Parcel } from '../model/parcel.js'
 import type { MergePart } from './merge.js'
 import type { LabelFile } from './options.js'
 import { loadDocumentEngine, type DocumentServiceContext } from './service-context.js'

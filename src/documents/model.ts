@@ -1,5 +1,5 @@
 // What the documents show, as plain data: a host's own renderer gets the same.
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 
 /** The shop as the documents' header shows it. */
 export interface DocumentShop {

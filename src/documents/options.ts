@@ -1,7 +1,7 @@
 // The `documents` option: the shop on the slip, what the slip shows, fonts, the batch limit, the
 // host's own renderer and how label files are fetched; checked once at registration.
 import { readFileSync } from 'node:fs'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import type { DocumentFont } from './fonts.js'
 import type { PackingSlipData } from './model.js'
 import { DEFAULT_SHOW, type PackingSlipShow } from './model.js'

@@ -3,7 +3,7 @@
 // on every page.
 import addressFormatter from '@fragaria/address-formatter'
 import bwipjs from 'bwip-js'
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 import type { PackingSlipData, PackingSlipLine, PackingSlipShow } from './model.js'
 import { MARGIN, type DocumentWriter } from './writer.js'
 

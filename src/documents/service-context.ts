@@ -3,10 +3,10 @@
 // render's refusal of a character no font draws. It knows none of the concerns; they import it.
 import type { FastifyBaseLogger } from 'fastify'
 import { DocumentErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
-import type { OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
-import type { Parcel } from '../deliveries/parcel.js'
+import type { OrderLine, OrderStore, OrderSummary } from '../order-store.js'
+import type { Parcel } from '../model/parcel.js'
 import type { DeliveryService } from '../deliveries/service.js'
-import type { Shipment } from '../shipments/shipment.js'
+import type { Shipment } from '../model/shipment.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { onFirstUse } from '../lazy.js'
 import type { FontStack } from './fonts.js'

@@ -2,7 +2,7 @@
 // of an operation whose outcome is unknown, label documents and voids. Typed over the provider's context,
 // so this module stands beside the registry without importing it.
 
-import type { PostalAddress } from '../orders/order-store.js'
+import type { PostalAddress } from '../order-store.js'
 
 export type { PostalAddress }
 

@@ -3,7 +3,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { environmentReference, resolveEnvironmentValue, type MissingEnvironmentVariableError } from '../env.js'
 import { IntegrationConfigError } from '../errors.js'
-import { isShipmentStatus } from '../shipments/shipment.js'
+import { isShipmentStatus } from '../model/shipment.js'
 import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import type { IntegrationInput } from './integration.js'
 import { SHORT_TEXT, type IntegrationServiceContext } from './integration-context.js'

@@ -1,5 +1,5 @@
 // Integrations as the services present them: the shapes providers and hosts see.
-import type { ShipmentStatus } from '../shipments/shipment.js'
+import type { ShipmentStatus } from '../model/shipment.js'
 
 /** An integration as the service returns it: secret settings are masked unless they are env references. */
 export interface Integration {

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { DataLayer, NotificationRow } from '../db/data-layer.js'
 import { NotificationConfigError } from '../errors.js'
 import { cachedRows, FOLLOW_UP_ROWS_MAX_AGE_MS } from '../outbox/cached-rows.js'
-import type { OrderStore } from '../orders/order-store.js'
+import type { OrderStore } from '../order-store.js'
 import type { TrackingLinks } from './tracking-links.js'
 import { templateEnginesOnFirstUse } from './template-engines.js'
 

@@ -2,7 +2,7 @@
 // changed, read and removed, each checked first (its templates parsed by the engines that render them).
 import type { NotificationRow, NotificationValues } from '../db/data-layer.js'
 import { NotificationConfigError } from '../errors.js'
-import { isShipmentStatus, SHIPMENT_STATUSES, type ShipmentStatus } from '../shipments/shipment.js'
+import { isShipmentStatus, SHIPMENT_STATUSES, type ShipmentStatus } from '../model/shipment.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { formatIsoWithOffset } from '../time.js'
 import { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './templates.js'

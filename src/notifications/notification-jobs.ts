@@ -2,10 +2,10 @@
 // change or the carrier's news concerns, each on its own ordering key), and a definition's jobs with their
 // attempt logs, as the admin pages list them. The job that sends is service.ts's.
 import type { NewOutboxMessage, OutboxRow } from '../db/data-layer.js'
-import type { Shipment } from '../shipments/shipment.js'
-import type { Checkpoint } from '../shipments/checkpoints.js'
+import type { Shipment } from '../model/shipment.js'
+import type { Checkpoint } from '../model/checkpoints.js'
 import { formatIsoWithOffset } from '../time.js'
-import type { Return } from '../returns/return.js'
+import type { Return } from '../model/return.js'
 import { isReturnTrigger, NOTIFICATION_JOB, type NotificationTrigger, type NotifiedChange, type ReturnTrigger } from './notification.js'
 import type { NotificationServiceContext } from './notification-context.js'
 

@@ -1,8 +1,8 @@
 // Rendering a notification: what its templates see (the shipment, its order and items, the tracking
 // link, the change; or the return, its lines and its order), its recipients, one template at a time.
 import type { NotificationRow } from '../db/data-layer.js'
-import { isShipmentStatus, STATUS_LABELS, type Shipment } from '../shipments/shipment.js'
-import { RETURN_STATE_LABELS, type Return, type ReturnState } from '../returns/return.js'
+import { isShipmentStatus, STATUS_LABELS, type Shipment } from '../model/shipment.js'
+import { RETURN_STATE_LABELS, type Return, type ReturnState } from '../model/return.js'
 import { renderInTurn } from './template-engines.js'
 import { EMAIL, type NotifiedChange, type RenderedNotification } from './notification.js'
 import type { NotificationServiceContext } from './notification-context.js'

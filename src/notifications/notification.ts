@@ -1,7 +1,7 @@
 // A customer notification's definition as the service takes and returns it, what sends one (statuses,
 // carrier milestones, a later estimate, a return's events), who receives it, and what one renders to.
-import type { ShipmentStatus } from '../shipments/shipment.js'
-import { CARRIER_MILESTONES, type Checkpoint } from '../shipments/checkpoints.js'
+import type { ShipmentStatus } from '../model/shipment.js'
+import { CARRIER_MILESTONES, type Checkpoint } from '../model/checkpoints.js'
 
 /** The return events a notification can be sent on (a trigger is the event's name). */
 export const RETURN_TRIGGERS = ['returnRequested', 'returnAuthorised', 'returnRejected', 'returnLabelSent', 'returnReceived', 'returnClosed'] as const

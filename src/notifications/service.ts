@@ -10,8 +10,8 @@
 // and constants stay importable from here.
 import { NotificationConfigError } from '../errors.js'
 import { shortError, type JobHandler } from '../outbox/dispatcher.js'
-import { toShipment } from '../shipments/shipment.js'
-import { toReturn } from '../returns/return.js'
+import { toShipment } from '../model/shipment.js'
+import { toReturn } from '../model/return.js'
 import { EMAIL, isReturnTrigger, type NotifiedChange, type RenderedNotification } from './notification.js'
 import { createNotificationServiceContext, type NotificationContextDependencies } from './notification-context.js'
 import { createNotificationDefinitions } from './notification-definitions.js'

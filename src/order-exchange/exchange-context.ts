@@ -5,7 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { OrderExchangeErrors } from '../errors.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
-import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../orders/order-store.js'
+import type { OrderStore, OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../order-store.js'
 import { UnknownOrderStatusError } from '../orders/reference-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import type { ParcelTracking } from '../gateway/providers.js'

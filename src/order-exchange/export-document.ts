@@ -1,6 +1,6 @@
 // ShipStation's export document (spec 2.4) written as a string: CDATA text cleaned of characters XML
 // 1.0 forbids, ShipStation's length limits applied by characters, and its units, numbers and dates.
-import type { ExportAddress, ExportLineItem, ExportOrder } from '../orders/order-store.js'
+import type { ExportAddress, ExportLineItem, ExportOrder } from '../order-store.js'
 import { formatPlatformDate } from '../time.js'
 
 // Everything outside XML 1.0's Char production; with the u flag a lone surrogate is one such character.

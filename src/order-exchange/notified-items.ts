@@ -1,9 +1,9 @@
 // Ship notifications that list items: which order lines a ShipNotice names, and what shipping exactly
 // those means for the order's shipments (decided here, purely; the exchange service applies it).
 import { OrderExchangeErrors } from '../errors.js'
-import type { OrderLine } from '../orders/order-store.js'
-import type { ShipmentItemInput } from '../shipments/items.js'
-import type { Shipment } from '../shipments/shipment.js'
+import type { OrderLine } from '../order-store.js'
+import type { ShipmentItemInput } from '../model/items.js'
+import type { Shipment } from '../model/shipment.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { limitCharacters, removeIllegalXmlCharacters } from './export-document.js'
 import type { ShipNoticeItem } from './ship-notice.js'

@@ -2,8 +2,8 @@
 // order's shipments (notified-items.ts) and shipped exactly, under the order's lock, planned again when
 // another request took the units meanwhile.
 import { OrderExchangeErrors, ShipmentValidationError } from '../errors.js'
-import type { OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../orders/order-store.js'
-import type { Shipment } from '../shipments/shipment.js'
+import type { OrderSummary, ShipNotificationChange, ShipNotificationResult } from '../order-store.js'
+import type { Shipment } from '../model/shipment.js'
 import { AllocationExceededError, LockTimeoutError } from '../db/data-layer.js'
 import { planNotifiedItems, type NoticeItem, type NotifiedItemsPlan } from './notified-items.js'
 import type { OrderExchangeContext, TrackingValues } from './exchange-context.js'

@@ -3,7 +3,7 @@
 // (opt-in), the parcel of its tracking number shipped; a notice with items goes through
 // ship-notification-items.ts. The same notification twice leaves the state of once.
 import { OrderExchangeErrors } from '../errors.js'
-import type { OrderSummary } from '../orders/order-store.js'
+import type { OrderSummary } from '../order-store.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { blankShipNotifySettings } from './settings.js'
 import type { ShipNotifyParameters } from './ship-notice.js'

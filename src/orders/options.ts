@@ -1,7 +1,7 @@
 // The orders' options: the host's order store (checked for the methods the package calls) and the
 // custom fields of the reference store's orders.
 import { Type, type Static } from '@sinclair/typebox'
-import type { OrderStore } from './order-store.js'
+import type { OrderStore } from '../order-store.js'
 import type { OrderFieldDefinition } from './reference-store.js'
 
 /** The plugin options the orders own. */

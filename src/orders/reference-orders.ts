@@ -1,7 +1,7 @@
 // Creating and changing the reference store's orders and order statuses through typed calls, with
 // the same text rule as every other stored text, instead of raw inserts into the package's tables.
 import type { AddressValues, DataLayer, LineItemValues, OrderValues } from '../db/data-layer.js'
-import { DIMENSION_UNITS, decimalProblem } from '../deliveries/units.js'
+import { DIMENSION_UNITS, decimalProblem } from '../model/units.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 
 /** A postal address of a reference order. `country` is ISO 3166-1 alpha-2 (the export needs it). */

@@ -1,6 +1,6 @@
 // The reference order store: the OrderStore interface on the package's own order tables.
 import type { AddressValues, DataLayer } from '../db/data-layer.js'
-import type { OrderStore, OrderSummary, PostalAddress, ShipNotificationChange, ShipNotificationResult } from './order-store.js'
+import type { OrderStore, OrderSummary, PostalAddress, ShipNotificationChange, ShipNotificationResult } from '../order-store.js'
 
 export class UnknownOrderStatusError extends Error {
   constructor(readonly statusHandle: string) {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DataLayer, NewOutboxMessage, OutboxClaim, OutboxRow } from '../db/data-layer.js'
-import type { ShipmentsEvents } from '../events.js'
+import type { ShipmentsEvents } from '../model/events.js'
 
 /** The dispatcher's dependencies but its job handlers, which dispatcher.ts declares (DispatcherDependencies). */
 export interface DispatcherContextDependencies {

@@ -1,7 +1,7 @@
 // Delivering committed events: their listeners called at once (bounded by the jobs' deadline), then the
 // events marked delivered in batches, in commit order per ordering key, with the follow-ups they cause.
 import type { OutboxRow } from '../db/data-layer.js'
-import type { ShipmentsEventMap, ShipmentsEvents } from '../events.js'
+import type { ShipmentsEventMap, ShipmentsEvents } from '../model/events.js'
 import type { DispatcherContext } from './dispatcher-context.js'
 
 /**

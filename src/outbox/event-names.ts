@@ -1,5 +1,5 @@
 // The names of the package's events, as listeners, the outbox and webhook subscriptions know them.
-import type { ShipmentsEventMap } from '../events.js'
+import type { ShipmentsEventMap } from '../model/events.js'
 
 export type WebhookEventName = keyof ShipmentsEventMap
 

@@ -4,11 +4,11 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { ShipmentValidationError } from '../errors.js'
 import { textProblem } from '../text.js'
-import type { OrderStore, OrderSummary } from '../orders/order-store.js'
-import { milestoneOf } from '../shipments/checkpoints.js'
+import type { OrderStore, OrderSummary } from '../order-store.js'
+import { milestoneOf } from '../model/checkpoints.js'
 import type { ShipmentService } from '../shipments/service.js'
-import type { Shipment } from '../shipments/shipment.js'
-import type { Return } from './return.js'
+import type { Shipment } from '../model/shipment.js'
+import type { Return } from '../model/return.js'
 import type { ReturnLabelInput, ReturnService } from './service.js'
 
 /** A line a customer may send back from a parcel: at most `quantity` units. */

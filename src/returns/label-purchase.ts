@@ -2,11 +2,11 @@
 // outbound labels are: the intent committed first, a purchase whose outcome was lost looked up, never
 // bought twice.
 import { randomUUID } from 'node:crypto'
-import { parcelColumns } from '../deliveries/parcel.js'
+import { parcelColumns } from '../model/parcel.js'
 import type { DeliveryProviderAt } from '../deliveries/service.js'
 import { ReturnErrors, ShipmentValidationError } from '../errors.js'
 import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason, type LabelFormat, type LabelPurchaseRequest, type PurchasedLabel } from '../gateway/delivery-provider.js'
-import type { Return } from './return.js'
+import type { Return } from '../model/return.js'
 import { isObject, optionalText, refuseIf, SHORT, type ReturnContext, type ReturnServiceContext } from './service-context.js'
 
 export interface ReturnLabelInput {

@@ -3,7 +3,7 @@
 import type { ReturnState } from '../db/returns.js'
 import { ReturnErrors } from '../errors.js'
 import { DeliveryProviderError } from '../gateway/delivery-provider.js'
-import type { Return } from './return.js'
+import type { Return } from '../model/return.js'
 import type { ReturnContext, ReturnServiceContext } from './service-context.js'
 
 /** States in which a bought label is unused, so it may be voided: once in transit the carrier has it. */

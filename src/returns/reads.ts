@@ -1,7 +1,7 @@
 // The reads of returns: one, a page, an order's, a return's history, and what an order's lines may still return.
 import type { ReturnListQuery } from '../db/returns.js'
 import { ShipmentsErrors } from '../errors.js'
-import { toHistoryEntry, type Return, type ReturnHistoryEntry } from './return.js'
+import { toHistoryEntry, type Return, type ReturnHistoryEntry } from '../model/return.js'
 import type { ReturnServiceContext } from './service-context.js'
 
 /** Per order line: what shipped, what returns hold, and what may still be returned. */

@@ -1,7 +1,7 @@
 // Receiving a return: what arrived of each line, by condition (resellable, damaged, missing), recorded once.
 import type { ReceivedQuantities, ReturnState } from '../db/returns.js'
 import { ReturnErrors, ShipmentValidationError } from '../errors.js'
-import type { Return } from './return.js'
+import type { Return } from '../model/return.js'
 import { isCount, isObject, MAX_LINES, optionalText, refuseIf, type ReturnContext, type ReturnServiceContext } from './service-context.js'
 
 export interface ReceiveReturnInput {

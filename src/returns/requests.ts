@@ -2,7 +2,7 @@
 // the order's lock.
 import type { ReturnLedger, ReturnLine } from '../db/returns.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
-import type { Return } from './return.js'
+import type { Return } from '../model/return.js'
 import { isCount, isObject, MAX_LINES, optionalText, refuseIf, type ReturnContext, type ReturnServiceContext } from './service-context.js'
 
 export interface ReturnLineInput {

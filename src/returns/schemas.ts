@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { RETURN_STATES } from '../db/returns.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
-import { DIMENSION_UNITS, WEIGHT_UNITS } from '../deliveries/units.js'
+import { DIMENSION_UNITS, WEIGHT_UNITS } from '../model/units.js'
 import { DecimalString as Decimal } from '../http/exact-decimals.js'
 
 const NullableString = Type.Union([Type.String(), Type.Null()])

@@ -7,9 +7,9 @@ import type { ReturnLedger, ReturnRow, ReturnState } from '../db/returns.js'
 import type { LabelPort } from '../deliveries/service.js'
 import { TEXT_LIMITS, textProblem, type TextRule } from '../text.js'
 import { ReturnErrors, ShipmentValidationError } from '../errors.js'
-import type { OrderStore } from '../orders/order-store.js'
+import type { OrderStore } from '../order-store.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
-import { toReturn, type Return } from './return.js'
+import { toReturn, type Return } from '../model/return.js'
 
 /** Who changes a return and through what: `api`, `admin`, a host's own word; an integration's handle for tracking. */
 export interface ReturnContext {

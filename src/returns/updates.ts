@@ -4,7 +4,7 @@ import type { ReturnState } from '../db/returns.js'
 import { RETURN_STATES } from '../db/returns.js'
 import { ReturnErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { TEXT_LIMITS } from '../text.js'
-import type { Return } from './return.js'
+import type { Return } from '../model/return.js'
 import { isObject, optionalText, refuseIf, SHORT, type ReturnContext, type ReturnServiceContext } from './service-context.js'
 
 /** The one update path of a return: a state, a message, a tracking number entered by hand. */

@@ -4,11 +4,11 @@
 // creating transaction, and a status change the order sync makes goes through the update path (updates.ts).
 import { AllocationExceededError, type StoredShipmentItem } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
-import type { OrderLine, OrderSummary } from '../orders/order-store.js'
+import type { OrderLine, OrderSummary } from '../order-store.js'
 import { inChunks } from '../in-chunks.js'
-import { BUILT_IN_SPLIT_RULES, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
+import { BUILT_IN_SPLIT_RULES, linesLeft, MAX_ITEMS_PER_SHIPMENT, parseItemsInput, storedItems, type ShipmentItemInput, type SplitRule } from '../model/items.js'
 import { allocatedLine, type OrderAllocation } from './attention.js'
-import type { Shipment } from './shipment.js'
+import type { Shipment } from '../model/shipment.js'
 import { allocationRefusal, isOpen, shipmentKey, type ShipmentServiceContext } from './service-context.js'
 import type { ShipmentUpdates, UpdateResult } from './updates.js'
 

@@ -4,7 +4,7 @@
 // list and its count read only their own rows at any store size.
 import type { DataLayer, NewOutboxMessage } from '../db/data-layer.js'
 import type { JobHandler } from '../outbox/dispatcher.js'
-import type { CompletedOrder, OrderLine, OrderStore, OrderSummary } from '../orders/order-store.js'
+import type { CompletedOrder, OrderLine, OrderStore, OrderSummary } from '../order-store.js'
 
 /** An order line with what the order's active shipments hold of it. */
 export interface AllocatedLine extends OrderLine {

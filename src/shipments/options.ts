@@ -1,7 +1,7 @@
 // The shipments' options: custom fields, the shipped order status and the order sync's rules, split
 // rules and carrier detection; their schema, defaults and checks.
 import { Type, type Static } from '@sinclair/typebox'
-import { BUILT_IN_SPLIT_RULES, type SplitRule } from './items.js'
+import { BUILT_IN_SPLIT_RULES, type SplitRule } from '../model/items.js'
 import type { CarrierOptions } from './carriers.js'
 import { ShipmentFieldSchema, type ShipmentFieldDefinition } from './field-layout.js'
 import { refuseDuplicateHandles } from '../orders/options.js'

@@ -2,7 +2,7 @@
 // shipments and failing pushes. Every query is bounded, whatever the number of shipments.
 import type { DataLayer } from '../db/data-layer.js'
 import { formatIsoWithOffset, startOfDay, wallTimeAt } from '../time.js'
-import { SHIPMENT_STATUSES, toShipment, type Shipment, type ShipmentStatus } from './shipment.js'
+import { SHIPMENT_STATUSES, toShipment, type Shipment, type ShipmentStatus } from '../model/shipment.js'
 
 /** How many days the shipped-per-day series covers, today included. */
 export const OVERVIEW_DAYS = 30

@@ -3,8 +3,8 @@
 // store grows (DESIGN.md), and a write here commits its events in its own transaction, as the update path does.
 import { AllocationExceededError } from '../db/data-layer.js'
 import { ShipmentsErrors } from '../errors.js'
-import { toCheckpoint, type Checkpoint } from './checkpoints.js'
-import { toHistoryEntry, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from './shipment.js'
+import { toCheckpoint, type Checkpoint } from '../model/checkpoints.js'
+import { toHistoryEntry, type Shipment, type ShipmentHistoryEntry, type ShipmentStatus } from '../model/shipment.js'
 import { allocationRefusal, shipmentKey, type ScansToKeep, type ShipmentServiceContext } from './service-context.js'
 
 export interface ListShipmentsQuery {

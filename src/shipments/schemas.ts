@@ -1,15 +1,42 @@
 // TypeBox schemas of the shipment API: requests, responses and the three error envelopes (spec 7.1).
 import { Type, type TSchema } from '@sinclair/typebox'
-import { SHIPMENT_STATUSES } from './shipment.js'
-import { MAX_ITEMS_PER_SHIPMENT } from './items.js'
+import { SHIPMENT_STATUSES } from '../model/shipment.js'
+import { MAX_ITEMS_PER_SHIPMENT } from '../model/items.js'
 import { TEXT_LIMITS } from '../text.js'
-import { ParcelSchema } from '../deliveries/schemas.js'
+import { PARCEL_STATUSES } from '../model/parcel.js'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 const NullableString = Nullable(Type.String())
+const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)))
 const Timestamp = Nullable(Type.String({ description: 'ISO-8601 with an explicit offset' }))
 
 export const ShipmentStatusSchema = Type.Union(SHIPMENT_STATUSES.map((status) => Type.Literal(status)))
+
+/** A parcel as its shipment presents it (and the deliveries routes answer it). */
+export const ParcelSchema = Type.Object({
+  id: Type.Integer(),
+  shipmentId: Type.Integer(),
+  weight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  dimensions: Type.Union([Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }), Type.Null()]),
+  boxId: Type.Union([Type.Integer(), Type.Null()]),
+  items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
+  status: Literals(PARCEL_STATUSES),
+  trackingNumber: NullableString,
+  trackingUrl: NullableString,
+  carrier: NullableString,
+  service: NullableString,
+  label: Type.Union([
+    Type.Object({
+      url: Type.String(),
+      format: Type.String(),
+      cost: Type.Union([Type.Object({ amount: Type.String(), currency: Type.String() }), Type.Null()]),
+      operationId: Type.String(),
+    }),
+    Type.Null(),
+  ]),
+  dateCreated: Type.String(),
+  dateUpdated: Type.String(),
+})
 
 export const ShipmentItemSchema = Type.Object({
   lineItemId: Type.Integer({ description: 'The order line (the order store\'s line id)' }),

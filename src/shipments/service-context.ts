@@ -7,13 +7,13 @@ import { holdsAllocation, type AllocationExceededError, type DataLayer, type New
 import type { CheckpointRow } from '../db/checkpoints.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OutboxDispatcher } from '../outbox/dispatcher.js'
-import type { OrderLine, OrderStore } from '../orders/order-store.js'
+import type { OrderLine, OrderStore } from '../order-store.js'
 import type { DetectedCarrier } from './carriers.js'
-import { exceedsOrdered, storedItems, type ShipmentItemInput, type SplitRule } from './items.js'
+import { exceedsOrdered, storedItems, type ShipmentItemInput, type SplitRule } from '../model/items.js'
 import type { ShipmentFieldDefinition } from './field-layout.js'
 import { createAttentionList } from './attention.js'
-import { toShipment } from './shipment.js'
-import { milestoneOf, newCheckpointRow, toCheckpoint, type CheckpointInput } from './checkpoints.js'
+import { toShipment } from '../model/shipment.js'
+import { milestoneOf, newCheckpointRow, toCheckpoint, type CheckpointInput } from '../model/checkpoints.js'
 
 /** The scans a tracking service reported for a shipment (or one of its parcels, by id). */
 export interface ScansToKeep {

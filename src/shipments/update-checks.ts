@@ -3,7 +3,7 @@
 // unknown shipment is a 404 before it is a validation error.
 import type { FillableColumns } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
-import { parseItemsInput, type ShipmentItemInput } from './items.js'
+import { parseItemsInput, type ShipmentItemInput } from '../model/items.js'
 import { detectedCarrierFill } from './detection.js'
 import { parseShipmentUpdate, type ShipmentPatch, type ShipmentUpdateInput } from './update-input.js'
 import type { ShipmentServiceContext } from './service-context.js'

@@ -11,7 +11,7 @@ import {
 } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentUpdateRejectedError } from '../errors.js'
 import { applyDetection } from './detection.js'
-import type { Shipment, ShipmentStatus } from './shipment.js'
+import type { Shipment, ShipmentStatus } from '../model/shipment.js'
 import type { ShipmentPatch } from './update-input.js'
 import { allocationRefusal, isOpen, type ShipmentServiceContext } from './service-context.js'
 import type { UpdateContext, UpdateResult } from './update-context.js'

@@ -1,6 +1,6 @@
 // What a caller hands the update path beside the input (who changes it, an integration's event, a
 // webhook delivery, the carrier's scans, the coverage rule) and what the update answers.
-import type { Shipment, ShipmentStatus } from './shipment.js'
+import type { Shipment, ShipmentStatus } from '../model/shipment.js'
 import type { ScansToKeep } from './service-context.js'
 
 export interface UpdateContext {

@@ -3,7 +3,7 @@
 // order-advance job (order-advance.ts).
 import type { NewOutboxMessage, ShipmentRow } from '../db/data-layer.js'
 import { parseIsoDateTime } from '../time.js'
-import type { Shipment } from './shipment.js'
+import type { Shipment } from '../model/shipment.js'
 import type { ShipmentPatch } from './update-input.js'
 import { shipmentKey, type ShipmentServiceContext } from './service-context.js'
 import { ORDER_ADVANCE_JOB } from './order-advance.js'

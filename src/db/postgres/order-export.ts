@@ -3,7 +3,7 @@
 // orders with their addresses, and their line items. Named (server-prepared) statements per query shape.
 import { createPostgresChangeStamp, type PostgresDatabase } from './connection.js'
 import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, PAGE_SELECT, PROBLEM_COLUMN, toExportOrders } from '../export-query.js'
-import type { ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
+import type { ExportOrdersPage, ExportOrdersQuery } from '../../order-store.js'
 
 /** What one state of the database says about one query: the total, and the first key of each page asked for (at most one per page). */
 interface Boundaries {

@@ -2,7 +2,7 @@
 // the ShipStation export's pages (order-export.ts).
 import { inChunks } from '../../in-chunks.js'
 import { and, eq, gt, inArray, ne, sql } from 'drizzle-orm'
-import type { OrderLine } from '../../orders/order-store.js'
+import type { OrderLine } from '../../order-store.js'
 import type { OrdersStore } from '../data-layer.js'
 import { sqlState } from './connection.js'
 import { isInt4, isStorableText, type PostgresContext, type Transaction } from './context.js'

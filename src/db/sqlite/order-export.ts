@@ -4,7 +4,7 @@
 import type { Statement } from 'better-sqlite3'
 import { createChangeStamp, type SqliteDatabase } from './dialect.js'
 import { EXPORT_FROM, ITEM_COLUMNS, PAGE_COLUMN, PAGE_SELECT, PROBLEM_COLUMN, toExportOrders } from '../export-query.js'
-import type { ExportOrdersPage, ExportOrdersQuery } from '../../orders/order-store.js'
+import type { ExportOrdersPage, ExportOrdersQuery } from '../../order-store.js'
 
 interface Statements {
   /** The number of matching orders. */

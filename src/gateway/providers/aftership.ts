@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { IntegrationError } from '../../errors.js'
-import type { ShipmentStatus } from '../../shipments/shipment.js'
+import type { ShipmentStatus } from '../../model/shipment.js'
 import { TEXT_LIMITS } from '../../text.js'
 import { defineProvider } from '../providers.js'
 import {

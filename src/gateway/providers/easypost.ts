@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { IntegrationError } from '../../errors.js'
-import type { ShipmentStatus } from '../../shipments/shipment.js'
+import type { ShipmentStatus } from '../../model/shipment.js'
 import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider } from '../providers.js'

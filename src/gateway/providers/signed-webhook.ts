@@ -5,7 +5,7 @@ import { IntegrationError } from '../../errors.js'
 import { parseIsoDateTime } from '../../time.js'
 import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider, type ProviderContext } from '../providers.js'
-import type { CheckpointInput } from '../../shipments/checkpoints.js'
+import type { CheckpointInput } from '../../model/checkpoints.js'
 import { signingKey, signWebhook } from '../../signing/standard-webhooks.js'
 
 export { signingKey, signWebhook }

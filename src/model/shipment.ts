@@ -2,7 +2,7 @@
 import type { HistoryRow, ShipmentRow } from '../db/data-layer.js'
 import { formatIsoWithOffset } from '../time.js'
 import { presentItems, type ShipmentItem } from './items.js'
-import { toParcel, type Parcel } from '../deliveries/parcel.js'
+import { toParcel, type Parcel } from './parcel.js'
 
 export const SHIPMENT_STATUSES = ['new', 'in_progress', 'on_hold', 'fulfilled', 'shipped', 'cancelled'] as const
 export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number]

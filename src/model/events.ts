@@ -1,10 +1,10 @@
 // Typed events: written to the outbox with the change that causes them, delivered after the commit.
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Parcel } from './deliveries/parcel.js'
-import type { Return } from './returns/return.js'
-import type { Shipment, ShipmentStatus } from './shipments/shipment.js'
-import type { CarrierMilestone, Checkpoint } from './shipments/checkpoints.js'
+import type { Parcel } from './parcel.js'
+import type { Return } from './return.js'
+import type { Shipment, ShipmentStatus } from './shipment.js'
+import type { CarrierMilestone, Checkpoint } from './checkpoints.js'
 
 /** Who or what caused a change: a user, an integration, or both. */
 export interface ChangeSource {

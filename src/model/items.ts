@@ -2,7 +2,7 @@
 // the split rules that suggest how to divide what is left of an order.
 import { allocationRefusalMessage, type StoredShipmentItem } from '../db/data-layer.js'
 import { ShipmentValidationError } from '../errors.js'
-import type { OrderLine, OrderSummary } from '../orders/order-store.js'
+import type { OrderLine, OrderSummary } from '../order-store.js'
 
 /** An order line and a quantity of it: what a shipment holds. */
 export interface ShipmentItemInput {
