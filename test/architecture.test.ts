@@ -1,8 +1,10 @@
-// The layering of src/: no import cycles, and nothing above src/db/ reaches a driver or a dialect.
+// The house's rules: no import cycles in src/, nothing above src/db/ reaches a driver or a dialect, every
+// import runs down the floors, and no source file or function grows past what a reader takes in at once.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import ts from 'typescript'
 
 const sourceRoot = fileURLToPath(new URL('../src', import.meta.url))
 
@@ -81,28 +83,90 @@ t.test('services, routes and providers import no driver and no dialect: only src
   t.same(offenders, [])
 })
 
-t.test('imports run down the layers: what two layers share is a leaf, never one of them', async (t) => {
-  const layerOf = (file: string) => relative(sourceRoot, file).split('/')[0]!.replace(/\.ts$/, '')
-  // Who may not import whom: the data layer knows no service, the outbox no gateway, nothing but the
-  // plugin and the admin pages themselves knows the admin pages. (The data layer may name the order
-  // store's contract types: the shapes it reads and writes.)
-  const forbidden: Record<string, string[]> = {
-    db: ['outbox', 'gateway', 'shipments', 'admin', 'notifications', 'order-exchange', 'deliveries', 'returns', 'documents', 'plugin', 'options'],
-    outbox: ['gateway', 'admin', 'order-exchange'],
-    notifications: ['admin', 'gateway'],
-    gateway: ['admin'],
-    shipments: ['admin', 'gateway'],
-    deliveries: ['admin', 'documents'],
-    returns: ['admin'],
-    documents: ['admin'],
-    'order-exchange': ['admin'],
-  }
+/**
+ * The floors of src/, lowest first (CONTRIBUTING, "The layers of src/"). A room is a top-level folder or
+ * file of src/; an import goes to its own room or to a room on a lower floor, never up and never
+ * sideways, except between the leaves, which share the ground floor and import each other freely.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ['errors', 'text', 'time', 'env', 'html', 'message-id', 'in-chunks', 'lazy', 'prefixes', 'order-store', 'signing', 'http'],
+  ['db'],
+  ['model'],
+  ['outbox'],
+  ['orders'],
+  ['shipments'],
+  ['gateway'],
+  ['deliveries'],
+  ['returns'],
+  ['notifications'],
+  ['order-exchange'],
+  ['documents'],
+  ['admin'],
+  ['options', 'openapi'],
+  ['plugin'],
+  ['index'],
+]
+
+const roomOf = (file: string) => relative(sourceRoot, file).split('/')[0]!.replace(/\.ts$/, '')
+const floorOf = (room: string) => FLOORS.findIndex((rooms) => rooms.includes(room))
+
+t.test('every room of src/ stands on a floor', async (t) => {
+  const rooms = [...new Set(files.map(roomOf))].sort()
+  t.same(rooms.filter((room) => floorOf(room) < 0), [], 'a new folder or top-level module is given its floor here and in CONTRIBUTING')
+  t.same(FLOORS.flat().filter((room) => !rooms.includes(room)), [], 'no floor names a room that is gone')
+})
+
+t.test('imports run down the floors: what two rooms share sits beneath both', async (t) => {
   const crossings: string[] = []
   for (const [file, targets] of graph) {
-    const from = layerOf(file)
+    const from = roomOf(file)
     for (const target of targets) {
-      if ((forbidden[from] ?? []).includes(layerOf(target))) crossings.push(`${relative(sourceRoot, file)} -> ${relative(sourceRoot, target)}`)
+      const to = roomOf(target)
+      if (to === from || (floorOf(to) === 0 && floorOf(from) === 0)) continue
+      if (floorOf(to) >= floorOf(from)) crossings.push(`${relative(sourceRoot, file)} -> ${relative(sourceRoot, target)}`)
     }
   }
   t.same(crossings, [])
+})
+
+t.test('only the plugin and the public entry compose the options', async (t) => {
+  const composition = join(sourceRoot, 'options.ts')
+  const importers = [...graph].filter(([, targets]) => targets.includes(composition)).map(([file]) => relative(sourceRoot, file))
+  t.same(importers.filter((file) => !['plugin.ts', 'index.ts', 'openapi.ts'].includes(file)), [])
+})
+
+/** Every TypeScript source the package keeps: the library, the bench, the demo host and the scripts. */
+const repositoryRoot = fileURLToPath(new URL('..', import.meta.url))
+function keptSourceFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name)
+    if (name === 'build' || name === 'node_modules') return []
+    return statSync(path).isDirectory() ? keptSourceFiles(path) : /\.(ts|mjs)$/.test(path) ? [path] : []
+  })
+}
+const keptSources = ['src', 'bench', 'examples', 'scripts'].flatMap((folder) => keptSourceFiles(join(repositoryRoot, folder)))
+
+t.test('no source file over 500 lines', async (t) => {
+  const long = keptSources
+    .map((file) => ({ file: relative(repositoryRoot, file), lines: readFileSync(file, 'utf8').replace(/\n$/, '').split('\n').length }))
+    .filter(({ lines }) => lines > 500)
+  t.same(long, [])
+})
+
+t.test('no function over 150 lines (factory closures included)', async (t) => {
+  const long: string[] = []
+  for (const file of keptSources) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
+    const visit = (node: ts.Node) => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line
+        const last = source.getLineAndCharacterOfPosition(node.getEnd()).line
+        if (last - first + 1 > 150) long.push(`${relative(repositoryRoot, file)}:${first + 1} (${last - first + 1} lines)`)
+      }
+      ts.forEachChild(node, visit)
+    }
+    visit(source)
+  }
+  t.same(long, [])
+  t.ok(keptSources.length > 100, 'the walk found the sources')
 })
