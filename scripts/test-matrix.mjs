@@ -1,6 +1,6 @@
 // The test matrix: the whole tap suite once per engine (SQLite, then PostgreSQL), each pass with its
-// engine-only files, then the failed tests by name (a CI log is often read from its tail, past the
-// coverage table), each file's time on each engine (slowest first, so a file that grows is seen when it
+// engine-only files (and the SQLite pass with the engine-free ones), then the failed tests by name (a CI
+// log is often read from its tail), each file's time on each engine (slowest first, so a file that grows is seen when it
 // does) and one summary line for both. Locally a PostgreSQL server that cannot be reached
 // skips its half with one line; in CI (CI=true) that is a failure.
 import { spawn } from 'node:child_process'
@@ -81,7 +81,9 @@ function processTimes() {
 /** Runs tap with the engine's files; resolves with its exit code, its final counts, its failures and each file's time. */
 function runTap(engine) {
   return new Promise((resolve) => {
-    const files = ['test/*.test.ts', `test/${engine}/*.test.ts`]
+    // test/engine-free/ holds the files that touch no database (the architecture, the docs' snippets, the
+    // public types, the pgbench conversion): they run once, with the SQLite half.
+    const files = ['test/*.test.ts', `test/${engine}/*.test.ts`, ...(engine === 'sqlite' ? ['test/engine-free/*.test.ts'] : [])]
     const child = spawn('npx', ['tap', ...extraArguments, ...files], {
       env: { ...process.env, SHIPMENTS_TEST_ENGINE: engine },
       stdio: ['ignore', 'pipe', 'inherit'],

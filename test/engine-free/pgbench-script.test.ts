@@ -2,7 +2,7 @@
 // PostgreSQL ceiling of the bench is only as true as this conversion, so a broken one fails here, not
 // only in a bench run nobody reads. Pure: no database.
 import t from 'tap'
-import { pgbenchScript, sqlLiteral, type CapturedStatement, type ScriptRequest } from '../bench/pgbench-script.js'
+import { pgbenchScript, sqlLiteral, type CapturedStatement, type ScriptRequest } from '../../bench/pgbench-script.js'
 
 const statement = (text: string, values: unknown[], fields: string[] = [], firstRow: unknown[] | null = null): CapturedStatement => ({
   text,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import ts from 'typescript'
 
-const sourceRoot = fileURLToPath(new URL('../src', import.meta.url))
+const sourceRoot = fileURLToPath(new URL('../../src', import.meta.url))
 
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
@@ -97,6 +97,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shipments'],
   ['gateway'],
   ['deliveries'],
+  ['rules'],
   ['returns'],
   ['notifications'],
   ['order-exchange'],
@@ -136,7 +137,7 @@ t.test('only the plugin and the public entry compose the options', async (t) => 
 })
 
 /** Every TypeScript source the package keeps: the library, the bench, the demo host and the scripts. */
-const repositoryRoot = fileURLToPath(new URL('..', import.meta.url))
+const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 function keptSourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
     const path = join(directory, name)

@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path'
 import t from 'tap'
 import ts from 'typescript'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 // Internal types a public signature happens to reach (the data layer behind createReferenceOrderStore,
 // the outbox's job results): hosts never write them.
 const INTERNAL = ['src/db/', 'src/outbox/dispatcher.ts']

@@ -8,13 +8,13 @@ import { execFile } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 import { promisify } from 'node:util'
-import { allSnippets, COMPILE_FENCE, documentationFiles } from './fixtures/doc-snippets.js'
+import { allSnippets, COMPILE_FENCE, documentationFiles } from '../fixtures/doc-snippets.js'
 
 // Building the declarations and the type check take a minute or two on a busy machine.
 t.setTimeout(10 * 60 * 1000)
 
 const execute = promisify(execFile)
-const repository = new URL('../', import.meta.url).pathname
+const repository = new URL('../../', import.meta.url).pathname
 const tsc = join(repository, 'node_modules/.bin/tsc')
 const snippets = allSnippets(repository)
 
