@@ -370,6 +370,8 @@ export * from './deliveries-schema.js'
 // The returns tables (reverse shipments) too.
 export * from './returns-schema.js'
 export * from './checkpoints-schema.js'
+// The label batches (durable jobs buying a day's labels by the shipping rules).
+export * from './batches-schema.js'
 
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

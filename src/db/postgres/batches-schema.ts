@@ -1,0 +1,54 @@
+// The label batch tables on PostgreSQL: a batch (a durable job with a lease) and its items, one per parcel.
+import { index, integer, json, pgTable, text, timestamp as pgTimestamp } from 'drizzle-orm/pg-core'
+import type { LabelBatchItemRow, LabelBatchItemState, LabelBatchRow, LabelBatchSettings, LabelBatchState } from '../batches.js'
+
+const timestamp = (name: string) => pgTimestamp(name, { withTimezone: true, precision: 3, mode: 'date' })
+const createdAt = () => timestamp('created_at').notNull().defaultNow()
+const updatedAt = () => timestamp('updated_at').notNull().defaultNow()
+const id = () => integer('id').primaryKey().generatedByDefaultAsIdentity()
+
+export const labelBatches = pgTable(
+  'shipments_label_batches',
+  {
+    id: id(),
+    state: text('state').$type<LabelBatchState>().notNull(),
+    settings: json('settings').$type<LabelBatchSettings>().notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamp('lease_expires_at'),
+    userId: text('user_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    finishedAt: timestamp('finished_at'),
+  },
+  (table) => [index('shipments_label_batches_state_idx').on(table.state, table.id)],
+)
+
+export const labelBatchItems = pgTable(
+  'shipments_label_batch_items',
+  {
+    id: id(),
+    batchId: integer('batch_id')
+      .notNull()
+      .references(() => labelBatches.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    shipmentId: integer('shipment_id').notNull(),
+    parcelId: integer('parcel_id'),
+    state: text('state').$type<LabelBatchItemState>().notNull(),
+    rule: text('rule'),
+    carrier: text('carrier'),
+    service: text('service'),
+    operationId: text('operation_id'),
+    reason: text('reason'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at'),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    index('shipments_label_batch_items_batch_idx').on(table.batchId, table.state, table.position),
+    index('shipments_label_batch_items_parcel_idx').on(table.parcelId),
+  ],
+)
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const rowsMatch: [Same<typeof labelBatches.$inferSelect, LabelBatchRow>, Same<typeof labelBatchItems.$inferSelect, LabelBatchItemRow>] = [true, true]
+void rowsMatch
