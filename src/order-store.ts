@@ -36,6 +36,11 @@ export interface OrderSummary {
   dateOrdered?: Date | null | undefined
   /** The customer's note on the order, shown on the packing slip. Optional (the reference store keeps it). */
   customerNotes?: string | null | undefined
+  /**
+   * Facts of the order that shipping rules may test (an `orderAttribute` condition), such as the shipping
+   * method the customer paid for. Optional (the reference store: `shippingMethod`).
+   */
+  attributes?: Readonly<Record<string, string | null>> | undefined
 }
 
 /** A completed order as the attention list shows it, with its lines. */

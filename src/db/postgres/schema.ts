@@ -318,6 +318,8 @@ export const orderLineItems = pgTable(
       .notNull()
       .references(() => orders.id, { onDelete: 'cascade' }),
     sku: text('sku'),
+    /** The unit's barcode (GTIN or the host's own), which a pack station scans; null: its SKU stands. */
+    barcode: text('barcode'),
     name: text('name').notNull(),
     weight: doublePrecision('weight'),
     /** g, kg, lb or oz. */
@@ -366,6 +368,8 @@ export * from './returns-schema.js'
 export * from './checkpoints-schema.js'
 // The label batches (durable jobs buying a day's labels by the shipping rules).
 export * from './batches-schema.js'
+// The day's manifests (a carrier's end-of-day form, such as USPS's SCAN form) and the labels in them.
+export * from './manifests-schema.js'
 
 // Rows read the same as on SQLite: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
