@@ -1,5 +1,6 @@
 // Public surface of fastify-shipments.
-export { fastifyShipments, fastifyShipments as default, type ShipmentsDecorator } from './plugin.js'
+export { fastifyShipments, fastifyShipments as default } from './plugin.js'
+export type { ShipmentsDecorator } from './decorator.js'
 export type { ShipmentsPluginOptions } from './options.js'
 export type { ShipmentsUser, ResolveUser, HasPermission } from './http/access.js'
 export type { ShipmentsPrefixes } from './prefixes.js'

@@ -104,6 +104,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['documents'],
   ['admin'],
   ['options', 'openapi'],
+  ['decorator'],
   ['plugin'],
   ['index'],
 ]

@@ -1,0 +1,106 @@
+// What `app.shipments` holds (the decorator hosts see), what the plugin makes besides for its routes, and
+// the one from the other. Beneath the plugin, which makes the services and mounts the routes.
+import type { DatabaseHandle } from './db/open.js'
+import type { ShipmentsEvents } from './model/events.js'
+import type { OrderStore } from './order-store.js'
+import type { ReferenceOrders } from './orders/reference-orders.js'
+import type { ShipmentService } from './shipments/service.js'
+import type { IntegrationService } from './gateway/integrations.js'
+import type { ProviderRegistry } from './gateway/providers.js'
+import type { OrderExchangeService } from './order-exchange/service.js'
+import type { OutboxService } from './outbox/outbox-service.js'
+import type { WebhookService } from './outbox/webhooks.js'
+import type { PushService } from './gateway/push.js'
+import type { NotificationService } from './notifications/service.js'
+import type { TrackingLinks } from './notifications/tracking-links.js'
+import type { DeliveryService } from './deliveries/service.js'
+import type { BoxService } from './deliveries/boxes.js'
+import type { ReturnService } from './returns/service.js'
+import type { DocumentService } from './documents/service.js'
+
+/** What `app.shipments` holds. */
+export interface ShipmentsDecorator {
+  /** Create, read, update, soft-delete and restore shipments; every change goes through `update`. */
+  shipments: ShipmentService
+  /** The order store in use: the host's, or the reference store. */
+  orders: OrderStore
+  /**
+   * Typed creation and change of the reference store's orders and order statuses; null when the host
+   * brings its own `orderStore`.
+   */
+  referenceOrders: ReferenceOrders | null
+  /** Typed events, written to the outbox with their change and delivered after the commit, at least once. */
+  events: ShipmentsEvents
+  /** The outbox: events and follow-up jobs in commit order, for replays and audits; retry a failed job. */
+  outbox: OutboxService
+  /** Outbound webhook subscriptions: create, change, list, their deliveries and attempts, redeliver. */
+  webhooks: WebhookService
+  /** Push a shipment to an integration, or cancel it there, now (automatic pushes follow `pushOn`). */
+  pushes: { push: PushService['push']; cancel: PushService['cancel'] }
+  /**
+   * The database the package works on: its engine ('sqlite' or 'postgres'), the Drizzle database, and
+   * the package's Drizzle tables for that engine (`schema`). Narrow on `engine` to query the tables.
+   */
+  database: DatabaseHandle
+  /** Integrations stored in the database: create, update, list, external references. */
+  integrations: IntegrationService
+  /** Customer notifications: definitions (list, create, update, remove), test sends, deliveries. */
+  notifications: NotificationService
+  /** Public tracking links (`url`, `revoke`, a return's page `returnUrl`); null when the `trackingPage` option is absent. */
+  trackingLinks: Pick<TrackingLinks, 'url' | 'revoke' | 'returnUrl'> | null
+  /** Providers by id; `register` adds one (duplicate ids are refused). */
+  providers: ProviderRegistry
+  /** ShipStation's export page and ship notification, or null when `orderExchange` is not configured. */
+  orderExchange: OrderExchangeService | null
+  /** Parcels, rate quotes, labels bought exactly once, label documents and voids (see docs/deliveries.md). */
+  deliveries: DeliveryService
+  /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
+  boxes: BoxService
+  /** Returns (RMAs): request against what shipped, the update path, return labels, receiving (see docs/returns.md). */
+  returns: ReturnService
+  /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
+  documents: DocumentService
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The shipments package's services. */
+    shipments: ShipmentsDecorator
+  }
+}
+
+/** What the plugin makes at registration: the decorator's services and what only the routes need besides. */
+export interface PluginServices extends Omit<ShipmentsDecorator, 'database' | 'pushes' | 'trackingLinks'> {
+  pushes: PushService
+  trackingLinks: TrackingLinks | null
+  /** The order exchange's routes, loaded with its service; null when `orderExchange` is not configured. */
+  orderExchangeRoutes: OrderExchangeRoutes | null
+  /** What the reference store lacks for the exchange's tracking fields, shown on the admin's ShipStation page. */
+  trackingFieldProblems: string[]
+}
+
+export type OrderExchangeRoutes = typeof import('./order-exchange/routes.js')['orderExchangeRoutes']
+
+/** What `app.shipments` shows of the services. */
+export function decoratorOf(services: PluginServices, database: DatabaseHandle): ShipmentsDecorator {
+  const { pushes, trackingLinks } = services
+  return {
+    shipments: services.shipments,
+    orders: services.orders,
+    referenceOrders: services.referenceOrders,
+    events: services.events,
+    outbox: services.outbox,
+    webhooks: services.webhooks,
+    pushes: { push: pushes.push, cancel: pushes.cancel },
+    database,
+    integrations: services.integrations,
+    providers: services.providers,
+    orderExchange: services.orderExchange,
+    deliveries: services.deliveries,
+    boxes: services.boxes,
+    returns: services.returns,
+    documents: services.documents,
+    notifications: services.notifications,
+    trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
+  }
+}
