@@ -17,6 +17,7 @@ import type { DeliveryService } from './deliveries/service.js'
 import type { BoxService } from './deliveries/boxes.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
+import type { HealthService } from './health/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -60,6 +61,11 @@ export interface ShipmentsDecorator {
   returns: ReturnService
   /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
   documents: DocumentService
+  /**
+   * The health report: ready or not with reasons (the database, its migrations), and what an operator
+   * watches (the outbox's lag and dead letters, who holds claims, ShipStation's last fetch). See docs/operations.md.
+   */
+  health: HealthService['health']
 }
 
 declare module 'fastify' {
@@ -100,6 +106,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     boxes: services.boxes,
     returns: services.returns,
     documents: services.documents,
+    health: services.health,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

@@ -12,6 +12,7 @@ import { prefixesWithDefaults, type DEFAULT_PREFIXES, type ShipmentsPrefixes } f
 import { checkOrderStore, OrderOptionsSchema, resolveOrderOptions, type OrderOptions, type ResolvedOrderOptions } from './orders/options.js'
 import { resolveShipmentOptions, ShipmentOptionsSchema, takeShipmentHooks, type ResolvedShipmentOptions, type ShipmentOptions } from './shipments/options.js'
 import { OutboxOptionsSchema, type OutboxOptions, type ResolvedOutboxOptions } from './outbox/options.js'
+import { HealthOptionsSchema, type HealthOptions, type ResolvedHealthOptions } from './health/options.js'
 import { GatewayOptionsSchema, resolveGatewayOptions, takeProviders, type GatewayOptions, type ResolvedGatewayOptions } from './gateway/options.js'
 import type { NotificationsOptions } from './notifications/service.js'
 import { resolveNotificationsOptions, resolveTrackingPageOptions, type ResolvedTrackingPageOptions, type TrackingPageOptions } from './notifications/options.js'
@@ -50,9 +51,10 @@ const DataOptionsSchema = Type.Object({
   ...OutboxOptionsSchema.properties,
   ...DeliveriesOptionsSchema.properties,
   ...ReturnsOptionsSchema.properties,
+  ...HealthOptionsSchema.properties,
 })
 
-export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions {
+export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions {
   /**
    * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
    * closes; or the host's Drizzle database over better-sqlite3 or a node-postgres Pool, left open.
@@ -145,6 +147,7 @@ export interface ResolvedOptions {
   returns: ResolvedReturnsOptions
   documents: ResolvedDocumentsOptions
   admin: ResolvedAdminOptions | null
+  health: ResolvedHealthOptions
 }
 
 function fail(option: string, reason: string): never {
@@ -221,5 +224,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     returns,
     documents: resolveDocumentsOptions(documents, deliveries.shipFrom, fail),
     admin: adminOptions,
+    health: checked.health,
   }
 }

@@ -39,6 +39,8 @@ import { returnRoutes } from './returns/routes.js'
 import { createCustomerReturns } from './returns/customer-returns.js'
 import { createDocumentService, loadDocumentEngine, type DocumentService } from './documents/service.js'
 import { documentRoutes } from './documents/routes.js'
+import { createHealth } from './health/service.js'
+import { healthRoute } from './health/routes.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
@@ -169,6 +171,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     documents,
     notifications,
     trackingLinks,
+    health: createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null }).health,
   }
 }
 
@@ -302,6 +305,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
     bodyLimit: options.gateway.bodyLimit,
   })
   await mountTrackingPage(app, base, services)
+  if (options.health.path) await app.register(healthRoute, { path: options.health.path, health: services.health })
   if (options.openapi) {
     const document = await shipmentsOpenApiDocument({
       prefixes: options.prefixes,

@@ -3,6 +3,7 @@
 // overview.ts, parcels.ts, returns.ts, checkpoints.ts); every type of those is re-exported here, so a
 // service imports the data layer from this one module. Each engine implements it in its own folder
 // (sqlite/, postgres/); nothing above this layer imports a driver or a dialect.
+import type { HealthQueries } from './health.js'
 import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
 import type { ReturnPlan as ReturnPlanOf, ReturnStore as ReturnStoreOf } from './returns.js'
 import type { CheckpointData } from './checkpoints.js'
@@ -49,7 +50,7 @@ export type NamedLock = 'shipmentPush' | 'shipNotice' | 'labelPurchase' | 'retur
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`
 
-export interface DataLayer extends ShipmentsStore, IntegrationsStore, ExchangeActivityStore, OverviewQueries, AttentionStore, OrdersStore {
+export interface DataLayer extends ShipmentsStore, IntegrationsStore, ExchangeActivityStore, OverviewQueries, AttentionStore, OrdersStore, HealthQueries {
   readonly engine: Engine
 
   /** A fact the package keeps about its data, or null. */

@@ -12,8 +12,9 @@ export type { SqliteDatabase, PostgresDatabase }
 /** What `database` accepts: a file name, a connection string, or a host's Drizzle database. */
 export type ShipmentsDatabase = SqliteDatabase | PostgresDatabase
 
-/** The package's own migrations table, on either engine; a host's `__drizzle_migrations` is never touched. */
-export const MIGRATIONS_TABLE = '__shipments_migrations'
+import { MIGRATIONS_TABLE } from './health.js'
+
+export { MIGRATIONS_TABLE }
 
 /** The database the package works on, with its engine and the Drizzle tables of that engine. */
 export type DatabaseHandle =

@@ -14,6 +14,7 @@ import { createPostgresCheckpointData } from './checkpoints.js'
 import { createPostgresChangeStamp, type PostgresDatabase } from './connection.js'
 import type { PostgresContext } from './context.js'
 import { createPostgresExchangeActivityStore } from './exchange-activity.js'
+import { createPostgresHealthQueries } from './health.js'
 import { createPostgresIntegrationsStore } from './integrations.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { createPostgresOrdersStore } from './orders.js'
@@ -39,6 +40,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     ...createPostgresShipmentsStore(context),
     ...createPostgresIntegrationsStore(context),
     ...createPostgresExchangeActivityStore(context),
+    ...createPostgresHealthQueries(context),
     ...createPostgresOverviewQueries(context),
     ...createPostgresAttentionStore(context),
     ...createPostgresOrdersStore(context),

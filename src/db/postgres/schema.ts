@@ -177,6 +177,8 @@ export const outbox = pgTable(
     index('shipments_outbox_pending_idx').on(table.availableAt, table.id).where(sql`state = 'pending'`),
     index('shipments_outbox_pending_key_idx').on(table.orderingKey, table.id).where(sql`state = 'pending'`),
     index('shipments_outbox_done_idx').on(table.doneAt),
+    // The dead letters, which health reports count (bounded) and the system page lists, found without a scan.
+    index('shipments_outbox_failed_idx').on(table.id).where(sql`state = 'failed'`),
   ],
 )
 

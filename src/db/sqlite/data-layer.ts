@@ -15,6 +15,7 @@ import { createCheckpointer } from './checkpointer.js'
 import type { SqliteContext } from './context.js'
 import { createChangeStamp, lockDirectoryFor, onWriteCommit, withStatementCache, type SqliteDatabase } from './dialect.js'
 import { createSqliteExchangeActivityStore } from './exchange-activity.js'
+import { createSqliteHealthQueries } from './health.js'
 import { createGroupCommit } from './group-commit.js'
 import { createSqliteDeliveryLedger, createSqliteIntegrationsStore } from './integrations.js'
 import { createSqliteOrdersStore } from './orders.js'
@@ -67,6 +68,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     ...createSqliteShipmentsStore(context, { allocatedInOrder, recordDelivery, insertCheckpoints }),
     ...createSqliteIntegrationsStore(context, recordDelivery),
     ...createSqliteExchangeActivityStore(context),
+    ...createSqliteHealthQueries(context),
     ...createSqliteOverviewQueries(context),
     ...createSqliteAttentionStore(context, allocatedInOrder),
     ...createSqliteOrdersStore(context),

@@ -1,0 +1,1 @@
+CREATE INDEX `shipments_outbox_failed_idx` ON `shipments_outbox` (`id`) WHERE state = 'failed';

@@ -1,0 +1,28 @@
+// The facts a health report reads from the database, each bounded (an index and a limit, never a scan of
+// a table): the migrations applied, the outbox's oldest due message, its dead letters and who holds claims.
+import { readFileSync } from 'node:fs'
+
+/** The package's own migrations table, on either engine; a host's `__drizzle_migrations` is never touched. */
+export const MIGRATIONS_TABLE = '__shipments_migrations'
+
+export interface HealthFacts {
+  /** Rows of the package's migrations table, and the newest one's stamp (drizzle's `created_at`, the journal's `when`). */
+  migrations: { applied: number; newest: number | null }
+  /** When the oldest pending message that is due now became due; null when none is. */
+  oldestDueAt: Date | null
+  /** Failed (dead-lettered) messages, counted up to the cap. */
+  deadLetters: number
+  /** The instances holding live claims on pending messages, with how many (over at most the cap's messages). */
+  claims: Array<{ instanceId: string; messages: number }>
+}
+
+export interface HealthQueries {
+  healthFacts(now: Date, cap: number): Promise<HealthFacts>
+}
+
+/** The migrations this package ships for an engine: how many, and the newest one's stamp. Read once. */
+export function shippedMigrations(engine: 'sqlite' | 'postgres'): { count: number; newest: number | null } {
+  const journal = JSON.parse(readFileSync(new URL(`../../drizzle/${engine}/meta/_journal.json`, import.meta.url), 'utf8')) as { entries: Array<{ when: number }> }
+  const stamps = journal.entries.map((entry) => entry.when)
+  return { count: stamps.length, newest: stamps.length > 0 ? Math.max(...stamps) : null }
+}
