@@ -41,6 +41,7 @@ import { createDocumentService, loadDocumentEngine, type DocumentService } from 
 import { documentRoutes } from './documents/routes.js'
 import { createHealth } from './health/service.js'
 import { healthRoute } from './health/routes.js'
+import { observeFacts } from './telemetry.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
@@ -74,6 +75,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     followUpsOf: async (delivered) => (await Promise.all(followUps.map((of) => of(delivered)))).flat(),
   })
   app.addHook('onReady', () => dispatcher.start())
+  observeGauges(app, data, options.clock)
   let buildingAttention: Promise<void> = Promise.resolve()
   // Close only what the package opened (the data layer knows); a host's database stays the host's.
   app.addHook('onClose', async () => {
@@ -173,6 +175,24 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     trackingLinks,
     health: createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null }).health,
   }
+}
+
+/**
+ * The gauges read from the database (the outbox's backlog and oldest due message, the attention list),
+ * registered with the host's meter provider when the plugin is ready (so an SDK registered before
+ * `app.ready()` is used) and removed when it closes.
+ */
+function observeGauges(app: FastifyInstance, data: DataLayer, clock: () => number): void {
+  let stopObserving = () => {}
+  app.addHook('onReady', () => {
+    stopObserving = observeFacts(async () => {
+      const now = clock()
+      const facts = await data.healthFacts(new Date(now), 10_000)
+      const waited = facts.oldestDueAt === null ? 0 : Math.max(0, now - facts.oldestDueAt.getTime()) / 1000
+      return { backlog: facts.backlog, oldestPendingAgeSeconds: waited, attentionOrders: facts.attentionOrders }
+    })
+  })
+  app.addHook('onClose', () => stopObserving())
 }
 
 /** ShipStation's order exchange (its service, its routes, Basic auth), loaded here for a host that sets it up. */

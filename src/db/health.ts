@@ -10,6 +10,10 @@ export interface HealthFacts {
   migrations: { applied: number; newest: number | null }
   /** When the oldest pending message that is due now became due; null when none is. */
   oldestDueAt: Date | null
+  /** Pending messages that are due, counted up to the cap. */
+  backlog: number
+  /** Orders on the attention list, counted up to the cap. */
+  attentionOrders: number
   /** Failed (dead-lettered) messages, counted up to the cap. */
   deadLetters: number
   /** The instances holding live claims on pending messages, with how many (over at most the cap's messages). */

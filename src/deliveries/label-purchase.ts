@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import type { IntegrationRow, ParcelPlan } from '../db/data-layer.js'
 import type { LabelOperationRow, ParcelRow } from '../db/parcels.js'
-import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
+import { DeliveryErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { inSpan, instruments } from '../telemetry.js'
 import type { LabelFormat, LabelPurchaseRequest, PurchasedLabel } from '../gateway/delivery-provider.js'
 import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason } from '../gateway/delivery-provider.js'
 import type { PostalAddress } from '../order-store.js'
@@ -64,7 +65,7 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
     return parcel
   }
 
-  async function buyLabel(shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext = {}): Promise<LabelPurchaseResult> {
+  async function purchase(shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext): Promise<LabelPurchaseResult> {
     await requireParcel(shipmentId, parcelId)
     const shipment = await requireShipment(shipmentId)
     const labelFormat = input.labelFormat ?? 'PDF'
@@ -110,10 +111,14 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
         labelFormat,
         externalId: op.externalId,
       }
+      const providerAttributes = { 'shipments.provider': operationAt.provider.id, 'shipments.carrier': op.carrier, 'shipments.service': op.service }
       const recover = async (): Promise<PurchasedLabel | null> => {
         const fresh = await data.parcels.findOperation(op.operationId)
-        if (!fresh?.externalId) return null
-        const found = await operationAt.provider.deliveries.recoverLabel({ ...request, externalId: fresh.externalId }, operationAt.context, journal)
+        const externalId = fresh?.externalId
+        if (!externalId) return null
+        const found = await inSpan('shipments.provider.recover_label', providerAttributes, () =>
+          operationAt.provider.deliveries.recoverLabel({ ...request, externalId }, operationAt.context, journal),
+        )
         return found.state === 'purchased' ? found.label : null
       }
       const finish = async (label: PurchasedLabel, recovered: boolean): Promise<LabelPurchaseResult> => ({
@@ -134,7 +139,9 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
       try {
         // A purchase begun just now has no provider id yet; a resumed one may have got it during the recovery.
         const externalId = resumed ? ((await data.parcels.findOperation(op.operationId))?.externalId ?? null) : op.externalId
-        const label = await operationAt.provider.deliveries.purchaseLabel({ ...request, externalId }, operationAt.context, journal)
+        const label = await inSpan('shipments.provider.purchase_label', providerAttributes, () =>
+          operationAt.provider.deliveries.purchaseLabel({ ...request, externalId }, operationAt.context, journal),
+        )
         return await finish(label, resumed)
       } catch (error) {
         if (!(error instanceof DeliveryProviderError)) {
@@ -163,5 +170,44 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
     })
   }
 
-  return { buyLabel }
+  return { buyLabel: withPurchaseTelemetry(purchase) }
+}
+
+/**
+ * A purchase in its span (`shipments.label.purchase`, the provider's calls as its children), counted by
+ * outcome and carrier, its cost by currency and its duration.
+ */
+function withPurchaseTelemetry(purchase: (shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext) => Promise<LabelPurchaseResult>) {
+  return function buyLabel(shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext = {}): Promise<LabelPurchaseResult> {
+    const attributes = { 'shipments.shipment.id': shipmentId, 'shipments.parcel.id': parcelId, 'shipments.integration': String(input.integration).slice(0, 100) }
+    return inSpan('shipments.label.purchase', attributes, async (span) => {
+      const { labelPurchases, labelCost, labelPurchaseDuration } = instruments()
+      const started = performance.now()
+      let outcome = 'error'
+      let carrier = 'none'
+      try {
+        const result = await purchase(shipmentId, parcelId, input, context)
+        outcome = result.recovered ? 'recovered' : 'purchased'
+        carrier = result.parcel.carrier ?? 'none'
+        const cost = result.parcel.label?.cost
+        if (cost) labelCost.add(Number(cost.amount), { 'shipments.currency': cost.currency })
+        return result
+      } catch (error) {
+        outcome = purchaseFailure(error)
+        throw error
+      } finally {
+        span.setAttributes({ 'shipments.outcome': outcome, 'shipments.carrier': carrier })
+        labelPurchases.add(1, { 'shipments.outcome': outcome, 'shipments.carrier': carrier })
+        labelPurchaseDuration.record((performance.now() - started) / 1000, { 'shipments.outcome': outcome })
+      }
+    })
+  }
+}
+
+/** A failed purchase's outcome for the metrics: refused by the carrier, unknown, or refused before any call. */
+function purchaseFailure(error: unknown): string {
+  if (error instanceof DeliveryErrors.OutcomeUnknown) return 'unknown'
+  if (error instanceof DeliveryErrors.LabelExists || error instanceof DeliveryErrors.PurchaseBusy) return 'conflict'
+  if (error instanceof ShipmentUpdateRejectedError && error.cause instanceof DeliveryProviderError) return 'refused'
+  return 'invalid'
 }

@@ -1,5 +1,6 @@
 // Voiding a parcel's label: the refund asked of the provider first, then the label leaves the parcel in
 // one change with its history row and event, and the shipment's own tracking number follows.
+import { inSpan } from '../telemetry.js'
 import { DeliveryErrors } from '../errors.js'
 import { DeliveryProviderError } from '../gateway/delivery-provider.js'
 import type { DeliveryLabelPort } from './label-port.js'
@@ -20,7 +21,10 @@ export function createLabelVoid(shared: DeliveryServiceContext, port: DeliveryLa
       const at = await deliveryProviderById(operation.integrationId)
       let refundStatus: string
       try {
-        ;({ refundStatus } = await at.provider.deliveries.voidLabel({ externalId: operation.externalId }, at.context, journalFor(operation.operationId)))
+        const externalId = operation.externalId
+        ;({ refundStatus } = await inSpan('shipments.provider.void_label', { 'shipments.provider': at.provider.id, 'shipments.parcel.id': parcelId }, () =>
+          at.provider.deliveries.voidLabel({ externalId }, at.context, journalFor(operation.operationId)),
+        ))
       } catch (error) {
         if (error instanceof DeliveryProviderError) throw refusal(error)
         throw error

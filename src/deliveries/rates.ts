@@ -11,6 +11,7 @@ import { formatIsoWithOffset } from '../time.js'
 import type { BuyLabelInput } from './label-purchase.js'
 import type { DeliveryLabelPort } from './label-port.js'
 import { checkOffers } from './rate-offers.js'
+import { inSpan } from '../telemetry.js'
 import type { DeliveryServiceContext } from './service-context.js'
 
 export interface RateQuote {
@@ -49,7 +50,12 @@ export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryL
     const started = performance.now()
     let offers: unknown
     try {
-      offers = await at.provider.deliveries.quoteRates(request, at.context)
+      const quote = at.provider.deliveries.quoteRates.bind(at.provider.deliveries)
+      offers = await inSpan('shipments.provider.quote_rates', { 'shipments.provider': at.provider.id, 'shipments.parcel.id': parcelId }, async (span) => {
+        const answered = await quote(request, at.context)
+        span.setAttribute('shipments.offers', Array.isArray(answered) ? answered.length : 0)
+        return answered
+      })
     } catch (error) {
       if (error instanceof DeliveryProviderError) {
         await journal.attempt({ step: 'rates', request: { integration: at.row.handle }, response: { code: error.providerCode }, statusCode: null, error: error.message, durationMs: performance.now() - started })

@@ -1,6 +1,7 @@
 // What the document service's concerns share: the dependencies, the PDF half loaded on first use, the
 // batch read once (its shipments, orders and lines), the slip's date and the document's stamp, and a
 // render's refusal of a character no font draws. It knows none of the concerns; they import it.
+import { inSpan } from '../telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { DocumentErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderStore, OrderSummary } from '../order-store.js'
@@ -90,10 +91,10 @@ export function createDocumentServiceContext(deps: DocumentServiceDependencies) 
     return loaded
   }
 
-  /** Runs a render, turning a character no font draws into the documented 422 (under missingGlyphs 'error'). */
+  /** Runs a render in its span (`shipments.document.render`), turning a character no font draws into the documented 422 (under missingGlyphs 'error'). */
   async function rendering<T>(render: () => Promise<T>): Promise<T> {
     try {
-      return await render()
+      return await inSpan('shipments.document.render', {}, render)
     } catch (error) {
       if (error instanceof (await loadDocumentEngine()).MissingGlyphError) throw new DocumentErrors.UnsupportedCharacter((error as Error).message)
       throw error

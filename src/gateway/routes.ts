@@ -1,5 +1,6 @@
 // The public integration gateway (spec 4.2): resolves an integration by handle and hands the raw
 // request to its provider. Anonymous at framework level; providers authenticate.
+import { inSpan, instruments } from '../telemetry.js'
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -74,9 +75,13 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
       const bindings = { integration: handle, provider: provider.id }
       let context: ProviderContext | undefined
       let response: GatewayResponse
+      // Inbound events counted by provider and outcome (accepted, refused, failed), for operators' dashboards.
+      const counted = (outcome: string) => instruments().trackingEvents.add(1, { 'shipments.provider': provider.id, 'shipments.outcome': outcome })
       try {
-        context = integrations.contextFor(row, request.log, bindings)
-        response = await provider.handleGatewayRequest(
+        const providerContext = integrations.contextFor(row, request.log, bindings)
+        context = providerContext
+        const gatewayRequest = provider.handleGatewayRequest.bind(provider)
+        response = await inSpan('shipments.gateway.request', { 'shipments.provider': provider.id }, () => gatewayRequest(
           {
             method: request.method,
             url: request.url,
@@ -84,14 +89,15 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
             headers: request.headers,
             rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           },
-          context,
-        )
+          providerContext,
+        ))
       } catch (error) {
         const log = context?.logger ?? request.log.child(bindings)
         // The host's to fix, logged (setting and variable, never a value) where the settings were read;
         // the sender learns only that the integration is not configured.
         if (error instanceof IntegrationSecretError) return sendError(reply, 400, error)
         const refusal = refusalMessage(error)
+        counted(refusal !== null ? 'refused' : 'failed')
         if (refusal !== null) {
           // A request refused by the provider or by the update it made (a bad signature, an unknown
           // order, a value the update refuses) is the sender's fault: a warning without a stack, so an
@@ -102,6 +108,7 @@ export const gatewayRoutes: FastifyPluginAsync<GatewayRoutesOptions> = async (sc
         log.error({ err: error }, 'Integration request failed')
         return sendError(reply, 400, new GatewayErrors.RequestFailed())
       }
+      counted((response.status ?? 200) < 400 ? 'accepted' : 'refused')
       const passThrough = reply as FastifyReply
       passThrough.code(response.status ?? 200)
       if (response.headers) passThrough.headers(response.headers)

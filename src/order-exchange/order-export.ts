@@ -1,5 +1,6 @@
 // The export (spec 4.3): one page of the orders ShipStation asks for, in its date window and store, as
 // the XML document it reads; an order that fails validation fails the page when the settings say so.
+import { inSpan } from '../telemetry.js'
 import { OrderExchangeErrors } from '../errors.js'
 import { parsePlatformDate } from '../time.js'
 import { renderExportDocument } from './export-document.js'
@@ -40,7 +41,12 @@ export function createOrderExport(shared: OrderExchangeContext) {
   }
 
   /** One page of the export document. */
-  async function exportPage(request: ExportRequest): Promise<string> {
+  /** One page of the export, in its span (`shipments.exchange.export`). */
+  function exportPage(request: ExportRequest): Promise<string> {
+    return inSpan('shipments.exchange.export', { 'shipments.exchange.page': Number(request.page ?? 1) || 1 }, () => exportPageInSpan(request))
+  }
+
+  async function exportPageInSpan(request: ExportRequest): Promise<string> {
     return (await exportDocument(request)).xml
   }
 

@@ -2,6 +2,7 @@
 // the notice names), the order moved to the Status Handle with its tracking, its open shipments shipped
 // (opt-in), the parcel of its tracking number shipped; a notice with items goes through
 // ship-notification-items.ts. The same notification twice leaves the state of once.
+import { inSpan } from '../telemetry.js'
 import { OrderExchangeErrors } from '../errors.js'
 import type { OrderSummary } from '../order-store.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
@@ -38,7 +39,12 @@ export function createShipNotification(shared: OrderExchangeContext, { shipNotif
   }
 
   /** Applies a ship notification (spec 4.4); the same notification twice leaves the state of once. */
-  async function shipNotify(given: ShipNotifyParameters): Promise<void> {
+  /** A ship notification, in its span (`shipments.exchange.ship_notify`). */
+  function shipNotify(given: ShipNotifyParameters): Promise<void> {
+    return inSpan('shipments.exchange.ship_notify', {}, () => shipNotifyInSpan(given))
+  }
+
+  async function shipNotifyInSpan(given: ShipNotifyParameters): Promise<void> {
     // Trimmed here too, so a host's direct call reads its values as the route does.
     const parameters = Object.fromEntries(
       Object.entries(given).map(([key, value]) => [key, typeof value === 'string' ? value.trim() : value]),

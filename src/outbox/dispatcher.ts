@@ -6,6 +6,7 @@
 // Composed of one part per concern over a shared context (dispatcher-context.ts): event-delivery.ts (events
 // to their listeners, marked delivered in batches), outbox-sweep.ts (what nobody holds, pruning, the timers)
 // and here the jobs (one attempt each, bounded, retried) and the hand-off between them. The types stay here.
+import { inSpan, instruments } from '../telemetry.js'
 import type { NewOutboxMessage, OutboxAttemptRecord, OutboxRow } from '../db/data-layer.js'
 import { createDispatcherContext, type DispatcherContextDependencies } from './dispatcher-context.js'
 import { createEventDelivery } from './event-delivery.js'
@@ -83,7 +84,21 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     }
   }
 
-  async function runJob(row: OutboxRow): Promise<void> {
+  /**
+   * One attempt of a job in its span (`shipments.outbox.job`, with the message's id, so a delivery is
+   * found from the change that wrote it: handled right after the commit, it is that change's request's
+   * child), counted by job and outcome.
+   */
+  function runJob(row: OutboxRow): Promise<void> {
+    const attributes = { 'messaging.message.id': row.messageId, 'shipments.outbox.name': row.name, 'shipments.outbox.ordering_key': row.orderingKey, 'shipments.outbox.attempt': row.attempts + 1 }
+    return inSpan('shipments.outbox.job', attributes, async (span) => {
+      const outcome = await attemptAndRecord(row)
+      span.setAttribute('shipments.outcome', outcome)
+      instruments().outboxDeliveries.add(1, { 'shipments.outbox.name': row.name, 'shipments.outcome': outcome })
+    })
+  }
+
+  async function attemptAndRecord(row: OutboxRow): Promise<OutboxAttemptRecord['outcome']['state']> {
     const handler = deps.jobs[row.name]
     const started = performance.now()
     const attemptedAt = new Date()
@@ -113,6 +128,7 @@ export function createOutboxDispatcher(deps: DispatcherDependencies) {
     } catch (error) {
       logger.error({ err: error, messageId: row.messageId }, 'Could not record an outbox job attempt')
     }
+    return outcome.state
   }
 
   /**

@@ -1,6 +1,7 @@
 // The outbox sweep: what nobody holds (a dead process's messages, retries come due) claimed and handed
 // off, a claim phase at a time; delivered messages pruned in batches; the claims this instance holds
 // renewed; and the timers that run it from start() to stop().
+import { spanSince } from '../telemetry.js'
 import type { OutboxRow } from '../db/data-layer.js'
 import type { DispatcherContext } from './dispatcher-context.js'
 
@@ -40,7 +41,10 @@ export function createOutboxSweep(shared: DispatcherContext, { deliver }: { deli
     // one sweep, not one batch per poll interval.
     let due: OutboxRow[]
     do {
+      const claimStarted = Date.now()
       due = await data.outbox.claimDue(claim.instanceId, claim.leaseMs, SWEEP_BATCH)
+      // A span only when the sweep found work: an idle poll every second would be noise.
+      if (due.length > 0) spanSince('shipments.outbox.claim', { 'shipments.outbox.claimed': due.length }, claimStarted)
       if (due.length > 0) started.push(deliver(due))
     } while (due.length === SWEEP_BATCH && !state.stopped && state.runningJobs < MAX_RUNNING_JOBS)
     if (Date.now() - lastPrune >= PRUNE_EVERY_MS && !pruning) {

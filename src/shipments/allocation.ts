@@ -2,6 +2,7 @@
 // split rule over what is left), the order's allocation, and the host's reports that an order completed
 // or changed status. Rule: what a shipment holds is checked against the order's allocation in the
 // creating transaction, and a status change the order sync makes goes through the update path (updates.ts).
+import { inSpan } from '../telemetry.js'
 import { AllocationExceededError, type StoredShipmentItem } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderSummary } from '../order-store.js'
@@ -54,7 +55,7 @@ export function createShipmentAllocation(shared: ShipmentServiceContext, updates
     return rule
   }
 
-  async function create(orderId: number, options: CreateShipmentsOptions = {}): Promise<Shipment[]> {
+  async function createShipments(orderId: number, options: CreateShipmentsOptions = {}): Promise<Shipment[]> {
     const modes = [options.count, options.items, options.rule].filter((value) => value !== undefined).length
     if (modes > 1) throw new ShipmentValidationError({ items: ['Give one of count, items or rule.'] })
     const howMany = options.count ?? 1
@@ -186,5 +187,17 @@ export function createShipmentAllocation(shared: ShipmentServiceContext, updates
     return { order, lines: lines.map((line) => allocatedLine(line, allocated)) }
   }
 
-  return { create, allocation, orderStatusChanged, orderCompleted }
+  return { create: inCreationSpan(createShipments), allocation, orderStatusChanged, orderCompleted }
+}
+
+/** A creation (and its allocation of the order's lines) in its span, `shipments.shipment.create`. */
+function inCreationSpan(createShipments: (orderId: number, options?: CreateShipmentsOptions) => Promise<Shipment[]>) {
+  return function create(orderId: number, options: CreateShipmentsOptions = {}): Promise<Shipment[]> {
+    const mode = options.items !== undefined ? 'items' : options.rule !== undefined ? 'rule' : 'count'
+    return inSpan('shipments.shipment.create', { 'shipments.order.id': orderId, 'shipments.allocation.mode': mode }, async (span) => {
+      const created = await createShipments(orderId, options)
+      span.setAttribute('shipments.shipment.count', created.length)
+      return created
+    })
+  }
 }

@@ -17,6 +17,7 @@ import { createUpdatePlan } from './update-plan.js'
 import { createUpdateEvents } from './update-events.js'
 import { createOrderAdvance } from './order-advance.js'
 import { createUpdateCommit } from './update-commit.js'
+import { inSpan, instruments } from '../telemetry.js'
 
 export type { ExternalEvent, UpdateContext, UpdateResult } from './update-context.js'
 export { EXTERNAL_EVENT_MAX_SKEW_MS, refuseFutureEvent } from './update-checks.js'
@@ -34,11 +35,23 @@ export function createShipmentUpdates(shared: ShipmentServiceContext) {
     return applyUpdate(id, input, context, null)
   }
 
+  /** A change in its span (`shipments.shipment.update`), counted by the status it moved to when it moved one. */
+  function applyUpdate(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext, orderCancellation: 'cancel' | 'restore' | null): Promise<UpdateResult> {
+    return inSpan('shipments.shipment.update', { 'shipments.shipment.id': id }, async (span) => {
+      const result = await applyUpdateInSpan(id, input, context, orderCancellation)
+      if (result.transition) {
+        span.setAttributes({ 'shipments.status.from': result.transition.from, 'shipments.status.to': result.transition.to })
+        instruments().transitions.add(1, { 'shipments.status': result.transition.to })
+      }
+      return result
+    })
+  }
+
   /**
    * `orderCancellation`: the change cancels the shipment with its order (remembering the status to
    * restore) or restores it; it applies only while the shipment is as the order sync found it.
    */
-  async function applyUpdate(
+  async function applyUpdateInSpan(
     id: number,
     input: ShipmentUpdateInput | unknown,
     context: UpdateContext,

@@ -1,4 +1,4 @@
-// The health report's facts on PostgreSQL: four bounded reads in one round trip each (see ../health.ts).
+// The health report's facts on PostgreSQL: bounded reads, sent together (see ../health.ts).
 import { sql } from 'drizzle-orm'
 import { MIGRATIONS_TABLE, type HealthQueries } from '../health.js'
 import type { PostgresContext } from './context.js'
@@ -6,10 +6,12 @@ import type { PostgresContext } from './context.js'
 export function createPostgresHealthQueries({ db }: PostgresContext): HealthQueries {
   return {
     async healthFacts(now, cap) {
-      const [migrations, due, dead, claims] = await Promise.all([
+      const [migrations, due, backlog, attention, dead, claims] = await Promise.all([
         db.execute<{ applied: string; newest: string | null }>(sql`SELECT count(*) AS applied, max(created_at) AS newest FROM ${sql.identifier(MIGRATIONS_TABLE)}`),
         // The partial indexes on pending and failed messages (migrations 0004, 0020) answer these.
         db.execute<{ available_at: Date }>(sql`SELECT available_at FROM shipments_outbox WHERE state = 'pending' AND available_at <= ${now} ORDER BY available_at, id LIMIT 1`),
+        db.execute<{ count: string }>(sql`SELECT count(*) AS count FROM (SELECT 1 FROM shipments_outbox WHERE state = 'pending' AND available_at <= ${now} LIMIT ${cap}) AS due`),
+        db.execute<{ count: string }>(sql`SELECT count(*) AS count FROM (SELECT 1 FROM shipments_attention_orders LIMIT ${cap}) AS attention`),
         db.execute<{ count: string }>(sql`SELECT count(*) AS count FROM (SELECT 1 FROM shipments_outbox WHERE state = 'failed' LIMIT ${cap}) AS failed`),
         db.execute<{ instance_id: string; messages: string }>(
           sql`SELECT claimed_by AS instance_id, count(*) AS messages FROM (SELECT claimed_by FROM shipments_outbox WHERE state = 'pending' AND claimed_until > ${now} AND claimed_by IS NOT NULL LIMIT ${cap}) AS claimed GROUP BY claimed_by ORDER BY claimed_by`,
@@ -20,6 +22,8 @@ export function createPostgresHealthQueries({ db }: PostgresContext): HealthQuer
       return {
         migrations: { applied: Number(migrations.rows[0]?.applied ?? 0), newest: newest === null ? null : Number(newest) },
         oldestDueAt: dueAt === undefined ? null : new Date(dueAt),
+        backlog: Number(backlog.rows[0]?.count ?? 0),
+        attentionOrders: Number(attention.rows[0]?.count ?? 0),
         deadLetters: Number(dead.rows[0]?.count ?? 0),
         claims: claims.rows.map((row) => ({ instanceId: row.instance_id, messages: Number(row.messages) })),
       }
