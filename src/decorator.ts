@@ -17,6 +17,7 @@ import type { DeliveryService } from './deliveries/service.js'
 import type { BoxService } from './deliveries/boxes.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
+import type { PackStationService } from './pack-station/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -60,6 +61,12 @@ export interface ShipmentsDecorator {
   returns: ReturnService
   /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
   documents: DocumentService
+  /**
+   * The pack station: `open(code)` a scanned packing slip, `scan(shipmentId, code, counted)` an item
+   * against the shipment, `finish(shipmentId, { counted, weight })` stores the parcel and buys its label
+   * by the shipping rules, once (see docs/pack-station.md).
+   */
+  packStation: PackStationService
 }
 
 declare module 'fastify' {
@@ -100,6 +107,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     boxes: services.boxes,
     returns: services.returns,
     documents: services.documents,
+    packStation: services.packStation,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

@@ -124,6 +124,8 @@ export { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './notific
 export { standaloneTrackingLayout, trackingPageFrameworkErrors, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page-layout.js'
 export { DeliveryErrors, DocumentErrors } from './errors.js'
 export type { DocumentService } from './documents/service.js'
+export { PackStationErrors } from './errors.js'
+export type { PackStationService, PackShipment, PackLine, PackLabel, PackCounts, PackScanResult, PackFinishInput, PackFinishResult } from './pack-station/service.js'
 export type { DocumentsOptions, LabelFile } from './documents/options.js'
 export type { DocumentFont, FontSource } from './documents/fonts.js'
 export type { PackingSlipData, PackingSlipGroup, PackingSlipLine, PickListRow, DocumentShop } from './documents/model.js'

@@ -102,6 +102,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['notifications'],
   ['order-exchange'],
   ['documents'],
+  ['pack-station'],
   ['admin'],
   ['options', 'openapi'],
   ['decorator'],
