@@ -3,8 +3,10 @@
 // or one too many is refused in a packer's words, and finishing stores the parcel and buys its label by
 // the shipping rules exactly once (a second finish answers the same label and buys nothing).
 import t, { type Test } from 'tap'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { eq } from 'drizzle-orm'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { shipmentsOpenApiDocument } from '../src/index.js'
 import { as, buildTestApp } from './fixtures/app.js'
 import { tables } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
@@ -182,4 +184,25 @@ t.test('a whole-order shipment packs every shippable line; no matching rule is s
   t.match(finished.json(), { bought: 1, labels: [{ parcelId: parcel!.id }] })
   t.match((await parcelsOf(app, shipment.id))[0], { weight: '950', status: 'labelled' }, 'the weight confirmed again replaces the first')
   t.equal(imitation.stats.buys, 1)
+})
+
+t.test("the station's answers, successes and refusals, validate against the OpenAPI document", async (t) => {
+  const { app, shipment, mug, tea } = await setup(t)
+  const document = (await shipmentsOpenApiDocument()) as unknown as { paths: Record<string, { post: { responses: Record<string, { content: Record<string, { schema: object }> }> } }> }
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  const check = (response: LightMyRequestResponse, path: string) => {
+    const schema = document.paths[`/shipments/api/pack-station${path}`]?.post.responses[String(response.statusCode)]?.content['application/json']?.schema
+    t.ok(schema, `${path} documents ${response.statusCode}`)
+    t.ok(schema && ajv.validate(schema, response.json()), `${path} ${response.statusCode}: ${ajv.errorsText()}`)
+  }
+  const counted = [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 1 }]
+  check(await post(app, '/open', { code: shipment.reference }), '/open')
+  check(await post(app, '/open', { code: 'NOPE' }), '/open')
+  check(await post(app, '/open', { code: '' }), '/open')
+  check(await post(app, `/shipments/${shipment.id}/scan`, { code: 'TEA-1', counted: [] }), '/shipments/{id}/scan')
+  check(await post(app, `/shipments/${shipment.id}/scan`, { code: 'NOPE', counted: [] }), '/shipments/{id}/scan')
+  check(await post(app, `/shipments/${shipment.id}/finish`, { counted: [] }), '/shipments/{id}/finish')
+  check(await post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: 1.5, unit: 'kg' } }), '/shipments/{id}/finish')
+  check(await post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: '1.5', unit: 'kg' } }), '/shipments/{id}/finish')
+  check(await post(app, `/shipments/${shipment.id}/finish`, { counted }, 'viewer'), '/shipments/{id}/finish')
 })
