@@ -171,6 +171,12 @@ export function createPackStation(deps: PackStationDependencies) {
     return present(shipment, lines, shipment.parcels)
   }
 
+  /** The shipment in pack mode with the station's counts, checked as a scan checks them (a page drawn again after a refusal). */
+  async function view(shipmentId: number, counted: PackCounts): Promise<PackShipment> {
+    const shipment = await packable(shipmentId)
+    return present(shipment, applyCounts(await linesOf(shipment), counted), shipment.parcels)
+  }
+
   /** An item scanned: the line it is and the new counts, or the refusal (not in this shipment, one too many). */
   async function scan(shipmentId: number, code: string, counted: PackCounts): Promise<PackScanResult> {
     const shipment = await packable(shipmentId)
@@ -225,7 +231,7 @@ export function createPackStation(deps: PackStationDependencies) {
     return { shipment: present(fresh, lines, parcels), bought, labels }
   }
 
-  return { open, scan, finish }
+  return { open, view, scan, finish }
 }
 
 export type PackStationService = ReturnType<typeof createPackStation>
