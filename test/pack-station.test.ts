@@ -11,6 +11,7 @@ import { as, buildTestApp } from './fixtures/app.js'
 import { tables } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
 import { completedOrderWithLines } from './fixtures/orders.js'
+import { adminClient } from './fixtures/admin.js'
 
 const API_KEY = 'EZTK-pack-station-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
@@ -29,7 +30,7 @@ async function saveRules(app: FastifyInstance, rules: unknown) {
 /** A host with EasyPost (the imitation), a US order of a mug (barcode) x2, a tea (SKU only) x1 and an e-book, and its shipments. */
 async function setup(t: Test, rules: unknown = CHEAPEST_IN_US) {
   const imitation = await easyPostImitation(t, { apiKey: API_KEY })
-  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM } })
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, admin: {} })
   await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'webhook-secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 2000 } })
   const orders = app.shipments.referenceOrders!
   await orders.saveStatus({ handle: 'processing', name: 'Processing', isDefault: true })
@@ -205,4 +206,46 @@ t.test("the station's answers, successes and refusals, validate against the Open
   check(await post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: 1.5, unit: 'kg' } }), '/shipments/{id}/finish')
   check(await post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: '1.5', unit: 'kg' } }), '/shipments/{id}/finish')
   check(await post(app, `/shipments/${shipment.id}/finish`, { counted }, 'viewer'), '/shipments/{id}/finish')
+})
+
+t.test('the admin page works without script: GET scans carry the counts, the POST buys once, refusals are alerts', async (t) => {
+  const { app, imitation, shipment, mug, tea } = await setup(t)
+  const admin = adminClient(app, 'admin')
+  const idle = await admin.get('/pack-station')
+  t.equal(idle.statusCode, 200)
+  t.match(idle.body, /<input type="text" id="pack-scan" name="code"[^>]* autofocus>/, 'the scan field has the focus')
+  t.match(idle.body, /<a href="\/shipments\/admin\/pack-station" aria-current="page">Pack station<\/a>/, 'in the navigation')
+  t.equal((await adminClient(app, 'editor').get('/pack-station')).statusCode, 403, "the label purchase's permission")
+
+  const unknown = await admin.get('/pack-station?code=NOPE')
+  t.equal(unknown.statusCode, 422)
+  t.match(unknown.body, /role="alert"><strong>Refused\.<\/strong> No shipment has the reference &quot;NOPE&quot;/)
+
+  const opened = await admin.get(`/pack-station?code=${encodeURIComponent(shipment.reference)}`)
+  t.equal(opened.statusCode, 200)
+  t.match(opened.body, `<input type="hidden" name="shipment" value="${shipment.id}"><input type="hidden" name="counted" value="${mug}:0,${tea}:0">`)
+  const wrong = await admin.get(`/pack-station?shipment=${shipment.id}&counted=${mug}:1,${tea}:0&code=NOPE`)
+  t.equal(wrong.statusCode, 422)
+  t.match(wrong.body, /role="alert"><strong>Refused\.<\/strong> Wrong item: &quot;NOPE&quot; is not in shipment/)
+  t.match(wrong.body, `name="counted" value="${mug}:1,${tea}:0"`, 'the counts stay as they were')
+  const counted = await admin.get(`/pack-station?shipment=${shipment.id}&counted=${mug}:2,${tea}:0&code=TEA-1`)
+  t.equal(counted.statusCode, 200)
+  t.match(counted.body, /role="status">Counted: Tea, 1 of 1\. Everything is packed: weigh the parcel\./)
+  t.match(counted.body, /<input type="text" id="pack-weight" name="weight" value=""[^>]* autofocus>/, 'the weight field takes the focus')
+
+  const early = await admin.post('/pack-station/finish', { shipment: String(shipment.id), counted: `${mug}:1,${tea}:1`, weight: '1.2', weightUnit: 'kg' })
+  t.equal(early.statusCode, 422)
+  t.match(early.body, /Not everything is packed yet: Mug 1 of 2\./)
+  t.equal((await admin.post('/pack-station/finish', { shipment: String(shipment.id), counted: `${mug}:2,${tea}:1`, weight: '1.2', weightUnit: 'kg' }, { withToken: false })).statusCode, 403, 'the CSRF token is required')
+  t.equal(imitation.stats.buys, 0)
+
+  const bought = await admin.post('/pack-station/finish', { shipment: String(shipment.id), counted: `${mug}:2,${tea}:1`, weight: '1.2', weightUnit: 'kg' })
+  t.equal(bought.statusCode, 200, bought.body)
+  t.match(bought.body, new RegExp(`Label bought for shipment ${shipment.reference}\\. Scan the next packing slip\\.`))
+  t.match(bought.body, /<a class="button" href="https:\/\/easypost-files\.example\/[^"]+" target="_blank" rel="noopener" data-pack-label=/)
+  t.equal(imitation.stats.buys, 1)
+  const again = await admin.post('/pack-station/finish', { shipment: String(shipment.id), counted: `${mug}:2,${tea}:1`, weight: '1.2', weightUnit: 'kg' })
+  t.match(again.body, /The label was bought before: nothing bought again/)
+  t.equal(imitation.stats.buys, 1, 'sent twice, bought once')
+  t.equal((await parcelsOf(app, shipment.id)).length, 1)
 })
