@@ -83,6 +83,7 @@ export const PackStationErrors = {
   TooMany: createError<[name: string, needed: number]>('SHIPMENTS_PACK_TOO_MANY', 'One too many: %s, all %s packed already. Take it out.', 422),
   NotCounted: createError<[missing: string]>('SHIPMENTS_PACK_NOT_COUNTED', 'Not everything is packed yet: %s.', 422),
   NoRule: createError<[reason: string]>('SHIPMENTS_PACK_NO_RULE', 'No label was bought: %s.', 422),
+  Busy: createError<[reference: string]>('SHIPMENTS_PACK_BUSY', 'Shipment %s is being finished elsewhere right now: wait a moment and press Buy and print again.', 409),
 } as const
 
 /**

@@ -153,7 +153,13 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
 
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
-  const packStation = createPackStation({ shipments, orderStore, deliveries, rules: createShippingRules({ data, deliveries, shipments, orderStore }) })
+  const packStation = createPackStation({
+    shipments,
+    orderStore,
+    deliveries,
+    rules: createShippingRules({ data, deliveries, shipments, orderStore }),
+    lockShipment: (shipmentId, task) => data.withNamedLock('packStation', shipmentId, options.lockTimeoutMs, task),
+  })
   return {
     shipments,
     orders: orderStore,

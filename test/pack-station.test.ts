@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { shipmentsOpenApiDocument } from '../src/index.js'
+import { shipmentsOpenApiDocument, type ShipmentsPluginOptions } from '../src/index.js'
 import { as, buildTestApp } from './fixtures/app.js'
 import { tables } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
@@ -28,9 +28,9 @@ async function saveRules(app: FastifyInstance, rules: unknown) {
 }
 
 /** A host with EasyPost (the imitation), a US order of a mug (barcode) x2, a tea (SKU only) x1 and an e-book, and its shipments. */
-async function setup(t: Test, rules: unknown = CHEAPEST_IN_US) {
+async function setup(t: Test, rules: unknown = CHEAPEST_IN_US, plugin: Partial<ShipmentsPluginOptions> = {}) {
   const imitation = await easyPostImitation(t, { apiKey: API_KEY })
-  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, admin: {} })
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, admin: {}, ...plugin })
   await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'webhook-secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 2000 } })
   const orders = app.shipments.referenceOrders!
   await orders.saveStatus({ handle: 'processing', name: 'Processing', isDefault: true })
@@ -248,4 +248,29 @@ t.test('the admin page works without script: GET scans carry the counts, the POS
   t.match(again.body, /The label was bought before: nothing bought again/)
   t.equal(imitation.stats.buys, 1, 'sent twice, bought once')
   t.equal((await parcelsOf(app, shipment.id)).length, 1)
+})
+
+t.test('two finishes of one shipment at once (a double Enter, two stations) add one parcel and buy one label', async (t) => {
+  const { app, imitation, shipment, mug, tea } = await setup(t)
+  const counted = [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 1 }]
+  const finish = () => post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: '1.2', unit: 'kg' } })
+  const answers = await Promise.all([finish(), finish(), finish()])
+  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200], answers.map((answer) => answer.body).join('\n'))
+  t.same(answers.map((answer) => answer.json().bought).sort(), [0, 0, 1], 'one of them bought')
+  t.equal(imitation.stats.buys, 1, 'one purchase at the carrier')
+  t.equal((await parcelsOf(app, shipment.id)).length, 1, 'one parcel')
+  t.same(new Set(answers.map((answer) => answer.json().labels[0].url)).size, 1, 'each answers the same label')
+})
+
+t.test('a finish that waits past lockTimeoutMs for another finish of its shipment is told so (409), and buys nothing', async (t) => {
+  const { app, imitation, shipment, mug, tea } = await setup(t, CHEAPEST_IN_US, { lockTimeoutMs: 300 })
+  imitation.fault({ step: 'buy', kind: 'delay', ms: 1200 })
+  const counted = [{ lineItemId: mug, quantity: 2 }, { lineItemId: tea, quantity: 1 }]
+  const first = post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: '1.2', unit: 'kg' } })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const second = await post(app, `/shipments/${shipment.id}/finish`, { counted, weight: { value: '1.2', unit: 'kg' } })
+  t.equal(second.statusCode, 409, second.body)
+  t.match(second.json(), { errorCode: 'SHIPMENTS_PACK_BUSY', message: `Shipment ${shipment.reference} is being finished elsewhere right now: wait a moment and press Buy and print again.` })
+  t.equal((await first).statusCode, 200)
+  t.equal(imitation.stats.buys, 1)
 })

@@ -4,6 +4,7 @@
 // scan is checked against the shipment as it is stored now (two stations, a restart or a changed
 // shipment never leave a count behind on the server to go stale).
 import type { DeliveryContext, DeliveryService } from '../deliveries/service.js'
+import { LockTimeoutError } from '../db/data-layer.js'
 import { PackStationErrors, ShipmentValidationError } from '../errors.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
@@ -78,6 +79,12 @@ export interface PackStationDependencies {
   orderStore: Pick<OrderStore, 'orderLines'>
   deliveries: Pick<DeliveryService, 'listParcels' | 'addParcel' | 'updateParcel' | 'buyLabel'>
   rules: Pick<ShippingRulesService, 'decide'>
+  /**
+   * Runs `task` holding the shipment's pack-station lock, across instances: two finishes of one
+   * shipment (a double Enter, two stations) take turns, so the second finds the first's parcel and
+   * label instead of adding and buying its own. Throws LockTimeoutError when it waited too long.
+   */
+  lockShipment<T>(shipmentId: number, task: () => Promise<T>): Promise<T>
 }
 
 /** Shipments a packer must not pack: gone, on hold, or over. */
@@ -206,6 +213,18 @@ export function createPackStation(deps: PackStationDependencies) {
     if (missing.length > 0) throw new PackStationErrors.NotCounted(missing.map((line) => `${line.name} ${line.counted} of ${line.needed}`).join(', '))
     const labelFormat = input.labelFormat ?? 'PDF'
     if (!(LABEL_FORMATS as readonly string[]).includes(labelFormat)) throw new ShipmentValidationError({ labelFormat: [`must be one of ${LABEL_FORMATS.join(', ')}`] })
+    try {
+      return await deps.lockShipment(shipmentId, () => packAndBuy(shipment, lines, { ...input, labelFormat }, context))
+    } catch (error) {
+      if (error instanceof LockTimeoutError && error.lockName === `packStation:${shipmentId}`) throw new PackStationErrors.Busy(shipment.reference)
+      throw error
+    }
+  }
+
+  /** Under the shipment's lock: the parcel stored (unless there is one), each parcel without a label bought by the rules. */
+  async function packAndBuy(shipment: Shipment, lines: PackLine[], input: PackFinishInput & { labelFormat: LabelFormat }, context: DeliveryContext): Promise<PackFinishResult> {
+    const shipmentId = shipment.id
+    const { labelFormat } = input
     let parcels = await deps.deliveries.listParcels(shipmentId)
     if (parcels.length === 0) {
       if (!input.weight) throw new ShipmentValidationError({ weight: ['is required: type the parcel\'s weight, e.g. { value: "1.2", unit: "kg" }'] })
