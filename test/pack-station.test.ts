@@ -131,6 +131,8 @@ t.test('a wrong item, one too many, an unknown slip and a finish before everythi
   t.match((await scan('EBOOK', [])).json(), { errorCode: 'SHIPMENTS_PACK_WRONG_ITEM' }, 'a line the shipment does not hold')
   t.match((await scan('MUG-1', [])).json(), { errorCode: 'SHIPMENTS_PACK_WRONG_ITEM' }, 'a line with a barcode is scanned by its barcode')
 
+  t.match((await scan('04006381333931', [])).json(), { line: { lineItemId: mug, counted: 1 } }, 'a GTIN with leading zeros (a GTIN-14 of the EAN-13) is the same item')
+
   const tooMany = await scan('4006381333931', [{ lineItemId: mug, quantity: 2 }])
   t.equal(tooMany.statusCode, 422)
   t.match(tooMany.json(), { errorCode: 'SHIPMENTS_PACK_TOO_MANY', message: 'One too many: Mug, all 2 packed already. Take it out.' })
@@ -273,4 +275,13 @@ t.test('a finish that waits past lockTimeoutMs for another finish of its shipmen
   t.match(second.json(), { errorCode: 'SHIPMENTS_PACK_BUSY', message: `Shipment ${shipment.reference} is being finished elsewhere right now: wait a moment and press Buy and print again.` })
   t.equal((await first).statusCode, 200)
   t.equal(imitation.stats.buys, 1)
+})
+
+t.test('a shipment with a line that has neither barcode nor SKU is not opened: the station could not verify it', async (t) => {
+  const { app } = await setup(t)
+  const orderId = await app.shipments.referenceOrders!.createOrder({ reference: `NOSKU${Math.floor(Math.random() * 1e9)}`, isCompleted: true, items: [{ name: 'Loose bolts', quantity: 3 }] })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const refused = await post(app, '/open', { code: shipment!.reference })
+  t.equal(refused.statusCode, 409)
+  t.match(refused.json(), { errorCode: 'SHIPMENTS_PACK_NOT_PACKABLE', message: `Do not pack shipment ${shipment!.reference}: "Loose bolts" has no barcode or SKU to scan; pack it on the shipment's page.` })
 })

@@ -97,6 +97,15 @@ const NOT_PACKABLE: Partial<Record<ShipmentStatus, string>> = {
 /** How many shipments one slip scan reads at most: references that start with the scanned text (an index range). */
 const SLIP_CANDIDATES = 100
 
+/**
+ * Whether a scan reads a line's code: the same text, or for GTINs (8 to 14 digits) the same number, as
+ * scanners send a UPC-A as its EAN-13 or GTIN-14 with leading zeros.
+ */
+function sameCode(scanned: string, code: string): boolean {
+  if (scanned === code) return true
+  return /^\d{8,14}$/.test(scanned) && /^\d{8,14}$/.test(code) && scanned.replace(/^0+/, '') === code.replace(/^0+/, '')
+}
+
 const labelOf = (parcel: Parcel): PackLabel[] =>
   parcel.label
     ? [{ parcelId: parcel.id, url: parcel.label.url, format: parcel.label.format, carrier: parcel.carrier, service: parcel.service, trackingNumber: parcel.trackingNumber }]
@@ -175,6 +184,8 @@ export function createPackStation(deps: PackStationDependencies) {
     const shipment = await packable(found.id)
     const lines = (await linesOf(shipment)).map((line) => ({ ...line, counted: 0 }))
     if (lines.length === 0) throw new PackStationErrors.NotPackable(shipment.reference, 'the order store gives no lines to pack')
+    const unscannable = lines.find((line) => line.code === null)
+    if (unscannable) throw new PackStationErrors.NotPackable(shipment.reference, `"${unscannable.name}" has no barcode or SKU to scan; pack it on the shipment's page`)
     return present(shipment, lines, shipment.parcels)
   }
 
@@ -189,7 +200,7 @@ export function createPackStation(deps: PackStationDependencies) {
     const shipment = await packable(shipmentId)
     const lines = applyCounts(await linesOf(shipment), counted)
     const scanned = typeof code === 'string' ? code.trim() : ''
-    const matching = lines.filter((line) => line.code !== null && line.code === scanned)
+    const matching = lines.filter((line) => line.code !== null && sameCode(scanned, line.code))
     if (matching.length === 0) throw new PackStationErrors.WrongItem(scanned.slice(0, 64), shipment.reference)
     // The same code on two lines (one SKU in two sizes' lines, say): the first that still needs units.
     const line = matching.find((each) => each.counted < each.needed)
