@@ -56,7 +56,7 @@ ${shipment ? html`<input type="hidden" name="shipment" value="${shipment.id}"><i
 <div class="field"><label for="pack-scan">${label}</label>
 <input type="text" id="pack-scan" name="code" value="" autocomplete="off" autocapitalize="off" spellcheck="false" enterkeyhint="go" aria-describedby="pack-scan-hint" data-pack-scan${focused ? html` autofocus` : ''}>
 <p class="hint" id="pack-scan-hint">${hint}</p></div>
-<button type="submit">Scan</button>${shipment ? html` <a class="button" href="${`${context.prefix}/pack-station`}">Start over</a>` : ''}
+<div class="pack-actions"><button type="submit">Scan</button>${shipment ? html` <a class="button" href="${`${context.prefix}/pack-station`}">Start over</a>` : ''}</div>
 </form>`
 }
 

@@ -4,8 +4,9 @@
 // (against the local EasyPost imitation); the next slip starts the next shipment. axe-core's WCAG 2.1
 // A/AA rules find nothing, at 1280 px and on a 390 px phone, in every state of the page.
 import t, { type Test } from 'tap'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import type { Page } from 'playwright-core'
 import { buildTestApp } from '../fixtures/app.js'
@@ -18,6 +19,7 @@ const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']
 const API_KEY = 'EZTK-pack-station-browser-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
 const STATION = '/shipments/admin/pack-station'
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'screenshots', 'pack-station')
 
 /** axe-core's WCAG 2.1 A/AA violations on the page as it stands (evaluated by the devtools protocol: the admin CSP allows no inline script). */
 async function axeViolations(page: Page): Promise<string[]> {
@@ -136,9 +138,12 @@ t.test('at 390 px: the page fits the phone, with no WCAG 2.1 A/AA violation in p
   await scan(page, 'TEA-1')
   t.match(await page.locator('[role=alert]').textContent(), /One too many: Tea/)
   t.same(await axeViolations(page), [], 'an alert at 390 px')
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: join(SCREENSHOTS, 'alert-390.png'), fullPage: true })
   t.ok((await page.evaluate('document.documentElement.scrollWidth')) as number <= 390, 'no wider than the phone')
   for (const code of ['4006381333931', '4006381333931']) await scan(page, code)
   t.equal(await focusedId(page), 'pack-weight')
   t.same(await axeViolations(page), [], 'the weight form at 390 px')
+  await page.screenshot({ path: join(SCREENSHOTS, 'weight-390.png'), fullPage: true })
   t.ok((await page.evaluate('document.documentElement.scrollWidth')) as number <= 390, 'no wider than the phone')
 })
