@@ -18,6 +18,7 @@ import type { BoxService } from './deliveries/boxes.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
 import type { HealthService } from './health/service.js'
+import type { PackStationService } from './pack-station/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -66,6 +67,12 @@ export interface ShipmentsDecorator {
    * watches (the outbox's lag and dead letters, who holds claims, ShipStation's last fetch). See docs/operations.md.
    */
   health: HealthService['health']
+  /**
+   * The pack station: `open(code)` a scanned packing slip, `scan(shipmentId, code, counted)` an item
+   * against the shipment, `finish(shipmentId, { counted, weight })` stores the parcel and buys its label
+   * by the shipping rules, once (see docs/pack-station.md).
+   */
+  packStation: PackStationService
 }
 
 declare module 'fastify' {
@@ -107,6 +114,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     returns: services.returns,
     documents: services.documents,
     health: services.health,
+    packStation: services.packStation,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

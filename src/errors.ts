@@ -72,6 +72,21 @@ export const DocumentErrors = {
 } as const
 
 /**
+ * The pack station's refusals, in the framework envelope, each message worded for a packer to read at a
+ * glance (the page shows it as it is).
+ */
+export const PackStationErrors = {
+  UnknownSlip: createError<[code: string]>('SHIPMENTS_PACK_UNKNOWN_SLIP', 'No shipment has the reference "%s": scan the barcode on the packing slip.', 404),
+  UnknownShipment: createError<[id: number | string]>('SHIPMENTS_PACK_UNKNOWN_SHIPMENT', 'Shipment %s is not there any more: scan the next packing slip.', 404),
+  NotPackable: createError<[reference: string, why: string]>('SHIPMENTS_PACK_NOT_PACKABLE', 'Do not pack shipment %s: %s.', 409),
+  WrongItem: createError<[code: string, reference: string]>('SHIPMENTS_PACK_WRONG_ITEM', 'Wrong item: "%s" is not in shipment %s. Put it back.', 422),
+  TooMany: createError<[name: string, needed: number]>('SHIPMENTS_PACK_TOO_MANY', 'One too many: %s, all %s packed already. Take it out.', 422),
+  NotCounted: createError<[missing: string]>('SHIPMENTS_PACK_NOT_COUNTED', 'Not everything is packed yet: %s.', 422),
+  NoRule: createError<[reason: string]>('SHIPMENTS_PACK_NO_RULE', 'No label was bought: %s.', 422),
+  Busy: createError<[reference: string]>('SHIPMENTS_PACK_BUSY', 'Shipment %s is being finished elsewhere right now: wait a moment and press Buy and print again.', 409),
+} as const
+
+/**
  * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
  * full reason goes to the log.
  */

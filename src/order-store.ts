@@ -57,6 +57,11 @@ export interface OrderLine {
   /** Unique among the order's lines; shipments name the line by it. */
   id: number
   sku: string | null
+  /**
+   * What a unit's own barcode says (a GTIN, or the host's own code), which the pack station scans.
+   * Optional: without it, the SKU is what a scan must read (the reference store keeps it).
+   */
+  barcode?: string | null | undefined
   name: string
   /** The quantity ordered: shipments never hold more of the line than this, together. */
   quantity: number

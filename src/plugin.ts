@@ -42,6 +42,9 @@ import { documentRoutes } from './documents/routes.js'
 import { createHealth } from './health/service.js'
 import { healthRoute } from './health/routes.js'
 import { observeFacts } from './telemetry.js'
+import { createShippingRules } from './rules/service.js'
+import { createPackStation } from './pack-station/service.js'
+import { packStationRoutes } from './pack-station/routes.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
@@ -154,6 +157,13 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
 
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
+  const packStation = createPackStation({
+    shipments,
+    orderStore,
+    deliveries,
+    rules: createShippingRules({ data, deliveries, shipments, orderStore }),
+    lockShipment: (shipmentId, task) => data.withNamedLock('packStation', shipmentId, options.lockTimeoutMs, task),
+  })
   return {
     shipments,
     orders: orderStore,
@@ -171,6 +181,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     boxes,
     returns,
     documents,
+    packStation,
     notifications,
     trackingLinks,
     health: createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null }).health,
@@ -317,6 +328,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(deliveryRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.deliveries, boxes: services.boxes, ...access })
   await app.register(returnRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.returns, ...access, clock: options.clock })
   await app.register(documentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.documents, ...access })
+  await app.register(packStationRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.packStation, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -407,6 +419,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     returns: services.returns,
     clock: options.clock,
     documents: services.documents,
+    packStation: services.packStation,
   })
 }
 

@@ -53,6 +53,14 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
+  SHIPMENTS_PACK_UNKNOWN_SLIP: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_UNKNOWN_SHIPMENT: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_NOT_PACKABLE: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_WRONG_ITEM: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_TOO_MANY: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_NOT_COUNTED: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_NO_RULE: 'pack-station.test.ts checks its errorCode and status',
+  SHIPMENTS_PACK_BUSY: "a shipment's finish waiting past lockTimeoutMs for another one of it (pack-station.test.ts checks its errorCode and status)",
 }
 
 interface Walk {

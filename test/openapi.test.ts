@@ -162,6 +162,10 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/documents/packing-slips',
     '/api/v2/shipments/documents/pick-list',
     '/api/v2/shipments/documents/labels',
+    // The pack station (issue 47): a slip opened, an item scanned, a parcel finished.
+    '/api/v2/shipments/pack-station/open',
+    '/api/v2/shipments/pack-station/shipments/{id}/scan',
+    '/api/v2/shipments/pack-station/shipments/{id}/finish',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -257,6 +261,9 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /shipments/api/boxes/{boxId}',
     'POST /shipments/api/orders/{orderId}/returns',
     'POST /shipments/api/orders/{orderId}/shipments',
+    'POST /shipments/api/pack-station/open',
+    'POST /shipments/api/pack-station/shipments/{id}/finish',
+    'POST /shipments/api/pack-station/shipments/{id}/scan',
     'POST /shipments/api/returns/{returnId}',
     'POST /shipments/api/returns/{returnId}/label',
     'POST /shipments/api/returns/{returnId}/receive',

@@ -30,6 +30,7 @@ import { registerIntegrationRoutes } from './integration-routes.js'
 import { registerWebhookRoutes } from './webhook-routes.js'
 import { registerNotificationRoutes } from './notification-routes.js'
 import { registerShipStationRoutes } from './shipstation-routes.js'
+import { registerPackStationRoutes } from './pack-station-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -38,6 +39,7 @@ const ASSETS = {
   'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.css', import.meta.url)) },
   'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.js', import.meta.url)) },
   'overview.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/overview.js', import.meta.url)) },
+  'pack-station.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/pack-station.js', import.meta.url)) },
 }
 
 let chartScript: Buffer | null = null
@@ -158,6 +160,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerWebhookRoutes(screen)
   registerNotificationRoutes(screen)
   registerShipStationRoutes(screen)
+  registerPackStationRoutes(screen)
 }
 
 /**
@@ -253,6 +256,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
     if (can?.view) links.push({ label: 'Returns', href: `${prefix}/returns`, count: await returnsWaiting(request) })
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
+    if (can?.buyLabels) links.push({ label: 'Pack station', href: `${prefix}/pack-station` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },

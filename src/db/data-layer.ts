@@ -43,9 +43,10 @@ export class LockTimeoutError extends Error {
  * Locks held across asynchronous work: `shipmentPush` keeps one shipment's pushes and cancels one at a
  * time; `shipNotice` one order's ShipStation notifications with items (keyed by order id);
  * `labelPurchase` one parcel's label purchases and voids (keyed by parcel id); `returnLabel` one
- * return's label purchase (keyed by return id).
+ * return's label purchase (keyed by return id); `packStation` one shipment's finish at the pack station
+ * (keyed by shipment id: its parcel added and its labels bought once, whatever station sends it twice).
  */
-export type NamedLock = 'shipmentPush' | 'shipNotice' | 'labelPurchase' | 'returnLabel'
+export type NamedLock = 'shipmentPush' | 'shipNotice' | 'labelPurchase' | 'returnLabel' | 'packStation'
 
 /** The mutex name of spec 3.3. */
 export const transitionLockName = (shipmentId: number) => `shipments:shipment:${shipmentId}:transition`

@@ -57,6 +57,8 @@ export interface AddressValues {
 
 export interface LineItemValues {
   sku: string | null
+  /** A unit's barcode (GTIN or the host's own); null: its SKU stands. */
+  barcode?: string | null
   name: string
   shippable: boolean
   weight: number | null

@@ -21,6 +21,8 @@ export interface ReferenceAddress {
 export interface ReferenceLineItem {
   name: string
   sku?: string | null | undefined
+  /** A unit's barcode (a GTIN, or the shop's own code) the pack station scans; without it, the SKU is scanned. */
+  barcode?: string | null | undefined
   /** A number of `weightUnit` per unit. */
   weight?: number | null | undefined
   weightUnit?: 'g' | 'kg' | 'lb' | 'oz' | null | undefined
@@ -110,6 +112,14 @@ function text(field: string, value: string | null | undefined, maxLength: number
   return value
 }
 
+/** A barcode as a scanner types it: printable ASCII without spaces, at most 64 characters (GTINs are 8 to 14 digits). */
+function barcodeText(field: string, value: string | null | undefined): string | null {
+  const written = text(field, value)
+  if (written === null) return null
+  if (!/^[\x21-\x7E]{1,64}$/.test(written)) throw new ReferenceOrderError(field, 'must be 1 to 64 printable ASCII characters without spaces, as a scanner types them')
+  return written
+}
+
 function decimal(field: string, value: string | number | undefined): string {
   if (value === undefined) return '0'
   const written = typeof value === 'number' ? String(value) : value
@@ -160,6 +170,7 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
   }
   return {
     sku: text(`${field}.sku`, input.sku),
+    barcode: barcodeText(`${field}.barcode`, input.barcode),
     name,
     shippable: input.shippable ?? true,
     weight: input.weight ?? null,

@@ -103,6 +103,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['order-exchange'],
   ['documents'],
   ['health'],
+  ['pack-station'],
   ['admin'],
   ['options', 'openapi'],
   ['decorator'],

@@ -22,4 +22,6 @@ export const ADVISORY_LOCK_CLASS = {
   labelPurchase: 0x53484956,
   /** The label purchase of one return; the second key is the return id. */
   returnLabel: 0x53484957,
+  /** A shipment's finish at the pack station ("SHPS"); the second key is the shipment id. */
+  packStation: 0x53485053,
 } as const

@@ -37,7 +37,7 @@ function createOrderReads({ db, localWrites }: PostgresContext): OrderReads {
     const byOrder = new Map<number, OrderLine[]>()
     if (orderIds.length === 0) return byOrder
     const rows = await db
-      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options })
+      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, barcode: orderLineItems.barcode, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options })
       .from(orderLineItems)
       .where(inArray(orderLineItems.orderId, orderIds))
       .orderBy(orderLineItems.id)

@@ -35,7 +35,7 @@ function createOrderReads(db: SqliteDatabase): OrderReads {
     .where(eq(orders.id, sql.placeholder('orderId')))
     .prepare()
   /** The lines of these orders, by order, each in id order; options are a line's attributes. */
-  const lineColumns = { orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options }
+  const lineColumns = { orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, barcode: orderLineItems.barcode, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options }
   // One order's lines are read on every change that ships (the allocation check): prepared once.
   const selectOrderId = db.select({ id: orders.id }).from(orders).where(eq(orders.id, sql.placeholder('orderId'))).prepare()
   const selectLinesOfOrder = db.select(lineColumns).from(orderLineItems).where(eq(orderLineItems.orderId, sql.placeholder('orderId'))).orderBy(orderLineItems.id).prepare()
