@@ -30,6 +30,7 @@ import { registerIntegrationRoutes } from './integration-routes.js'
 import { registerWebhookRoutes } from './webhook-routes.js'
 import { registerNotificationRoutes } from './notification-routes.js'
 import { registerShipStationRoutes } from './shipstation-routes.js'
+import { registerRulesRoutes } from './rules-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -152,6 +153,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerOverviewRoutes(screen)
   const { renderShipment } = registerShipmentRoutes(screen)
   registerParcelRoutes(screen, renderShipment)
+  registerRulesRoutes(screen, renderShipment)
   registerReturnRoutes(screen)
   registerOrderRoutes(screen)
   registerIntegrationRoutes(screen)
@@ -253,6 +255,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
     if (can?.view) links.push({ label: 'Returns', href: `${prefix}/returns`, count: await returnsWaiting(request) })
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
+    if (can?.view) links.push({ label: 'Shipping rules', href: `${prefix}/shipping-rules` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },
