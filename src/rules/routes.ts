@@ -1,7 +1,7 @@
 // The shipping rules' routes under the shipment API: the rules read and replaced whole, and the dry run
 // of a shipment ("which rule and why", rated on request). Reading needs viewShipments; saving the rules
 // and rating (which stores quotes) need editShipments, the permission that guards boxes and ship-from.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
@@ -21,6 +21,22 @@ export interface ShippingRuleRoutesOptions {
 }
 
 const errors = { ...SERVICE_ROUTE_ERRORS, 502: FrameworkErrorSchema }
+
+/**
+ * The rules' body is only required to be an object here; the service checks the rest and names each
+ * rule. Fastify's Ajv would drop unknown keys silently (removeAdditional), and a misspelt `conditions`
+ * dropped would make a rule that matches every parcel: the service refuses unknown keys instead.
+ */
+const objectBodyOnly: FastifySchemaCompiler<unknown> = ({ httpPart }) => {
+  if (httpPart !== 'body') return () => true
+  const validate = (body: unknown): boolean => {
+    const valid = typeof body === 'object' && body !== null && !Array.isArray(body)
+    validate.errors = valid ? null : [{ instancePath: '', schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' }]
+    return valid
+  }
+  validate.errors = null as FastifySchemaValidationError[] | null
+  return validate
+}
 const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.ShipmentNotFound(value))
 
 export const shippingRuleRoutes: FastifyPluginAsync<ShippingRuleRoutesOptions> = async (scope, options) => {
@@ -62,6 +78,7 @@ export const shippingRuleRoutes: FastifyPluginAsync<ShippingRuleRoutesOptions> =
     '/shipping-rules',
     {
       onRequest: edit,
+      validatorCompiler: objectBodyOnly,
       schema: {
         summary: 'Replace the shipping rules and the default, whole (checked first: a refusal names each rule and field, and saves nothing)',
         body: RulesBodySchema,

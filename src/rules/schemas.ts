@@ -6,7 +6,10 @@ import { QuoteSchema } from '../deliveries/schemas.js'
 import { RULE_LIMITS } from './validation.js'
 
 const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)))
-const Optional = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]))
+// Null first: with Fastify's coerceTypes, a null tried against a number or text branch first would become 0 or "".
+const Optional = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Optional(Type.Union([Type.Null(), schema]))
+// Numbers the service checks itself (whole, in range), naming the rule: the schema only asks for a number.
+const Count = (description: string) => Type.Number({ description })
 const Text = (maxLength = 255) => Type.String({ maxLength })
 
 // One object rather than a union of four: Ajv's removeAdditional (Fastify's default) would strip a
@@ -14,7 +17,7 @@ const Text = (maxLength = 255) => Type.String({ maxLength })
 const ChoiceSchema = Type.Object(
   {
     kind: Literals(['cheapest', 'cheapestWithin', 'fastest', 'service'] as const),
-    days: Type.Optional(Type.Integer({ description: `cheapestWithin: a positive whole number of days, at most ${RULE_LIMITS.days}` })),
+    days: Type.Optional(Count(`cheapestWithin: a positive whole number of days, at most ${RULE_LIMITS.days}`)),
     carrier: Type.Optional(Text()),
     service: Type.Optional(Text()),
   },
@@ -27,14 +30,15 @@ const ConditionsSchema = Type.Object(
     weight: Optional(
       Type.Object(
         {
-          min: Optional(Type.String({ maxLength: 32, description: 'An exact decimal string; the parcel weighs at least this' })),
-          max: Optional(Type.String({ maxLength: 32, description: 'An exact decimal string; the parcel weighs below this' })),
+          // Any JSON value: the service refuses a number (it may be rounded already) and names the rule.
+          min: Type.Optional(Type.Unknown({ description: 'An exact decimal string such as "2.5" (a JSON number is refused); the parcel weighs at least this' })),
+          max: Type.Optional(Type.Unknown({ description: 'An exact decimal string such as "30" (a JSON number is refused); the parcel weighs below this' })),
           unit: Literals(WEIGHT_UNITS),
         },
         { additionalProperties: false },
       ),
     ),
-    parcelCount: Optional(Type.Object({ min: Optional(Type.Integer()), max: Optional(Type.Integer()) }, { additionalProperties: false, description: "The shipment's number of parcels, min and max included" })),
+    parcelCount: Optional(Type.Object({ min: Optional(Count('At least this many parcels (1 to 1000)')), max: Optional(Count('At most this many parcels')) }, { additionalProperties: false, description: "The shipment's number of parcels, min and max included" })),
     orderAttribute: Optional(
       Type.Object({ name: Text(64), values: Type.Array(Text(), { maxItems: RULE_LIMITS.attributeValues }) }, { additionalProperties: false, description: 'An attribute of the order (OrderSummary.attributes, such as shippingMethod) equal to one of the values' }),
     ),
@@ -48,7 +52,7 @@ const RuleFields = {
   integration: Type.String({ maxLength: 255, description: 'Handle of an integration whose provider sells labels' }),
   conditions: ConditionsSchema,
   choice: ChoiceSchema,
-  boxId: Type.Union([Type.Integer(), Type.Null()], { description: 'A box of the catalogue to pack in first when parcels are suggested' }),
+  boxId: Type.Union([Type.Null(), Type.Number()], { description: 'A box of the catalogue (its id) to pack in first when parcels are suggested' }),
 }
 
 const RuleInputSchema = Type.Object(
@@ -68,7 +72,7 @@ const DefaultSchema = Type.Object({ integration: RuleFields.integration, choice:
 export const RulesBodySchema = Type.Object(
   {
     rules: Type.Array(RuleInputSchema, { maxItems: RULE_LIMITS.rules, description: 'In order: the first enabled rule whose conditions hold wins' }),
-    fallback: Type.Union([DefaultSchema, Type.Null()], { description: 'What applies when no rule matches; null: nothing is bought' }),
+    fallback: Type.Union([Type.Null(), DefaultSchema], { description: 'What applies when no rule matches; null: nothing is bought' }),
   },
   { additionalProperties: false },
 )

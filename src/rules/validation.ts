@@ -51,11 +51,16 @@ interface Place {
 class Problems {
   readonly errors: Record<string, string[]> = {}
   add(place: Place, field: string, message: string): void {
-    ;(this.errors[`${place.key}.${field}`] ??= []).push(`${place.label}, ${field}: ${message}`)
+    ;(this.errors[field ? `${place.key}.${field}` : place.key] ??= []).push(field ? `${place.label}, ${field}: ${message}` : `${place.label}: ${message}`)
   }
   get any(): boolean {
     return Object.keys(this.errors).length > 0
   }
+}
+
+/** Refuses the keys of `raw` that are not `allowed`: a misspelt condition must not become "any parcel". */
+function refuseUnknownKeys(raw: Record<string, unknown>, allowed: readonly string[], place: Place, field: string, problems: Problems): void {
+  for (const key of Object.keys(raw)) if (!allowed.includes(key)) problems.add(place, field ? `${field}.${key}` : key, `is not a field here (${allowed.join(', ')})`)
 }
 
 function readText(value: unknown, place: Place, field: string, problems: Problems, maxLength: number = TEXT_LIMITS.short): string | null {
@@ -78,7 +83,7 @@ function readConditions(raw: unknown, place: Place, problems: Problems): Shippin
     return {}
   }
   const conditions: ShippingRuleConditions = {}
-  for (const key of Object.keys(raw)) if (!['countries', 'weight', 'parcelCount', 'orderAttribute'].includes(key)) problems.add(place, `conditions.${key}`, 'is not a condition (countries, weight, parcelCount or orderAttribute)')
+  refuseUnknownKeys(raw, ['countries', 'weight', 'parcelCount', 'orderAttribute'], place, 'conditions', problems)
   const { countries, weight, parcelCount, orderAttribute } = raw
   if (countries !== undefined && countries !== null) {
     if (!Array.isArray(countries) || countries.length > RULE_LIMITS.countries) problems.add(place, 'conditions.countries', `must be a list of at most ${RULE_LIMITS.countries} country codes`)
@@ -100,6 +105,7 @@ function readWeight(raw: unknown, place: Place, problems: Problems): ShippingRul
     problems.add(place, 'conditions.weight', 'must be an object: {min?, max?, unit}')
     return undefined
   }
+  refuseUnknownKeys(raw, ['min', 'max', 'unit'], place, 'conditions.weight', problems)
   const unit = raw.unit
   if (!(WEIGHT_UNITS as readonly unknown[]).includes(unit)) problems.add(place, 'conditions.weight.unit', `must be one of: ${WEIGHT_UNITS.join(', ')}`)
   const bound = (name: 'min' | 'max') => {
@@ -124,6 +130,7 @@ function readParcelCount(raw: unknown, place: Place, problems: Problems): Shippi
     problems.add(place, 'conditions.parcelCount', 'must be an object: {min?, max?}')
     return undefined
   }
+  refuseUnknownKeys(raw, ['min', 'max'], place, 'conditions.parcelCount', problems)
   const bound = (name: 'min' | 'max') => {
     const value = raw[name]
     if (value === undefined || value === null) return undefined
@@ -146,6 +153,7 @@ function readOrderAttribute(raw: unknown, place: Place, problems: Problems): Shi
     problems.add(place, 'conditions.orderAttribute', 'must be an object: {name, values}')
     return undefined
   }
+  refuseUnknownKeys(raw, ['name', 'values'], place, 'conditions.orderAttribute', problems)
   const name = typeof raw.name === 'string' ? raw.name.trim() : ''
   if (!ATTRIBUTE_NAME.test(name)) problems.add(place, 'conditions.orderAttribute.name', 'must name an order attribute (letters, digits, _ . -), such as shippingMethod')
   const values = raw.values
@@ -164,6 +172,7 @@ function readChoice(raw: unknown, place: Place, problems: Problems): ShippingRul
     problems.add(place, 'choice.kind', `must be one of: ${CHOICE_KINDS.join(', ')}`)
     return null
   }
+  refuseUnknownKeys(raw, raw.kind === 'cheapestWithin' ? ['kind', 'days'] : raw.kind === 'service' ? ['kind', 'carrier', 'service'] : ['kind'], place, 'choice', problems)
   if (raw.kind === 'cheapest' || raw.kind === 'fastest') return { kind: raw.kind }
   if (raw.kind === 'cheapestWithin') {
     if (!isWholeNumber(raw.days, 1, RULE_LIMITS.days)) {
@@ -198,16 +207,18 @@ interface ReadEntry {
 function readShapes(input: unknown, problems: Problems): { rules: ShippingRule[]; fallback: ShippingRuleDefault | null; entries: ReadEntry[] } {
   const whole: Place = { key: 'body', label: 'The rules' }
   if (!isRecord(input) || !Array.isArray(input.rules) || input.rules.length > RULE_LIMITS.rules) {
-    problems.add(whole, 'rules', `must be a list of at most ${RULE_LIMITS.rules} rules`)
+    problems.add({ key: 'rules', label: 'The rules' }, '', `must be a list of at most ${RULE_LIMITS.rules} rules`)
     throw new ShipmentValidationError(problems.errors)
   }
+  refuseUnknownKeys(input, ['rules', 'fallback'], whole, '', problems)
   const entries: ReadEntry[] = []
   const ids = new Map<string, number>()
   const rules = input.rules.map((raw: unknown, index): ShippingRule => {
     const rule = isRecord(raw) ? raw : {}
     const named = typeof rule.name === 'string' && rule.name.trim() !== '' ? ` "${rule.name.trim().slice(0, RULE_LIMITS.name)}"` : ''
     const place = { key: `rules.${index}`, label: `Rule ${index + 1}${named}` }
-    if (!isRecord(raw)) problems.add(place, 'rule', 'must be an object')
+    if (!isRecord(raw)) problems.add(place, '', 'must be an object')
+    refuseUnknownKeys(rule, ['id', 'name', 'enabled', 'integration', 'conditions', 'choice', 'boxId'], place, '', problems)
     let id = rule.id
     if (id === undefined || id === null || id === '') id = `rule_${randomBytes(6).toString('hex')}`
     else if (typeof id !== 'string' || !RULE_ID.test(id)) problems.add(place, 'id', 'must be 1 to 64 letters, digits, _ or -')
@@ -226,7 +237,8 @@ function readShapes(input: unknown, problems: Problems): { rules: ShippingRule[]
   if (input.fallback !== undefined && input.fallback !== null) {
     const place = { key: 'fallback', label: 'The default' }
     const raw = isRecord(input.fallback) ? input.fallback : {}
-    if (!isRecord(input.fallback)) problems.add(place, 'fallback', 'must be an object, or null for none')
+    if (!isRecord(input.fallback)) problems.add(place, '', 'must be an object, or null for none')
+    refuseUnknownKeys(raw, ['integration', 'choice', 'boxId'], place, '', problems)
     const integration = readText(raw.integration, place, 'integration', problems)
     const choice = readChoice(raw.choice, place, problems)
     const boxId = readBoxId(raw.boxId, place, problems)
