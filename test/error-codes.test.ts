@@ -53,6 +53,7 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
+  SHIPMENTS_RULES_SERVICES_UNAVAILABLE: 'an EasyPost imitation failing the carrier accounts while rules are saved (shipping-rules.test.ts checks its errorCode)',
 }
 
 interface Walk {

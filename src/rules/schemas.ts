@@ -1,23 +1,22 @@
-// TypeBox schemas of the shipping rules' routes. The body's schema gives the shapes; the values (country
-// codes, weights, integrations, boxes, services) are checked by the service, which names each rule.
+// TypeBox schemas of the shipping rules' routes. The rules' body schema documents the shapes (OpenAPI);
+// the route checks only that the body is an object, and the service checks the rest, naming each rule.
 import { Type } from '@sinclair/typebox'
 import { WEIGHT_UNITS } from '../model/units.js'
 import { QuoteSchema } from '../deliveries/schemas.js'
 import { RULE_LIMITS } from './validation.js'
+import { POSITIVE_DECIMAL_PATTERN } from '../http/exact-decimals.js'
 
 const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)))
-// Null first: with Fastify's coerceTypes, a null tried against a number or text branch first would become 0 or "".
+// Null first, should the schema ever validate: with coerceTypes, a null tried against a number branch first becomes 0.
 const Optional = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Optional(Type.Union([Type.Null(), schema]))
-// Numbers the service checks itself (whole, in range), naming the rule: the schema only asks for a number.
-const Count = (description: string) => Type.Number({ description })
+const Count = (description: string, maximum: number) => Type.Integer({ minimum: 1, maximum, description })
 const Text = (maxLength = 255) => Type.String({ maxLength })
 
-// One object rather than a union of four: Ajv's removeAdditional (Fastify's default) would strip a
-// service choice's fields while trying the other branches. The service checks which fields a kind takes.
+// One object rather than a union of four kinds: the service says which fields each kind takes.
 const ChoiceSchema = Type.Object(
   {
     kind: Literals(['cheapest', 'cheapestWithin', 'fastest', 'service'] as const),
-    days: Type.Optional(Count(`cheapestWithin: a positive whole number of days, at most ${RULE_LIMITS.days}`)),
+    days: Type.Optional(Count('cheapestWithin: the number of days', RULE_LIMITS.days)),
     carrier: Type.Optional(Text()),
     service: Type.Optional(Text()),
   },
@@ -30,15 +29,14 @@ const ConditionsSchema = Type.Object(
     weight: Optional(
       Type.Object(
         {
-          // Any JSON value: the service refuses a number (it may be rounded already) and names the rule.
-          min: Type.Optional(Type.Unknown({ description: 'An exact decimal string such as "2.5" (a JSON number is refused); the parcel weighs at least this' })),
-          max: Type.Optional(Type.Unknown({ description: 'An exact decimal string such as "30" (a JSON number is refused); the parcel weighs below this' })),
+          min: Optional(Type.String({ pattern: POSITIVE_DECIMAL_PATTERN, description: 'The parcel weighs at least this: an exact decimal string such as "2.5" (a JSON number is refused)' })),
+          max: Optional(Type.String({ pattern: POSITIVE_DECIMAL_PATTERN, description: 'The parcel weighs less than this: an exact decimal string such as "30"' })),
           unit: Literals(WEIGHT_UNITS),
         },
         { additionalProperties: false },
       ),
     ),
-    parcelCount: Optional(Type.Object({ min: Optional(Count('At least this many parcels (1 to 1000)')), max: Optional(Count('At most this many parcels')) }, { additionalProperties: false, description: "The shipment's number of parcels, min and max included" })),
+    parcelCount: Optional(Type.Object({ min: Optional(Count('At least this many parcels', RULE_LIMITS.parcels)), max: Optional(Count('At most this many parcels', RULE_LIMITS.parcels)) }, { additionalProperties: false, description: "The shipment's number of parcels, min and max included" })),
     orderAttribute: Optional(
       Type.Object({ name: Text(64), values: Type.Array(Text(), { maxItems: RULE_LIMITS.attributeValues }) }, { additionalProperties: false, description: 'An attribute of the order (OrderSummary.attributes, such as shippingMethod) equal to one of the values' }),
     ),
@@ -52,7 +50,7 @@ const RuleFields = {
   integration: Type.String({ maxLength: 255, description: 'Handle of an integration whose provider sells labels' }),
   conditions: ConditionsSchema,
   choice: ChoiceSchema,
-  boxId: Type.Union([Type.Null(), Type.Number()], { description: 'A box of the catalogue (its id) to pack in first when parcels are suggested' }),
+  boxId: Type.Union([Type.Null(), Type.Integer({ minimum: 1 })], { description: 'A box of the catalogue (its id) to pack in first when parcels are suggested' }),
 }
 
 const RuleInputSchema = Type.Object(
