@@ -36,6 +36,21 @@ const plainSeller = defineProvider({
   },
 })
 
+/** A label seller whose list of services holds odd items beside one good one. */
+const listingSeller = defineProvider({
+  id: 'listing-seller',
+  settingsSchema: Type.Object({}),
+  async handleGatewayRequest() {
+    return { statusCode: 200, body: {} }
+  },
+  deliveries: {
+    ...plainSeller.deliveries!,
+    async services() {
+      return [{ carrier: 'Acme', service: 'Fast' }, { carrier: 5, service: 'Slow' }, 'Acme Cheap', { carrier: 'Acme\u202e', service: 'Flipped' }, { carrier: 'Acme', service: '' }] as never
+    },
+  },
+})
+
 interface Prepared {
   imitation: Awaited<ReturnType<typeof easyPostImitation>>
   boxId: number
@@ -183,7 +198,7 @@ t.test('saving refused: every field of every rule named by position and name, th
 })
 
 t.test("the provider's services: one call per integration, each account read on its own, a failure refused with 502 and nothing written", async (t) => {
-  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, providers: [plainSeller] })
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, providers: [plainSeller, listingSeller] })
   const { imitation } = await prepare(t, app, [{ type: 7 }, { type: 'UspsAccount' }, { type: 'DhlExpressAccount', readable: 'DHL Express' }, 'odd' as unknown as ImitationCarrierAccount])
   await app.shipments.integrations.create({ name: 'Plain', handle: 'plain', providerId: 'plain-seller', settings: {} })
   const rules = [
@@ -212,6 +227,11 @@ t.test("the provider's services: one call per integration, each account read on 
   const odd = await app.inject({ method: 'PUT', url: '/shipments/api/shipping-rules', headers: json('editor'), payload: { rules: rules.slice(1, 2), fallback: null } })
   t.equal(odd.statusCode, 502, 'an answer that is not a list is refused')
   t.equal(await storedSetting(app), before, 'nothing written')
+  await app.shipments.integrations.create({ name: 'Listing', handle: 'listing', providerId: 'listing-seller', settings: {} })
+  const listed = await app.inject({ method: 'PUT', url: '/shipments/api/shipping-rules', headers: json('editor'), payload: { rules: [{ name: 'Acme', integration: 'listing', choice: { kind: 'service', carrier: 'Acme', service: 'Slow' } }], fallback: null } })
+  t.equal(listed.statusCode, 422)
+  t.same(listed.json().errors, { 'rules.0.choice.service': ['Rule 1 "Acme", choice.service: Acme Slow is not offered by the integration "listing"; it offers: Acme Fast'] }, "each item of the provider's list is read on its own: the odd ones are left out")
+  t.equal((await app.shipments.rules.replace({ rules: [{ name: 'Acme', integration: 'listing', choice: { kind: 'service', carrier: 'ACME', service: 'fast' } }], fallback: null })).rules[0]!.choice.kind, 'service', 'the good item stands')
   const cheapestOnly = await app.inject({ method: 'PUT', url: '/shipments/api/shipping-rules', headers: json('editor'), payload: { rules: [{ name: 'Any', integration: 'easypost', choice: cheapest }], fallback: null } })
   t.equal(cheapestOnly.statusCode, 200, 'rules naming no service never ask for the list')
 })
@@ -310,6 +330,25 @@ t.test('the dry run: facts, each rule tried with its checks in words, the rule o
   t.equal(none.parcels[0]!.summary, 'Rule 3 "Heavy" matches, so it would buy the cheapest offer through "easypost" that arrives within 1 day. With the rates asked now, nothing fits: No offer arrives within 1 days.')
   t.equal(prepared.imitation.stats.buys, 0, 'the dry run buys nothing')
   t.equal((await app.shipments.rules.explain((await prepared.shipment({ weights: [] })).shipmentId)).parcels.length, 0, 'a shipment without parcels has nothing to explain')
+
+  // A parcel weighed in pounds against a rule in kilograms: compared exactly (2 kg is 4.4092 lb).
+  const pounds = await prepared.shipment({ country: 'CA', weights: [] })
+  const parcel4 = await app.shipments.deliveries.addParcel(pounds.shipmentId, { weight: { value: '4.4', unit: 'lb' } })
+  const inPounds = await app.shipments.rules.explain(pounds.shipmentId)
+  t.match(inPounds.parcels[0], { parcelId: parcel4.id, rule: { id: 'canada' } }, '4.4 lb is below 2 kg')
+  t.match(inPounds.parcels[0]!.tried[1]!.why, 'Matches: ships to CA, one of CA; weighs 4.4 lb, within 0 to below 2 kg.')
+})
+
+t.test("the dry run rated without a ship-from address: the parcel's answer says what is missing", async (t) => {
+  const app = await buildTestApp(t)
+  const prepared = await prepare(t, app)
+  await app.shipments.rules.replace({ rules: [], fallback: { integration: 'easypost', choice: cheapest } })
+  const { shipmentId } = await prepared.shipment()
+  const rated = await app.shipments.rules.explain(shipmentId, { rate: true })
+  t.match(rated.parcels[0], { rated: true, offer: null, refused: /No ship-from address is set/ })
+  t.match(rated.parcels[0]!.summary, /With the rates asked now, nothing fits: No ship-from address is set/)
+  const decided = await app.shipments.rules.decide(shipmentId, rated.parcels[0]!.parcelId).catch((error: Error) => error.message)
+  t.match(decided, /No ship-from address is set/, 'decide leaves the refusal to its caller (a batch records it)')
 })
 
 t.test('routes: statuses, bodies and permissions', async (t) => {

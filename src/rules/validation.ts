@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto'
 import { RuleErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import type { CarrierService } from '../gateway/delivery-provider.js'
-import { DeliveryProviderError } from '../gateway/delivery-provider.js'
 import { compareDecimals } from '../deliveries/rates.js'
 import type { DeliveryProviderAt } from '../deliveries/label-port.js'
 import { decimalProblem, toMilligrams, WEIGHT_UNITS, type WeightUnit } from '../model/units.js'
@@ -256,7 +255,8 @@ async function listedServices(at: DeliveryProviderAt, handle: string): Promise<C
   try {
     answer = await list.call(at.provider.deliveries, at.context)
   } catch (error) {
-    throw new RuleErrors.ServicesUnavailable(handle, error instanceof DeliveryProviderError || error instanceof Error ? error.message : String(error))
+    // The provider's own words (a DeliveryProviderError's message): 429, 5xx, no answer, an odd answer.
+    throw new RuleErrors.ServicesUnavailable(handle, error instanceof Error ? error.message : String(error))
   }
   if (!Array.isArray(answer)) throw new RuleErrors.ServicesUnavailable(handle, 'the provider answered something other than a list')
   const valid = (value: unknown) => typeof value === 'string' && value.trim() !== '' && textProblem(value, { maxLength: TEXT_LIMITS.short }) === null
