@@ -10,7 +10,7 @@ import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { adminClient, buildAdminApp, fieldMarkup } from './fixtures/admin.js'
 import { tables } from './fixtures/database.js'
 import { easyPostImitation, type ImitationCarrierAccount } from './fixtures/easypost-api.js'
-import { defineProvider, SHIPPING_RULES_STATE_KEY, type ShippingRules } from '../src/index.js'
+import { defineProvider, SHIPPING_RULES_STATE_KEY, type ShippingRuleChoice, type ShippingRuleInput, type ShippingRules } from '../src/index.js'
 
 const API_KEY = 'EZTK-shipping-rules-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
@@ -205,7 +205,7 @@ t.test("the provider's services: one call per integration, each account read on 
     { name: 'DHL', integration: 'easypost', choice: { kind: 'service', carrier: 'dhl express', service: 'ExpressWorldwideNonDoc' } },
     { name: 'USPS', integration: 'easypost', choice: { kind: 'service', carrier: 'USPS', service: 'GroundAdvantage' } },
     { name: 'Plain', integration: 'plain', choice: { kind: 'service', carrier: 'Anything', service: 'As typed' } },
-  ]
+  ] satisfies ShippingRuleInput[]
   const saved = await app.shipments.rules.replace({ rules, fallback: null })
   t.same(
     saved.rules.map((rule) => rule.choice),
@@ -275,7 +275,7 @@ t.test("each choice against the imitation's rates: cheapest, cheapest within N d
   const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM } })
   const prepared = await prepare(t, app)
   const shipment = await prepared.shipment()
-  const choose = async (choice: unknown) => {
+  const choose = async (choice: ShippingRuleChoice) => {
     await app.shipments.rules.replace({ rules: [], fallback: { integration: 'easypost', choice } })
     const decision = await app.shipments.rules.decide(shipment.shipmentId, shipment.parcelIds[0]!)
     return decision.outcome === 'buy' ? `${decision.carrier} ${decision.service} ${decision.quote?.amount ?? 'unrated'}` : `none: ${decision.reason}`

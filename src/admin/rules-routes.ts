@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ShipmentValidationError } from '../errors.js'
 import type { ShippingRule } from '../rules/model.js'
+import type { ShippingRulesInput } from '../rules/validation.js'
 import type { ShipmentExplanation } from '../rules/explain.js'
 import type { FieldErrors } from './components.js'
 import { besideField, defaultValues, RULE_FIELDS, ruleFormPage, ruleValues, rulesListPage } from './rules-pages.js'
@@ -112,7 +113,8 @@ export function registerRulesRoutes(screen: AdminScreen, renderShipment: RenderS
     return { list, index, fallback }
   }
 
-  const save = (request: FastifyRequest, list: unknown[], fallback: unknown) => rules.replace({ rules: list, fallback }, { userId: adminUserId(request) })
+  // What a form sent, as typed: the service checks every rule (and names each problem) before it writes.
+  const save = (request: FastifyRequest, list: unknown[], fallback: unknown) => rules.replace({ rules: list, fallback } as ShippingRulesInput, { userId: adminUserId(request) })
 
   scope.get(base, { schema: hide, config: view }, async (request, reply) => renderList(request, reply))
   scope.get(`${base}/new`, { schema: hide, config: edit }, async (request, reply) => renderForm(request, reply, null, ruleValues(null)))

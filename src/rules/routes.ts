@@ -13,6 +13,7 @@ import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { ExplainQuerySchema, ExplanationResponseSchema, RulesBodySchema, RulesResponseSchema } from './schemas.js'
 import type { ShippingRulesService } from './service.js'
+import type { ShippingRulesInput } from './validation.js'
 
 export interface ShippingRuleRoutesOptions {
   service: ShippingRulesService
@@ -85,7 +86,8 @@ export const shippingRuleRoutes: FastifyPluginAsync<ShippingRuleRoutesOptions> =
         response: { 200: RulesResponseSchema, ...errors },
       },
     },
-    async (request) => ({ success: true as const, ...(await service.replace(request.body, { userId: userIdOf(request) })) }),
+    // Only an object so far (objectBodyOnly): the service checks every rule before anything is written.
+    async (request) => ({ success: true as const, ...(await service.replace(request.body as ShippingRulesInput, { userId: userIdOf(request) })) }),
   )
 
   app.get(

@@ -9,7 +9,7 @@ import type { OrderStore } from '../order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { formatIsoWithOffset } from '../time.js'
 import { chooseOffer, matchRule, type ParcelFacts, type RuleMatch, type ShippingRuleChoice, type ShippingRules } from './model.js'
-import { checkedRules } from './validation.js'
+import { checkedRules, type ShippingRulesInput } from './validation.js'
 import { explainShipment, type ShipmentExplanation } from './explain.js'
 
 export const SHIPPING_RULES_STATE_KEY = 'rules.shippingRules'
@@ -64,7 +64,7 @@ export function createShippingRules(deps: ShippingRulesDependencies) {
    * integrations that sell labels, boxes of the catalogue, and a named carrier and service against
    * the provider's list where it gives one. A refusal (422 by field) writes nothing.
    */
-  async function replace(input: unknown, context: { userId?: string | null | undefined } = {}): Promise<SavedShippingRules> {
+  async function replace(input: ShippingRulesInput, context: { userId?: string | null | undefined } = {}): Promise<SavedShippingRules> {
     const labels = deps.labels
     if (!labels) throw new Error('The shipping rules were made without the label port: they cannot be checked, so they are not saved.')
     const checked = await checkedRules(input, {
