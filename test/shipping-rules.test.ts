@@ -192,6 +192,8 @@ t.test('saving refused: every field of every rule named by position and name, th
     'rules.0.conditons': ['Rule 1 "x", conditons: is not a field here (id, name, enabled, integration, conditions, choice, boxId)'],
     'rules.0.choice.days': ['Rule 1 "x", choice.days: is not a field here (kind)'],
   })
+  const noDefault = await app.inject({ method: 'PUT', url: '/shipments/api/shipping-rules', headers: json('editor'), payload: { rules: [] } })
+  t.same(noDefault.json().errors, { fallback: ['The default: must be sent (null for none)'] }, 'the default is sent every time (null for none): the list is replaced whole')
   const notObject = await app.inject({ method: 'PUT', url: '/shipments/api/shipping-rules', headers: json('editor'), payload: '[]' })
   t.equal(notObject.statusCode, 422, 'a body that is not an object')
   t.equal(await storedSetting(app), before, 'nothing written')

@@ -233,7 +233,9 @@ function readShapes(input: unknown, problems: Problems): { rules: ShippingRule[]
     return { id: String(id), name: name ?? '', enabled: rule.enabled !== false, integration: integration ?? '', conditions, choice: choice ?? { kind: 'cheapest' }, boxId }
   })
   let fallback: ShippingRuleDefault | null = null
-  if (input.fallback !== undefined && input.fallback !== null) {
+  // Required, null for none: the list is replaced whole, and a client that left it out would clear the default unawares.
+  if (input.fallback === undefined) problems.add({ key: 'fallback', label: 'The default' }, '', 'must be sent (null for none)')
+  else if (input.fallback !== null) {
     const place = { key: 'fallback', label: 'The default' }
     const raw = isRecord(input.fallback) ? input.fallback : {}
     if (!isRecord(input.fallback)) problems.add(place, '', 'must be an object, or null for none')
