@@ -15,6 +15,7 @@ import type { NotificationService } from './notifications/service.js'
 import type { TrackingLinks } from './notifications/tracking-links.js'
 import type { DeliveryService } from './deliveries/service.js'
 import type { BoxService } from './deliveries/boxes.js'
+import type { ShippingRulesService } from './rules/service.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
 import type { HealthService } from './health/service.js'
@@ -58,6 +59,12 @@ export interface ShipmentsDecorator {
   deliveries: DeliveryService
   /** The box catalogue and "suggest parcels" (the packer: the `deliveries.packer` option, binpackingjs by default). */
   boxes: BoxService
+  /**
+   * Shipping rules (see docs/shipping-rules.md): `current` (the ordered rules and the default), `replace`
+   * (the whole list, checked first), `explain` (the dry run: which rule and why, rated on request) and
+   * `decide` (what a parcel would be bought with), beside `saved` and `parcelFacts`.
+   */
+  rules: ShippingRulesService
   /** Returns (RMAs): request against what shipped, the update path, return labels, receiving (see docs/returns.md). */
   returns: ReturnService
   /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
@@ -111,6 +118,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     orderExchange: services.orderExchange,
     deliveries: services.deliveries,
     boxes: services.boxes,
+    rules: services.rules,
     returns: services.returns,
     documents: services.documents,
     health: services.health,

@@ -71,6 +71,15 @@ export const DocumentErrors = {
   RendererFailed: createError<[shipment: string, reason: string]>('SHIPMENTS_DOCUMENT_RENDERER_FAILED', 'The packing slip renderer failed for shipment %s: %s', 502),
 } as const
 
+/** Errors of the shipping rules, in the framework envelope of the shipment API (a refused list is a per-field 422). */
+export const RuleErrors = {
+  ServicesUnavailable: createError<[integration: string, reason: string]>(
+    'SHIPMENTS_RULES_SERVICES_UNAVAILABLE',
+    'The services of the integration %s could not be listed, so the rules naming a carrier and service were not checked (nothing was saved): %s',
+    502,
+  ),
+} as const
+
 /**
  * The pack station's refusals, in the framework envelope, each message worded for a packer to read at a
  * glance (the page shows it as it is).

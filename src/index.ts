@@ -141,6 +141,7 @@ export {
   DeliveryProviderError,
   LABEL_FORMATS,
   type DeliveryMethods,
+  type CarrierService,
   type DeliveryJournal,
   type DeliveryFailureKind,
   type LabelFormat,
@@ -171,3 +172,10 @@ export {
 } from './returns/service.js'
 export type { CustomerMayReturn, CustomerMayReturnInput, CustomerReturnLine, CustomerReturnLabel } from './returns/customer-returns.js'
 export { RETURN_STATES, type Return, type ReturnState, type ReturnLineView, type ReturnLabel, type ReturnHistoryEntry, type ReceivedQuantities } from './model/return.js'
+// Shipping rules (see docs/shipping-rules.md).
+export { RuleErrors } from './errors.js'
+export { SHIPPING_RULES_STATE_KEY, type ShippingRulesService, type ParcelDecision, type SavedShippingRules } from './rules/service.js'
+export type { ShippingRule, ShippingRuleChoice, ShippingRuleConditions, ShippingRuleDefault, ShippingRules, ParcelFacts, ConditionCheck, RuleMatch } from './rules/model.js'
+export type { ShippingRulesInput, ShippingRuleInput } from './rules/validation.js'
+export type { ShipmentExplanation, ParcelExplanation, RuleTried } from './rules/explain.js'
+export { EASYPOST_SERVICE_LEVELS } from './gateway/providers/easypost-services.js'

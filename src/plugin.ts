@@ -34,6 +34,8 @@ import { createDeliveryService, type DeliveryService } from './deliveries/servic
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
+import { createShippingRules, type ShippingRulesService } from './rules/service.js'
+import { shippingRuleRoutes } from './rules/routes.js'
 import { createReturnService, type ReturnService } from './returns/service.js'
 import { returnRoutes } from './returns/routes.js'
 import { createCustomerReturns } from './returns/customer-returns.js'
@@ -42,7 +44,6 @@ import { documentRoutes } from './documents/routes.js'
 import { createHealth } from './health/service.js'
 import { healthRoute } from './health/routes.js'
 import { observeFacts } from './telemetry.js'
-import { createShippingRules } from './rules/service.js'
 import { createPackStation } from './pack-station/service.js'
 import { packStationRoutes } from './pack-station/routes.js'
 import type { FontStack } from './documents/fonts.js'
@@ -151,7 +152,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
-  const { deliveries, returns, boxes } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
+  const { deliveries, returns, boxes, rules } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
   trackParcel = deliveries.trackParcel
   trackReturn = returns.track
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
@@ -161,7 +162,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     shipments,
     orderStore,
     deliveries,
-    rules: createShippingRules({ data, deliveries, shipments, orderStore }),
+    rules,
     lockShipment: (shipmentId, task) => data.withNamedLock('packStation', shipmentId, options.lockTimeoutMs, task),
   })
   return {
@@ -179,6 +180,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     trackingFieldProblems: exchange.trackingFieldProblems,
     deliveries,
     boxes,
+    rules,
     returns,
     documents,
     packStation,
@@ -233,11 +235,11 @@ async function createOrderExchange(
   return { service, routes: orderExchangeRoutes, trackingFieldProblems }
 }
 
-/** Parcels, rates and labels; returns (which buy their labels through the deliveries' port); boxes and packing. */
+/** Parcels, rates and labels; returns (which buy their labels through the deliveries' port); boxes and packing; the shipping rules. */
 function createParcelServices(
   { data, logger, options }: ServiceBase,
   deps: { providers: ProviderRegistry; integrations: IntegrationService; shipments: ShipmentService; orderStore: OrderStore; dispatcher: OutboxDispatcher },
-): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService } {
+): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService; rules: ShippingRulesService } {
   const { providers, integrations, shipments, orderStore, dispatcher } = deps
   const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
   const { labelPort, ...deliveries } = createDeliveryService({
@@ -274,7 +276,9 @@ function createParcelServices(
     packingTimeoutMs: options.deliveries.packingTimeoutMs,
     timeZone: options.timezone,
   })
-  return { deliveries, returns, boxes }
+  // The rules check integrations (and their services) through the label port when they are saved.
+  const rules = createShippingRules({ data, deliveries, shipments, orderStore, labels: labelPort, clock: options.clock, timeZone: options.timezone })
+  return { deliveries, returns, boxes, rules }
 }
 
 /**
@@ -329,6 +333,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(returnRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.returns, ...access, clock: options.clock })
   await app.register(documentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.documents, ...access })
   await app.register(packStationRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.packStation, ...access })
+  await app.register(shippingRuleRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.rules, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -416,6 +421,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     trackingLinks: services.trackingLinks,
     deliveries: services.deliveries,
     boxes: services.boxes,
+    rules: services.rules,
     returns: services.returns,
     clock: options.clock,
     documents: services.documents,

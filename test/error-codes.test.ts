@@ -61,6 +61,7 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACK_NOT_COUNTED: 'pack-station.test.ts checks its errorCode and status',
   SHIPMENTS_PACK_NO_RULE: 'pack-station.test.ts checks its errorCode and status',
   SHIPMENTS_PACK_BUSY: "a shipment's finish waiting past lockTimeoutMs for another one of it (pack-station.test.ts checks its errorCode and status)",
+  SHIPMENTS_RULES_SERVICES_UNAVAILABLE: 'an EasyPost imitation failing the carrier accounts while rules are saved (shipping-rules.test.ts checks its errorCode)',
 }
 
 interface Walk {

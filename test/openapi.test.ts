@@ -166,6 +166,9 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/pack-station/open',
     '/api/v2/shipments/pack-station/shipments/{id}/scan',
     '/api/v2/shipments/pack-station/shipments/{id}/finish',
+    // Shipping rules (issue 47): the rules, replaced whole, and a shipment's dry run.
+    '/api/v2/shipments/shipping-rules',
+    '/api/v2/shipments/shipments/{id}/shipping-rules',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -275,6 +278,7 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}/rates',
     'PUT /actions/shipments/gateway/handle',
     'PUT /shipments/api/ship-from',
+    'PUT /shipments/api/shipping-rules',
   ], 'every route that reads a body documents it')
   for (const [at, body] of bodies) {
     for (const [type, media] of Object.entries(body.content)) {

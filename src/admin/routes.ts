@@ -31,6 +31,7 @@ import { registerWebhookRoutes } from './webhook-routes.js'
 import { registerNotificationRoutes } from './notification-routes.js'
 import { registerShipStationRoutes } from './shipstation-routes.js'
 import { registerPackStationRoutes } from './pack-station-routes.js'
+import { registerRulesRoutes } from './rules-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -154,6 +155,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerOverviewRoutes(screen)
   const { renderShipment } = registerShipmentRoutes(screen)
   registerParcelRoutes(screen, renderShipment)
+  registerRulesRoutes(screen, renderShipment)
   registerReturnRoutes(screen)
   registerOrderRoutes(screen)
   registerIntegrationRoutes(screen)
@@ -257,6 +259,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.view) links.push({ label: 'Returns', href: `${prefix}/returns`, count: await returnsWaiting(request) })
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
     if (can?.buyLabels) links.push({ label: 'Pack station', href: `${prefix}/pack-station` })
+    if (can?.view) links.push({ label: 'Shipping rules', href: `${prefix}/shipping-rules` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },

@@ -18,6 +18,7 @@ import type { ShipmentFieldDefinition } from '../shipments/field-layout.js'
 import type { ShipmentsOverviewQuery } from '../shipments/overview.js'
 import type { DeliveryService } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
+import type { ShippingRulesService } from '../rules/service.js'
 import type { DocumentService } from '../documents/service.js'
 import type { PackStationService } from '../pack-station/service.js'
 import type { WebhookService } from '../outbox/webhooks.js'
@@ -55,6 +56,8 @@ export interface AdminRoutesOptions {
   /** Parcels, rates and labels; the box catalogue and suggestions. */
   deliveries: DeliveryService
   boxes: BoxService
+  /** The shipping rules: their screen and the shipment page's "Which rule and why". */
+  rules: ShippingRulesService
   /** Returns: the list, a return's page, the order page's returns section. */
   returns: ReturnService
   /** The plugin's clock (the returns list's age filter). */

@@ -257,6 +257,8 @@ export interface ShipmentPageData {
   trackingLink?: SafeHtml | null
   /** The parcels section (parcel-pages.ts), its problems listed in the page's error summary. */
   parcels?: PageSection | null
+  /** "Which rule and why" (rules-pages.ts): the shipping rules' dry run for the shipment's parcels. */
+  rulesPanel?: SafeHtml | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -281,6 +283,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     context.can.transition ? html`<a href="#change-status">Change status</a>` : '',
     data.items ? html`<a href="#items">Items</a>` : '',
     data.parcels ? html`<a href="#parcels">Parcels</a>` : '',
+    data.rulesPanel ? html`<a href="#shipping-rules">Which rule and why</a>` : '',
     data.checkpoints?.length ? html`<a href="#checkpoints">Carrier checkpoints</a>` : '',
     html`<a href="#history">History</a>`,
   ]
@@ -308,6 +311,7 @@ ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` :
 </form>
 ${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
 ${data.parcels?.content ?? ''}
+${data.rulesPanel ?? ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
 </div><aside>
 <h2>Details</h2>

@@ -6,8 +6,10 @@ import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError }
 import type { AllocatedLine } from '../shipments/attention.js'
 import { isShipmentStatus, type ShipmentStatus } from '../model/shipment.js'
 import type { RateQuote } from '../deliveries/service.js'
-import { STATUS_LABELS, type FieldErrors } from './components.js'
+import type { ShipmentExplanation } from '../rules/explain.js'
+import { STATUS_LABELS, type FieldErrors, type PageContext } from './components.js'
 import { parcelsSection } from './parcel-pages.js'
+import { rulesPanel } from './rules-pages.js'
 import { trackingLinkSection } from './notification-pages.js'
 import { itemEditorLines, readItemQuantities, shipmentItemValues } from './line-item-pages.js'
 import {
@@ -76,6 +78,8 @@ function createShipmentPageRenderer(screen: AdminScreen) {
       parcelErrors?: FieldErrors
       parcelValues?: Record<string, string>
       quotes?: { parcelId: number; quotes: RateQuote[] }
+      /** The dry run rated by "Rate by the rules"; without it the page runs it unrated. */
+      rulesExplanation?: ShipmentExplanation
       status?: number
     } = {},
   ) {
@@ -118,8 +122,19 @@ function createShipmentPageRenderer(screen: AdminScreen) {
         errors: state.parcelErrors ?? {},
         values: state.parcelValues ?? {},
       }),
+      rulesPanel: await rulesPanelOf(request, pageContext, id, state.rulesExplanation),
     })
     return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
+  }
+
+  /** The "Which rule and why" panel; a dry run that fails (an order the store no longer knows) costs the panel, never the page. */
+  async function rulesPanelOf(request: FastifyRequest, pageContext: PageContext, id: number, rated: ShipmentExplanation | undefined) {
+    try {
+      return rulesPanel(pageContext, id, rated ?? (await options.rules.explain(id)))
+    } catch (error) {
+      request.log.error({ err: error, shipmentId: id }, 'The shipping rules dry run for the shipment page failed')
+      return rulesPanel(pageContext, id, null, 'The shipping rules could not be applied to this shipment now.')
+    }
   }
 
   /** An order's lines with their allocation; null when the order store gives none (or the order is gone). */

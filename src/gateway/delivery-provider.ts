@@ -141,4 +141,16 @@ export interface DeliveryMethods<Context> {
   labelDocument?(label: { externalId: string; format: LabelFormat }, context: Context, journal: DeliveryJournal): Promise<{ url: string; format: string }>
   /** Voids (refunds) a label; answers the provider's refund status. Throw DeliveryProviderError when refused. */
   voidLabel(label: { externalId: string }, context: Context, journal: DeliveryJournal): Promise<{ refundStatus: string }>
+  /**
+   * Optional: the carriers and services the account can buy, so shipping rules that name one are checked
+   * when saved. `service: '*'` says the carrier's services cannot be listed (any is accepted for it).
+   * Without this method, a rule's carrier and service are accepted as typed.
+   */
+  services?(context: Context): Promise<CarrierService[]>
+}
+
+/** A carrier and one of its services, spelled as the provider's rates and purchases spell them. */
+export interface CarrierService {
+  carrier: string
+  service: string
 }

@@ -218,6 +218,14 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
   await checkScreen(t, page, { name: 'login', open: (page) => page.goto(`${base}/login`) })
   await logIn(page, base)
   const notification = (await app.shipments.notifications.list())[0] ?? (await app.shipments.notifications.create({ name: 'Shipped', enabled: true, statuses: ['shipped'], recipient: 'customer', addresses: [], subject: 'Shipped', html: '<p>Shipped</p>', text: 'Shipped', language: null }))
+  // Two shipping rules and a default: the rules screen lists them, the shipment page explains its parcels by them.
+  await app.shipments.rules.replace({
+    rules: [
+      { id: 'canada', name: 'Canada', integration: 'easypost', conditions: { countries: ['CA'], weight: { max: '2', unit: 'kg' } }, choice: { kind: 'cheapest' } },
+      { id: 'paused', name: 'Paused', enabled: false, integration: 'easypost', choice: { kind: 'service', carrier: 'USPS', service: 'Priority' } },
+    ],
+    fallback: { integration: 'easypost', choice: { kind: 'fastest' } },
+  })
   const get = (name: string, path: string): Screen => ({ name, open: (page) => page.goto(`${base}${ADMIN}${path}`) })
   const screens: Screen[] = [
     get('overview', '/overview'),
@@ -298,6 +306,17 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
         await page.goto(`${base}${ADMIN}/boxes`)
         await page.fill('#input-shipFrom\\.street1', '')
         await Promise.all([page.waitForLoadState('load'), page.click('form#ship-from-address button[type=submit]')])
+      },
+    },
+    get('shipping-rules', '/shipping-rules'),
+    get('shipping-rule-new', '/shipping-rules/new'),
+    {
+      name: 'shipping-rule-refused',
+      open: async (page) => {
+        await page.goto(`${base}${ADMIN}/shipping-rules/new`)
+        await page.fill('#input-name', 'Nowhere')
+        await page.fill('#input-countries', 'XX')
+        await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="Shipping rule"] button[type=submit]')])
       },
     },
     get('shipstation', '/shipstation'),

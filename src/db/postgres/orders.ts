@@ -32,6 +32,8 @@ function createOrderReads({ db, localWrites }: PostgresContext): OrderReads {
     customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
     statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
   }
+  // What shipping rules may test of an order (OrderSummary.attributes): the shipping method the customer paid for.
+  const attributeColumns = { shippingMethod: orders.shippingMethod }
   /** The lines of these orders, by order, each in id order; options are a line's attributes. */
   async function linesOf(orderIds: number[]): Promise<Map<number, OrderLine[]>> {
     const byOrder = new Map<number, OrderLine[]>()
@@ -53,14 +55,14 @@ function createOrderReads({ db, localWrites }: PostgresContext): OrderReads {
   return {
     async findOrder(orderId) {
       if (!isInt4(orderId)) return undefined
-      const [order] = await db.select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes }).from(orders).where(eq(orders.id, orderId))
+      const [order] = await db.select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes, attributes: attributeColumns }).from(orders).where(eq(orders.id, orderId))
       return order
     },
 
     async findOrders(orderIds) {
       const ids = orderIds.filter(isInt4)
       if (ids.length === 0) return []
-      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(inArray(orders.id, ids))
+      return db.select({ ...summaryColumns, ...displayColumns, attributes: attributeColumns }).from(orders).where(inArray(orders.id, ids))
     },
 
     async orderLines(orderId) {

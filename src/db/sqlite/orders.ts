@@ -28,9 +28,11 @@ function createOrderReads(db: SqliteDatabase): OrderReads {
     customerName: sql<string | null>`(select ${orderAddresses.fullName} from ${orderAddresses} where ${orderAddresses.orderId} = ${orderColumn(orders.id)} and ${orderAddresses.kind} = 'shipping')`,
     statusName: sql<string | null>`(select ${orderStatuses.name} from ${orderStatuses} where ${orderStatuses.handle} = ${orderColumn(orders.statusHandle)})`,
   }
+  // What shipping rules may test of an order (OrderSummary.attributes): the shipping method the customer paid for.
+  const attributeColumns = { shippingMethod: orders.shippingMethod }
   // An order read by id (a label's addresses, a mail, an event that moves the order): prepared once.
   const selectOrder = db
-    .select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes })
+    .select({ ...summaryColumns, ...displayColumns, dateOrdered: orders.dateOrdered, customerNotes: orders.customerNotes, attributes: attributeColumns })
     .from(orders)
     .where(eq(orders.id, sql.placeholder('orderId')))
     .prepare()
@@ -71,7 +73,7 @@ function createOrderReads(db: SqliteDatabase): OrderReads {
 
     async findOrders(orderIds) {
       if (orderIds.length === 0) return []
-      return db.select({ ...summaryColumns, ...displayColumns }).from(orders).where(inArray(orders.id, [...orderIds])).all()
+      return db.select({ ...summaryColumns, ...displayColumns, attributes: attributeColumns }).from(orders).where(inArray(orders.id, [...orderIds])).all()
     },
 
     async orderLines(orderId) {

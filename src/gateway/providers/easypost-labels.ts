@@ -6,6 +6,7 @@ import { DeliveryProviderError, type DeliveryJournal, type DeliveryMethods, type
 import type { ProviderContext } from '../providers.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { answerExcerpt } from '../../http/answer-excerpt.js'
+import { servicesOfCarrierAccounts } from './easypost-services.js'
 
 export const EASYPOST_DEFAULT_TIMEOUT_MS = 15_000
 
@@ -42,6 +43,7 @@ interface EasyPostShipment {
   refund_status?: string | null
 }
 interface EasyPostClient {
+  CarrierAccount: { all(params?: Record<string, unknown>): Promise<unknown> }
   Shipment: {
     create(params: Record<string, unknown>): Promise<EasyPostShipment>
     retrieve(id: string): Promise<EasyPostShipment>
@@ -156,18 +158,18 @@ function summary(shipment: EasyPostShipment | undefined): Record<string, unknown
 }
 
 /** One call to EasyPost, logged with its answer (or error) and duration, classified when it fails. */
-async function logged(
+async function logged<Answer = EasyPostShipment>(
   journal: DeliveryJournal | null,
   settings: EasyPostLabelSettings,
   step: string,
   request: Record<string, unknown>,
-  call: () => Promise<EasyPostShipment>,
-): Promise<EasyPostShipment> {
+  call: () => Promise<Answer>,
+): Promise<Answer> {
   const started = performance.now()
   const answered: { answer: Answered | null } = { answer: null }
   try {
     const answer = await answeredCall.run(answered, call)
-    await journal?.attempt({ step, request, response: summary(answer), statusCode: 200, error: null, durationMs: performance.now() - started })
+    if (journal) await journal.attempt({ step, request, response: summary(answer as EasyPostShipment), statusCode: 200, error: null, durationMs: performance.now() - started })
     return answer
   } catch (error) {
     const failure = classify(error, step, answered.answer, settings)
@@ -321,6 +323,12 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       const url = labelUrlIn(converted, label.format as LabelFormat)
       if (!url) throw new DeliveryProviderError(`EasyPost gave no ${label.format} label for ${label.externalId}.`, 'refused')
       return { url, format: label.format }
+    },
+
+    async services(context) {
+      const client = await clientFor(context.settings, defaultBaseUrl)
+      // Nothing is bought: no journal. A failure is classified as every other call's (429, 5xx, no answer).
+      return servicesOfCarrierAccounts(await logged(null, context.settings, 'carrier accounts', {}, () => client.CarrierAccount.all()))
     },
 
     async voidLabel(label, context, journal) {
