@@ -111,6 +111,23 @@ const labelOf = (parcel: Parcel): PackLabel[] =>
     ? [{ parcelId: parcel.id, url: parcel.label.url, format: parcel.label.format, carrier: parcel.carrier, service: parcel.service, trackingNumber: parcel.trackingNumber }]
     : []
 
+/** The counts as the station sent them, checked against the lines: each a line of the shipment, at most what it needs. */
+function applyCounts(lines: ReadonlyArray<Omit<PackLine, 'counted'>>, counted: PackCounts): PackLine[] {
+  if (!Array.isArray(counted)) throw new ShipmentValidationError({ counted: ['must be a list of { lineItemId, quantity }'] })
+  const byLine = new Map<number, number>()
+  const errors: Record<string, string[]> = {}
+  counted.forEach((entry, index) => {
+    const line = lines.find((each) => each.lineItemId === entry?.lineItemId)
+    const quantity = entry?.quantity
+    if (!line) errors[`counted.${index}`] = [`line ${String(entry?.lineItemId)} is not on this shipment`]
+    else if (!Number.isSafeInteger(quantity) || quantity < 0 || quantity > line.needed) errors[`counted.${index}`] = [`line ${line.lineItemId}: counted must be 0 to ${line.needed}`]
+    else if (byLine.has(line.lineItemId)) errors[`counted.${index}`] = [`line ${line.lineItemId} is listed twice`]
+    else byLine.set(line.lineItemId, quantity)
+  })
+  if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
+  return lines.map((line) => ({ ...line, counted: byLine.get(line.lineItemId) ?? 0 }))
+}
+
 export function createPackStation(deps: PackStationDependencies) {
   /** The shipment's lines with what each needs: its items, or for a whole-order shipment every shippable line in full. */
   async function linesOf(shipment: Shipment): Promise<Array<Omit<PackLine, 'counted'>>> {
@@ -134,23 +151,6 @@ export function createPackStation(deps: PackStationDependencies) {
     const why = NOT_PACKABLE[shipment.status]
     if (why) throw new PackStationErrors.NotPackable(shipment.reference, why)
     return shipment
-  }
-
-  /** The counts as the station sent them, checked against the lines: each a line of the shipment, at most what it needs. */
-  function applyCounts(lines: ReadonlyArray<Omit<PackLine, 'counted'>>, counted: PackCounts): PackLine[] {
-    if (!Array.isArray(counted)) throw new ShipmentValidationError({ counted: ['must be a list of { lineItemId, quantity }'] })
-    const byLine = new Map<number, number>()
-    const errors: Record<string, string[]> = {}
-    counted.forEach((entry, index) => {
-      const line = lines.find((each) => each.lineItemId === entry?.lineItemId)
-      const quantity = entry?.quantity
-      if (!line) errors[`counted.${index}`] = [`line ${String(entry?.lineItemId)} is not on this shipment`]
-      else if (!Number.isSafeInteger(quantity) || quantity < 0 || quantity > line.needed) errors[`counted.${index}`] = [`line ${line.lineItemId}: counted must be 0 to ${line.needed}`]
-      else if (byLine.has(line.lineItemId)) errors[`counted.${index}`] = [`line ${line.lineItemId} is listed twice`]
-      else byLine.set(line.lineItemId, quantity)
-    })
-    if (Object.keys(errors).length > 0) throw new ShipmentValidationError(errors)
-    return lines.map((line) => ({ ...line, counted: byLine.get(line.lineItemId) ?? 0 }))
   }
 
   function present(shipment: Shipment, lines: PackLine[], parcels: Parcel[]): PackShipment {
