@@ -19,6 +19,7 @@ import type { ShippingRulesService } from './rules/service.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
 import type { HealthService } from './health/service.js'
+import type { SystemOverviewService } from './health/system.js'
 import type { PackStationService } from './pack-station/service.js'
 
 /** What `app.shipments` holds. */
@@ -97,6 +98,8 @@ export interface PluginServices extends Omit<ShipmentsDecorator, 'database' | 'p
   orderExchangeRoutes: OrderExchangeRoutes | null
   /** What the reference store lacks for the exchange's tracking fields, shown on the admin's ShipStation page. */
   trackingFieldProblems: string[]
+  /** The admin's system page: health, failed jobs and provider calls, versions. */
+  system: SystemOverviewService
 }
 
 export type OrderExchangeRoutes = typeof import('./order-exchange/routes.js')['orderExchangeRoutes']

@@ -42,6 +42,7 @@ import { createCustomerReturns } from './returns/customer-returns.js'
 import { createDocumentService, loadDocumentEngine, type DocumentService } from './documents/service.js'
 import { documentRoutes } from './documents/routes.js'
 import { createHealth } from './health/service.js'
+import { createSystemOverview } from './health/system.js'
 import { healthRoute } from './health/routes.js'
 import { observeFacts } from './telemetry.js'
 import { createPackStation } from './pack-station/service.js'
@@ -157,6 +158,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   trackReturn = returns.track
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
 
+  const { health } = createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null })
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   const packStation = createPackStation({
     shipments,
@@ -186,7 +188,8 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     packStation,
     notifications,
     trackingLinks,
-    health: createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null }).health,
+    health,
+    system: createSystemOverview({ data, health, clock: options.clock }),
   }
 }
 
@@ -426,6 +429,8 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     clock: options.clock,
     documents: services.documents,
     packStation: services.packStation,
+    system: services.system,
+    outbox: services.outbox,
   })
 }
 

@@ -28,6 +28,7 @@ import { registerReturnRoutes } from './return-routes.js'
 import { registerOrderRoutes } from './order-routes.js'
 import { registerIntegrationRoutes } from './integration-routes.js'
 import { registerWebhookRoutes } from './webhook-routes.js'
+import { registerSystemRoutes } from './system-routes.js'
 import { registerNotificationRoutes } from './notification-routes.js'
 import { registerShipStationRoutes } from './shipstation-routes.js'
 import { registerPackStationRoutes } from './pack-station-routes.js'
@@ -74,6 +75,9 @@ const NOTICES: Record<string, string> = {
   notRedelivered: 'Not redelivered: the delivery is still pending.',
   notificationDeleted: 'Notification deleted.',
   templateAdded: 'Added, disabled: read it, then enable it.',
+  jobRetried: 'Job queued again with fresh retries.',
+  jobDismissed: 'Job dismissed: it will not be tried again.',
+  jobNotFailed: 'Not done: no failed job has that id (retried or dismissed already?).',
   linkRevoked: 'Tracking link revoked: every earlier link answers 404. The link below is the new one.',
 }
 
@@ -160,6 +164,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerOrderRoutes(screen)
   registerIntegrationRoutes(screen)
   registerWebhookRoutes(screen)
+  registerSystemRoutes(screen)
   registerNotificationRoutes(screen)
   registerShipStationRoutes(screen)
   registerPackStationRoutes(screen)
@@ -266,6 +271,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
         { label: 'Webhooks', href: `${prefix}/webhooks` },
         { label: 'Notifications', href: `${prefix}/notifications` },
         { label: 'ShipStation', href: `${prefix}/shipstation` },
+        { label: 'System', href: `${prefix}/system` },
       )
     }
     const path = request.url.split('?')[0]

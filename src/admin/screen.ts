@@ -1,6 +1,8 @@
 // What each admin screen's route module gets from the shared registration in routes.ts: the scope (its
 // hooks already added), the page sender and page context, the permission each route asks for, and the
 // form and path helpers every screen reads its input with.
+import type { SystemOverviewService } from '../health/system.js'
+import type { OutboxService } from '../outbox/outbox-service.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
@@ -66,6 +68,10 @@ export interface AdminRoutesOptions {
   documents: DocumentService
   /** The pack station's page: slips opened, items counted, labels bought by the rules. */
   packStation: PackStationService
+  /** The system page: health, failed jobs and provider calls, versions. */
+  system: SystemOverviewService
+  /** Failed jobs retried or dismissed from the system page. */
+  outbox: Pick<OutboxService, 'retry' | 'dismiss'>
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

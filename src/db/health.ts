@@ -22,11 +22,13 @@ export interface HealthFacts {
 
 export interface HealthQueries {
   healthFacts(now: Date, cap: number): Promise<HealthFacts>
+  /** The database server's version as it says it (SQLite's library version, PostgreSQL's server_version). */
+  databaseVersion(): Promise<string>
 }
 
 /** The migrations this package ships for an engine: how many, and the newest one's stamp. Read once. */
-export function shippedMigrations(engine: 'sqlite' | 'postgres'): { count: number; newest: number | null } {
-  const journal = JSON.parse(readFileSync(new URL(`../../drizzle/${engine}/meta/_journal.json`, import.meta.url), 'utf8')) as { entries: Array<{ when: number }> }
+export function shippedMigrations(engine: 'sqlite' | 'postgres'): { count: number; newest: number | null; tags: string[] } {
+  const journal = JSON.parse(readFileSync(new URL(`../../drizzle/${engine}/meta/_journal.json`, import.meta.url), 'utf8')) as { entries: Array<{ when: number; tag: string }> }
   const stamps = journal.entries.map((entry) => entry.when)
-  return { count: stamps.length, newest: stamps.length > 0 ? Math.max(...stamps) : null }
+  return { count: stamps.length, newest: stamps.length > 0 ? Math.max(...stamps) : null, tags: journal.entries.map((entry) => entry.tag) }
 }

@@ -115,6 +115,8 @@ export interface OutboxStore {
   recordAttempt(id: number, record: OutboxAttemptRecord, claimFor: OutboxClaim | null): Promise<OutboxRow[]>
   /** Sets a finished or failed job pending again, available now, with its attempts counted from zero. */
   requeue(messageId: string): Promise<OutboxRow | undefined>
+  /** Sets a failed job aside for good (skipped, its last error noting who dismissed it): it no longer counts as a dead letter. */
+  dismiss(messageId: string, note: string): Promise<OutboxRow | undefined>
   find(messageId: string): Promise<OutboxRow | undefined>
   list(query: OutboxListQuery): Promise<OutboxRow[]>
   attempts(outboxId: number): Promise<OutboxAttemptRow[]>

@@ -215,6 +215,8 @@ export interface ParcelStore<Message, Claim, Row, Address> {
   recordAttempt(attempt: NewLabelAttempt): Promise<void>
   /** The operation's attempts, in order. */
   attempts(operationId: string): Promise<LabelAttemptRow[]>
+  /** Provider calls that failed since `since`, newest first, at most `limit`. */
+  failedAttempts(since: Date, limit: number): Promise<LabelAttemptRow[]>
 
   /** The reference store's weight and size of an order's lines (for packing). */
   orderLineMeasures(orderId: number): Promise<LineMeasuresRow[]>

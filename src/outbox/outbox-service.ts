@@ -70,6 +70,14 @@ export function createOutboxService(data: DataLayer, dispatcher: Pick<OutboxDisp
       if (queued) void dispatcher.sweep()
       return queued
     },
+    /**
+     * Sets a job that failed for good aside: skipped, its last error saying it was dismissed (and by
+     * whom), so it no longer counts as a dead letter; false when there is no such failed job.
+     */
+    async dismiss(id: string, by: string | null = null): Promise<boolean> {
+      if (typeof id !== 'string' || id.includes('\u0000')) return false
+      return (await data.outbox.dismiss(id, `Dismissed${by === null ? '' : ` by ${by}`} after failing for good.`)) !== undefined
+    },
     /** Looks for due messages now rather than at the next poll; resolves when they have been handled once. */
     sweep: () => dispatcher.sweep(),
   }

@@ -277,6 +277,7 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
       },
     },
     get('webhook', `/webhooks/${hook.id}`),
+    get('system', '/system'),
     get('notifications', '/notifications'),
     get('notification-new', '/notifications/new'),
     get('notification', `/notifications/${notification.id}`),

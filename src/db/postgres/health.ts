@@ -5,6 +5,11 @@ import type { PostgresContext } from './context.js'
 
 export function createPostgresHealthQueries({ db }: PostgresContext): HealthQueries {
   return {
+    async databaseVersion() {
+      const { rows } = await db.execute<{ server_version: string }>(sql`SHOW server_version`)
+      return `PostgreSQL ${rows[0]?.server_version ?? 'unknown'}`
+    },
+
     async healthFacts(now, cap) {
       const [migrations, due, backlog, attention, dead, claims] = await Promise.all([
         db.execute<{ applied: string; newest: string | null }>(sql`SELECT count(*) AS applied, max(created_at) AS newest FROM ${sql.identifier(MIGRATIONS_TABLE)}`),

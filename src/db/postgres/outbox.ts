@@ -46,7 +46,7 @@ export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, me
 
 /** The outbox's parts: delivery (writes, claims, outcomes), upkeep (the admin's reads and requeue, the prune), subscriptions. */
 type OutboxDelivery = Pick<OutboxStore, 'enqueue' | 'claimDue' | 'renewClaims' | 'complete' | 'recordAttempt'>
-type OutboxUpkeep = Pick<OutboxStore, 'requeue' | 'find' | 'list' | 'attempts' | 'prune'>
+type OutboxUpkeep = Pick<OutboxStore, 'requeue' | 'dismiss' | 'find' | 'list' | 'attempts' | 'prune'>
 
 export function createPostgresOutboxStore(context: PostgresContext): OutboxStore {
   return { ...createOutboxDelivery(context), ...createOutboxUpkeep(context), ...createWebhookSubscriptionRows(context) }
@@ -175,6 +175,15 @@ function createOutboxUpkeep({ db }: PostgresContext): OutboxUpkeep {
         .update(outbox)
         .set({ state: 'pending', attempts: 0, availableAt: new Date(), claimedUntil: null, claimedBy: null, doneAt: null })
         .where(and(eq(outbox.messageId, messageId), eq(outbox.kind, 'job'), ne(outbox.state, 'pending')))
+        .returning()
+      return row
+    },
+
+    async dismiss(messageId, note) {
+      const [row] = await db
+        .update(outbox)
+        .set({ state: 'skipped', lastError: note, claimedUntil: null, claimedBy: null })
+        .where(and(eq(outbox.messageId, messageId), eq(outbox.kind, 'job'), eq(outbox.state, 'failed')))
         .returning()
       return row
     },

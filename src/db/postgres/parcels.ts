@@ -1,6 +1,6 @@
 // Parcels, label operations, rate quotes and boxes on PostgreSQL: a change reads the parcel FOR UPDATE
 // inside its transaction, so two instances changing one parcel take turns.
-import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNotNull, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { sqlState, type PostgresDatabase } from './connection.js'
@@ -17,7 +17,7 @@ const UNIQUE_VIOLATION = '23505'
 
 /** The store's parts: the parcels and their change, the label operations with their attempts, and what rates and packing read. */
 type ParcelRows = Pick<ParcelStore, 'list' | 'find' | 'findByTrackingNumber' | 'change'>
-type LabelOperationRows = Pick<ParcelStore, 'beginOperation' | 'activeOperation' | 'findOperation' | 'updateOperation' | 'operations' | 'recordAttempt' | 'attempts'>
+type LabelOperationRows = Pick<ParcelStore, 'beginOperation' | 'activeOperation' | 'findOperation' | 'updateOperation' | 'operations' | 'recordAttempt' | 'attempts' | 'failedAttempts'>
 
 export function createPostgresParcelStore(context: PostgresContext): ParcelStore {
   return { ...createParcelRows(context), ...createLabelOperationRows(context), ...createQuoteAndBoxRows(context) }
@@ -123,6 +123,10 @@ function createLabelOperationRows({ db }: PostgresContext): LabelOperationRows {
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id))
+    },
+
+    async failedAttempts(since, limit) {
+      return db.select().from(labelAttempts).where(and(isNotNull(labelAttempts.error), gte(labelAttempts.createdAt, since))).orderBy(desc(labelAttempts.id)).limit(limit)
     },
   }
 }

@@ -111,7 +111,11 @@ export const labelAttempts = sqliteTable(
     durationMs: integer('duration_ms').notNull(),
     createdAt: createdAt(),
   },
-  (table) => [index('shipments_label_attempts_operation_idx').on(table.operationId, table.id)],
+  (table) => [
+    index('shipments_label_attempts_operation_idx').on(table.operationId, table.id),
+    // The provider calls that failed, newest first, for the admin's system page: found without a scan.
+    index('shipments_label_attempts_failed_idx').on(table.id).where(sql`error IS NOT NULL`),
+  ],
 )
 
 export const rateQuotes = sqliteTable(

@@ -5,6 +5,10 @@ import type { SqliteContext } from './context.js'
 
 export function createSqliteHealthQueries({ db }: SqliteContext): HealthQueries {
   return {
+    async databaseVersion() {
+      return `SQLite ${db.get<{ version: string }>(sql`SELECT sqlite_version() AS version`).version}`
+    },
+
     async healthFacts(now, cap) {
       const at = now.getTime()
       const migrations = db.get<{ applied: number; newest: number | null }>(sql`SELECT count(*) AS applied, max(created_at) AS newest FROM ${sql.identifier(MIGRATIONS_TABLE)}`)

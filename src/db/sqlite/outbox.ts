@@ -66,7 +66,7 @@ export function createSqliteOutboxWriter(db: SqliteDatabase) {
 
 /** The outbox's parts: delivery (writes, claims, outcomes), upkeep (the admin's reads and requeue, the prune), subscriptions. */
 type OutboxDelivery = Pick<OutboxStore, 'enqueue' | 'claimDue' | 'renewClaims' | 'complete' | 'recordAttempt'>
-type OutboxUpkeep = Pick<OutboxStore, 'requeue' | 'find' | 'list' | 'attempts' | 'prune'>
+type OutboxUpkeep = Pick<OutboxStore, 'requeue' | 'dismiss' | 'find' | 'list' | 'attempts' | 'prune'>
 
 export function createSqliteOutboxStore(context: SqliteContext): OutboxStore {
   return { ...createOutboxDelivery(context), ...createOutboxUpkeep(context), ...createWebhookSubscriptionRows(context) }
@@ -176,6 +176,15 @@ function createOutboxUpkeep({ db }: SqliteContext): OutboxUpkeep {
         .update(outbox)
         .set({ state: 'pending', attempts: 0, availableAt: new Date(), claimedUntil: null, claimedBy: null, doneAt: null })
         .where(and(eq(outbox.messageId, messageId), eq(outbox.kind, 'job'), ne(outbox.state, 'pending')))
+        .returning()
+        .get()
+    },
+
+    async dismiss(messageId, note) {
+      return db
+        .update(outbox)
+        .set({ state: 'skipped', lastError: note, claimedUntil: null, claimedBy: null })
+        .where(and(eq(outbox.messageId, messageId), eq(outbox.kind, 'job'), eq(outbox.state, 'failed')))
         .returning()
         .get()
     },

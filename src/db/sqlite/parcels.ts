@@ -1,5 +1,5 @@
 // Parcels, label operations, rate quotes and boxes on SQLite: a change is one IMMEDIATE transaction.
-import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNotNull, sql } from 'drizzle-orm'
 import type { ParcelStore } from '../data-layer.js'
 import { storedParcels, type LabelOperationRow, type ParcelRow } from '../parcels.js'
 import { shapedInsert, shapedUpdate } from './shaped-statements.js'
@@ -117,6 +117,10 @@ export function createSqliteParcelStore({ db, group, writeMessages }: SqliteCont
     },
     async attempts(operationId) {
       return db.select().from(labelAttempts).where(eq(labelAttempts.operationId, operationId)).orderBy(asc(labelAttempts.id)).all()
+    },
+
+    async failedAttempts(since, limit) {
+      return db.select().from(labelAttempts).where(and(isNotNull(labelAttempts.error), gte(labelAttempts.createdAt, since))).orderBy(desc(labelAttempts.id)).limit(limit).all()
     },
 
     async orderLineMeasures(orderId) {

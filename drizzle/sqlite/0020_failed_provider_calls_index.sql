@@ -1,0 +1,1 @@
+CREATE INDEX `shipments_label_attempts_failed_idx` ON `shipments_label_attempts` (`id`) WHERE error IS NOT NULL;
