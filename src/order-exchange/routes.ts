@@ -59,6 +59,8 @@ const QuerySchema = Type.Object(
     carrier: Type.Optional(Type.String()),
     service: Type.Optional(Type.String()),
     tracking_number: Type.Optional(Type.String()),
+    /** `true`: the ship notification is checked and not applied (the connection doctor's dry run). */
+    dry_run: Type.Optional(Type.String()),
   },
   { additionalProperties: true },
 )
@@ -181,6 +183,12 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
       if (action === 'shipnotify') {
         const parameters = readShipNotifyParameters(request.query, body, request.headers['content-type'])
         request.exchangeActivity = { ...request.exchangeActivity, orderNumber: parameters.orderNumber }
+        if (request.query.dry_run === 'true') {
+          // Everything a notification is checked for, the order found, nothing written.
+          await service.checkShipNotify(parameters)
+          request.exchangeActivity = { ...request.exchangeActivity, reason: 'dry run: checked, not applied' }
+          return { success: true as const }
+        }
         await service.shipNotify(parameters)
         return { success: true as const }
       }

@@ -17,12 +17,14 @@ export function createOrderExchangeService(deps: OrderExchangeDependencies) {
   const { settings } = deps
   const { exportPage, exportDocument } = createOrderExport(shared)
   const { shipNotifiedItems } = createNotifiedItemsShipping(shared)
-  const { shipNotify } = createShipNotification(shared, { shipNotifiedItems })
+  const { shipNotify, checkShipNotify } = createShipNotification(shared, { shipNotifiedItems })
 
   return {
     exportPage,
     exportDocument,
     shipNotify,
+    /** A ship notification checked and not applied (the connection doctor's dry run): the order's reference. */
+    checkShipNotify,
     /** The settings in force (the password included: never show or log it). */
     settings,
     /** The log of the exchange's requests: what ShipStation asked, what it got, why it was refused. */

@@ -38,13 +38,26 @@ export function createShipNotification(shared: OrderExchangeContext, { shipNotif
     throw new OrderExchangeErrors.OrderNotFound(orderNumber)
   }
 
-  /** Applies a ship notification (spec 4.4); the same notification twice leaves the state of once. */
-  /** A ship notification, in its span (`shipments.exchange.ship_notify`). */
+  /**
+   * Applies a ship notification (spec 4.4), in its span (`shipments.exchange.ship_notify`); the same
+   * notification twice leaves the state of once.
+   */
   function shipNotify(given: ShipNotifyParameters): Promise<void> {
-    return inSpan('shipments.exchange.ship_notify', {}, () => shipNotifyInSpan(given))
+    return inSpan('shipments.exchange.ship_notify', {}, async () => {
+      const checked = await checkedNotification(given)
+      await applyNotification(checked)
+    })
   }
 
-  async function shipNotifyInSpan(given: ShipNotifyParameters): Promise<void> {
+  /**
+   * A ship notification checked as it would be applied (its parameters, its items, the settings, the
+   * order it names) and not applied: the connection doctor's dry run. Answers the order's reference.
+   */
+  async function checkShipNotify(given: ShipNotifyParameters): Promise<string> {
+    return (await checkedNotification(given)).order.reference
+  }
+
+  async function checkedNotification(given: ShipNotifyParameters) {
     // Trimmed here too, so a host's direct call reads its values as the route does.
     const parameters = Object.fromEntries(
       Object.entries(given).map(([key, value]) => [key, typeof value === 'string' ? value.trim() : value]),
@@ -65,6 +78,10 @@ export function createShipNotification(shared: OrderExchangeContext, { shipNotif
     }
     if (!orderStore.recordShipNotification) throw new Error('The order store does not implement recordShipNotification().')
     const order = await findNotifiedOrder(parameters)
+    return { parameters, noticeItems, order }
+  }
+
+  async function applyNotification({ parameters, noticeItems, order }: Awaited<ReturnType<typeof checkedNotification>>): Promise<void> {
 
     const values: TrackingValues = { carrier: parameters.carrier ?? '', service: parameters.service ?? '', trackingNumber: parameters.trackingNumber ?? '' }
     const hasTracking = Object.values(values).some((value) => value !== '')
@@ -103,5 +120,5 @@ export function createShipNotification(shared: OrderExchangeContext, { shipNotif
     await deps.parcels.track({ trackingNumber: values.trackingNumber, status: 'shipped', code: 'shipnotify', integration: settings.integrationHandle })
   }
 
-  return { shipNotify }
+  return { shipNotify, checkShipNotify }
 }
