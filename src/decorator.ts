@@ -17,6 +17,7 @@ import type { DeliveryService } from './deliveries/service.js'
 import type { BoxService } from './deliveries/boxes.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
+import type { ManifestService } from './manifests/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -60,6 +61,11 @@ export interface ShipmentsDecorator {
   returns: ReturnService
   /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
   documents: DocumentService
+  /**
+   * The day's manifest (USPS's SCAN form through EasyPost): the labels waiting for one by carrier and
+   * ship-from, a manifest made, listed, read, and its form to print (see docs/manifests.md).
+   */
+  manifests: ManifestService
 }
 
 declare module 'fastify' {
@@ -100,6 +106,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     boxes: services.boxes,
     returns: services.returns,
     documents: services.documents,
+    manifests: services.manifests,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

@@ -31,6 +31,7 @@ import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB } from './notifications/service.js'
 import { createTrackingLinks } from './notifications/tracking-links.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
+import type { DeliveryLabelPort } from './deliveries/label-port.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
@@ -39,6 +40,8 @@ import { returnRoutes } from './returns/routes.js'
 import { createCustomerReturns } from './returns/customer-returns.js'
 import { createDocumentService, loadDocumentEngine, type DocumentService } from './documents/service.js'
 import { documentRoutes } from './documents/routes.js'
+import { createManifestService } from './manifests/service.js'
+import { manifestRoutes } from './manifests/routes.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
@@ -144,10 +147,21 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
-  const { deliveries, returns, boxes } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
+  const { deliveries, returns, boxes, labelPort } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
   trackParcel = deliveries.trackParcel
   trackReturn = returns.track
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
+  // The form is fetched under the labels' outbound rules (documents.allowPrivateAddresses, labelTimeoutMs).
+  const manifests = createManifestService({
+    data,
+    labels: labelPort,
+    shipFrom: deliveries.shipFrom,
+    dispatcher,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+    form: { timeoutMs: options.documents.labelTimeoutMs, allowPrivateAddresses: options.documents.allowPrivateAddresses },
+  })
 
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   return {
@@ -167,6 +181,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     boxes,
     returns,
     documents,
+    manifests,
     notifications,
     trackingLinks,
   }
@@ -203,7 +218,7 @@ async function createOrderExchange(
 function createParcelServices(
   { data, logger, options }: ServiceBase,
   deps: { providers: ProviderRegistry; integrations: IntegrationService; shipments: ShipmentService; orderStore: OrderStore; dispatcher: OutboxDispatcher },
-): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService } {
+): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService; labelPort: DeliveryLabelPort } {
   const { providers, integrations, shipments, orderStore, dispatcher } = deps
   const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
   const { labelPort, ...deliveries } = createDeliveryService({
@@ -240,7 +255,7 @@ function createParcelServices(
     packingTimeoutMs: options.deliveries.packingTimeoutMs,
     timeZone: options.timezone,
   })
-  return { deliveries, returns, boxes }
+  return { deliveries, returns, boxes, labelPort }
 }
 
 /**
@@ -294,6 +309,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(deliveryRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.deliveries, boxes: services.boxes, ...access })
   await app.register(returnRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.returns, ...access, clock: options.clock })
   await app.register(documentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.documents, ...access })
+  await app.register(manifestRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.manifests, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
