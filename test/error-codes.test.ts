@@ -53,6 +53,12 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
+  SHIPMENTS_MANIFEST_NOT_FOUND: 'manifests.test.ts checks its errorCode and status on the routes',
+  SHIPMENTS_MANIFEST_NOT_NEEDED: 'a carrier or provider without manifests (manifests.test.ts checks its errorCode)',
+  SHIPMENTS_MANIFEST_LABELS_TAKEN: 'two instances making one manifest at once (manifests.test.ts races them)',
+  SHIPMENTS_MANIFEST_REFUSED: "EasyPost's refusal of a ScanForm (manifests.test.ts checks its errorCode)",
+  SHIPMENTS_MANIFEST_FORM_NOT_READY: 'the form of a failed manifest (manifests.test.ts checks its errorCode)',
+  SHIPMENTS_MANIFEST_FORM_UNAVAILABLE: "a form whose file host fails (manifests.test.ts checks its errorCode)",
 }
 
 interface Walk {

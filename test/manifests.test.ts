@@ -4,8 +4,9 @@
 // recorded, carriers and providers that need no manifest, the routes' statuses and the manifestCreated event.
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
@@ -117,7 +118,7 @@ t.test("the day's eligible labels by carrier: voided, manifested and other days'
 })
 
 t.test('a manifest end to end: the ScanForm of the USPS labels, stored, listed, its form printed, a manifestCreated event', async (t) => {
-  const { app, imitation } = await setup(t)
+  const { app, imitation, database } = await setup(t)
   const first = await labelled(app)
   const second = await labelled(app)
   await labelled(app, 'UPS')
@@ -160,9 +161,21 @@ t.test('a manifest end to end: the ScanForm of the USPS labels, stored, listed, 
   const printed = await get(app, `/manifests/${manifest.id}/form`)
   t.equal(printed.statusCode, 200, printed.body.slice(0, 200))
   t.equal(printed.headers['content-type'], 'application/pdf')
-  const path = join(t.testdir(), 'form.pdf')
+  // Not under t.testdir(): that makes the directory afresh, and the SQLite file of the test lives there.
+  const path = join(mkdtempSync(join(tmpdir(), 'manifest-form-')), 'form.pdf')
+  t.teardown(() => rmSync(dirname(path), { recursive: true, force: true }))
   writeFileSync(path, printed.rawPayload)
   t.match(execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' }), `USPS SCAN FORM ${manifest.externalId}`)
+
+  // The form is fetched under the outbound rules: a host that does not allow loopback refuses the URL; a file host that fails is a 502.
+  const strict = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM } }, database)
+  const refused = await get(strict, `/manifests/${manifest.id}/form`)
+  t.equal(refused.statusCode, 502)
+  t.match(refused.json(), { errorCode: 'SHIPMENTS_MANIFEST_FORM_UNAVAILABLE', message: `The form of manifest ${manifest.id} could not be fetched: its URL names a host that is not allowed: 127.0.0.1 is a private address` })
+  imitation.scanForms.delete(manifest.externalId)
+  const gone = await get(app, `/manifests/${manifest.id}/form`)
+  t.equal(gone.statusCode, 502)
+  t.match(gone.json(), { errorCode: 'SHIPMENTS_MANIFEST_FORM_UNAVAILABLE', message: `The form of manifest ${manifest.id} could not be fetched: the form's host answered 404` })
 
   // Nothing is left: a second manifest is refused before anything is written or asked.
   const again = await post(app, '/manifests', { integration: 'easypost', carrier: 'USPS' })

@@ -85,23 +85,85 @@ export const addressLine = (address: PostalAddress) =>
 
 const pad = (value: number) => String(value).padStart(2, '0')
 
+/** The day's bounds in the shop's time zone: a YYYY-MM-DD that is a real date, or today. */
+function dayOf(date: unknown, timeZone: string, clock: () => number): { date: string; from: Date; to: Date } {
+  let wall: { year: number; month: number; day: number }
+  if (date === undefined || date === null || date === '') wall = wallTimeAt(clock(), timeZone)
+  else {
+    const match = typeof date === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(date) : null
+    wall = match ? { year: Number(match[1]), month: Number(match[2]), day: Number(match[3]) } : { year: 0, month: 0, day: 0 }
+    if (!match || !isRealWallTime({ ...wall, hour: 0, minute: 0, second: 0 })) throw new ShipmentValidationError({ date: ['must be a date written YYYY-MM-DD'] })
+  }
+  const from = instantOfWallTime({ ...wall, hour: 0, minute: 0, second: 0 }, timeZone)
+  const next = new Date(Date.UTC(wall.year, wall.month - 1, wall.day + 1))
+  const to = instantOfWallTime({ year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 }, timeZone)
+  return { date: `${wall.year}-${pad(wall.month)}-${pad(wall.day)}`, from: new Date(from), to: new Date(to) }
+}
+
+function present(row: ManifestRow, handles: Map<number, string>, timeZone: string): Manifest {
+  return {
+    id: row.id,
+    integration: handles.get(row.integrationId) ?? String(row.integrationId),
+    carrier: row.carrier,
+    shipFrom: row.shipFrom,
+    state: row.state,
+    externalId: row.externalId,
+    parcelCount: row.parcelCount,
+    error: row.error,
+    userId: row.userId,
+    formAvailable: row.state === 'created' && row.formUrl !== null,
+    dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
+    dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
+  }
+}
+
+const checkedCarrier = (carrier: unknown): string => {
+  if (typeof carrier !== 'string' || carrier.trim() === '' || carrier.length > 100) throw new ShipmentValidationError({ carrier: ['is required: the carrier of the labels, such as USPS'] })
+  return carrier.trim()
+}
+
+/** The provider's answer, checked: an id and an http(s) form URL or none. */
+function checkedAnswer(answer: unknown): { externalId: string; formUrl: string | null } | null {
+  const { externalId, formUrl } = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<string, unknown>
+  if (typeof externalId !== 'string' || externalId === '' || externalId.length > 255) return null
+  if (formUrl === null || formUrl === undefined) return { externalId, formUrl: null }
+  if (typeof formUrl !== 'string' || formUrl.length > 4096 || !/^https?:\/\//i.test(formUrl)) return null
+  return { externalId, formUrl }
+}
+
+/**
+ * The form to print, a PDF, fetched from the provider's file host each time under the outbound rules
+ * of labels (its URL is the provider's answer: no private address, bounded size and time). 404 for an
+ * unknown manifest, 409 for one without a form, 502 when the file host fails.
+ */
+async function fetchForm(deps: Pick<ManifestServiceDependencies, 'data' | 'logger' | 'form'>, id: number): Promise<Buffer> {
+  const { data, logger } = deps
+  const row = await data.manifests.find(id)
+  if (!row) throw new ManifestErrors.NotFound(id)
+  if (row.state !== 'created') throw new ManifestErrors.FormNotReady(id, row.state === 'failed' ? 'it failed' : 'it is not made yet')
+  if (!row.formUrl) throw new ManifestErrors.FormNotReady(id, 'the provider has not served its form yet')
+  let bytes: Buffer
+  try {
+    bytes = await getHttp({
+      url: row.formUrl,
+      timeoutMs: deps.form.timeoutMs,
+      maxBytes: FORM_MAX_BYTES,
+      maxRedirects: 5,
+      allowPrivateAddresses: deps.form.allowPrivateAddresses,
+      acceptsContentType: (type) => type === null || FORM_CONTENT_TYPES.includes(type),
+      what: "the form's host",
+      file: 'the form',
+    })
+  } catch (error) {
+    logger.warn({ err: error, manifestId: id }, 'A manifest form could not be fetched')
+    throw new ManifestErrors.FormUnavailable(id, error instanceof HttpGetError ? error.message : 'an unexpected error (see the server log)')
+  }
+  if (!bytes.subarray(0, 1024).toString('latin1').includes('%PDF-')) throw new ManifestErrors.FormUnavailable(id, 'the file is not a PDF')
+  return bytes
+}
+
 export function createManifestService(deps: ManifestServiceDependencies) {
   const { data, labels, dispatcher, logger, timeZone, clock } = deps
-
-  /** The day's bounds in the shop's time zone: a YYYY-MM-DD that is a real date, or today. */
-  function dayOf(date: unknown): { date: string; from: Date; to: Date } {
-    let wall: { year: number; month: number; day: number }
-    if (date === undefined || date === null || date === '') wall = wallTimeAt(clock(), timeZone)
-    else {
-      const match = typeof date === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(date) : null
-      wall = match ? { year: Number(match[1]), month: Number(match[2]), day: Number(match[3]) } : { year: 0, month: 0, day: 0 }
-      if (!match || !isRealWallTime({ ...wall, hour: 0, minute: 0, second: 0 })) throw new ShipmentValidationError({ date: ['must be a date written YYYY-MM-DD'] })
-    }
-    const from = instantOfWallTime({ ...wall, hour: 0, minute: 0, second: 0 }, timeZone)
-    const next = new Date(Date.UTC(wall.year, wall.month - 1, wall.day + 1))
-    const to = instantOfWallTime({ year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 }, timeZone)
-    return { date: `${wall.year}-${pad(wall.month)}-${pad(wall.day)}`, from: new Date(from), to: new Date(to) }
-  }
 
   /** Why a carrier's labels need no manifest through this integration, or null when they do. */
   function noManifestReason(at: DeliveryProviderAt, carrier: string): string | null {
@@ -118,48 +180,17 @@ export function createManifestService(deps: ManifestServiceDependencies) {
     return new Map((await data.listIntegrations()).map((row) => [row.id, row.handle]))
   }
 
-  function present(row: ManifestRow, handles: Map<number, string>): Manifest {
-    return {
-      id: row.id,
-      integration: handles.get(row.integrationId) ?? String(row.integrationId),
-      carrier: row.carrier,
-      shipFrom: row.shipFrom,
-      state: row.state,
-      externalId: row.externalId,
-      parcelCount: row.parcelCount,
-      error: row.error,
-      userId: row.userId,
-      formAvailable: row.state === 'created' && row.formUrl !== null,
-      dateCreated: formatIsoWithOffset(row.createdAt.getTime(), timeZone),
-      dateUpdated: formatIsoWithOffset(row.updatedAt.getTime(), timeZone),
-    }
-  }
-
-  const checkedCarrier = (carrier: unknown): string => {
-    if (typeof carrier !== 'string' || carrier.trim() === '' || carrier.length > 100) throw new ShipmentValidationError({ carrier: ['is required: the carrier of the labels, such as USPS'] })
-    return carrier.trim()
-  }
-
   /** The journal of a manifest's call: logged (a manifest has no attempt log of its own). */
   const journalFor = (manifestId: number): DeliveryJournal => ({
     externalIdKnown: async () => {},
     attempt: async (entry) => logger.info({ manifestId, step: entry.step, statusCode: entry.statusCode, error: entry.error, durationMs: Math.round(entry.durationMs) }, 'Manifest call to the provider'),
   })
 
-  /** The provider's answer, checked: an id and an http(s) form URL or none. */
-  function checkedAnswer(answer: unknown): { externalId: string; formUrl: string | null } | null {
-    const { externalId, formUrl } = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<string, unknown>
-    if (typeof externalId !== 'string' || externalId === '' || externalId.length > 255) return null
-    if (formUrl === null || formUrl === undefined) return { externalId, formUrl: null }
-    if (typeof formUrl !== 'string' || formUrl.length > 4096 || !/^https?:\/\//i.test(formUrl)) return null
-    return { externalId, formUrl }
-  }
-
   return {
     /** The day's labels (default today) of an integration that no manifest holds yet, by carrier and ship-from. */
     async eligible(query: { integration: string; date?: string | undefined }): Promise<EligibleLabels> {
       const at = await labels.deliveryProvider(query.integration)
-      const day = dayOf(query.date)
+      const day = dayOf(query.date, timeZone, clock)
       const { address } = await deps.shipFrom()
       const shipFrom = address ? addressLine(address) : ''
       const rows = await data.manifests.eligible({ integrationId: at.row.id, from: day.from, to: day.to, limit: MAX_MANIFEST_LABELS + 1 })
@@ -191,7 +222,7 @@ export function createManifestService(deps: ManifestServiceDependencies) {
     async create(request: { integration: string; carrier: string; date?: string | undefined }, context: ManifestContext = {}): Promise<ManifestWithLabels> {
       const at = await labels.deliveryProvider(request.integration)
       const carrier = checkedCarrier(request.carrier)
-      const day = dayOf(request.date)
+      const day = dayOf(request.date, timeZone, clock)
       const reason = noManifestReason(at, carrier)
       if (reason) throw new ManifestErrors.NotNeeded(reason)
       const { address } = await deps.shipFrom()
@@ -234,22 +265,7 @@ export function createManifestService(deps: ManifestServiceDependencies) {
         },
       ])
       await dispatcher.deliver(outcome.messages)
-      return { ...present(outcome.row, handles), labels: parcels.map((each) => ({ parcelId: each.parcelId, operationId: each.operationId })) }
-    },
-
-    /** Manifests, newest first (`before`: the id the next page starts below). */
-    async list(query: { limit?: number | undefined; before?: number | undefined } = {}): Promise<Manifest[]> {
-      const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 200)
-      const [rows, handles] = await Promise.all([data.manifests.list({ limit, beforeId: query.before }), integrationNames()])
-      return rows.map((row) => present(row, handles))
-    },
-
-    /** One manifest with its labels; null when there is none. */
-    async get(id: number): Promise<ManifestWithLabels | null> {
-      const row = await data.manifests.find(id)
-      if (!row) return null
-      const [parcels, handles] = await Promise.all([data.manifests.parcels(id), integrationNames()])
-      return { ...present(row, handles), labels: parcels.map((each) => ({ parcelId: each.parcelId, operationId: each.operationId })) }
+      return { ...present(outcome.row, handles, timeZone), labels: parcels.map((each) => ({ parcelId: each.parcelId, operationId: each.operationId })) }
     },
 
     /**
@@ -257,30 +273,23 @@ export function createManifestService(deps: ManifestServiceDependencies) {
      * of labels (its URL is the provider's answer: no private address, bounded size and time). 404 for an
      * unknown manifest, 409 for one without a form, 502 when the file host fails.
      */
-    async form(id: number): Promise<Buffer> {
-      const row = await data.manifests.find(id)
-      if (!row) throw new ManifestErrors.NotFound(id)
-      if (row.state !== 'created') throw new ManifestErrors.FormNotReady(id, row.state === 'failed' ? 'it failed' : 'it is not made yet')
-      if (!row.formUrl) throw new ManifestErrors.FormNotReady(id, 'the provider has not served its form yet')
-      let bytes: Buffer
-      try {
-        bytes = await getHttp({
-          url: row.formUrl,
-          timeoutMs: deps.form.timeoutMs,
-          maxBytes: FORM_MAX_BYTES,
-          maxRedirects: 5,
-          allowPrivateAddresses: deps.form.allowPrivateAddresses,
-          acceptsContentType: (type) => type === null || FORM_CONTENT_TYPES.includes(type),
-          what: "the form's host",
-          file: 'the form',
-        })
-      } catch (error) {
-        logger.warn({ err: error, manifestId: id }, 'A manifest form could not be fetched')
-        throw new ManifestErrors.FormUnavailable(id, error instanceof HttpGetError ? error.message : 'an unexpected error (see the server log)')
-      }
-      if (!bytes.subarray(0, 1024).toString('latin1').includes('%PDF-')) throw new ManifestErrors.FormUnavailable(id, 'the file is not a PDF')
-      return bytes
+    form: (id: number): Promise<Buffer> => fetchForm(deps, id),
+
+    /** Manifests, newest first (`before`: the id the next page starts below). */
+    async list(query: { limit?: number | undefined; before?: number | undefined } = {}): Promise<Manifest[]> {
+      const limit = Math.min(Math.max(Math.trunc(query.limit ?? 50), 1), 200)
+      const [rows, handles] = await Promise.all([data.manifests.list({ limit, beforeId: query.before }), integrationNames()])
+      return rows.map((row) => present(row, handles, timeZone))
     },
+
+    /** One manifest with its labels; null when there is none. */
+    async get(id: number): Promise<ManifestWithLabels | null> {
+      const row = await data.manifests.find(id)
+      if (!row) return null
+      const [parcels, handles] = await Promise.all([data.manifests.parcels(id), integrationNames()])
+      return { ...present(row, handles, timeZone), labels: parcels.map((each) => ({ parcelId: each.parcelId, operationId: each.operationId })) }
+    },
+
   }
 }
 
