@@ -397,6 +397,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     deliveries: services.deliveries,
     boxes: services.boxes,
     returns: services.returns,
+    manifests: services.manifests,
     clock: options.clock,
     documents: services.documents,
   })

@@ -19,6 +19,7 @@ import type { ShipmentsOverviewQuery } from '../shipments/overview.js'
 import type { DeliveryService } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
 import type { DocumentService } from '../documents/service.js'
+import type { ManifestService } from '../manifests/service.js'
 import type { WebhookService } from '../outbox/webhooks.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
@@ -60,6 +61,8 @@ export interface AdminRoutesOptions {
   clock: () => number
   /** Packing slips, pick lists and labels (PDF), for the shipment page's and the list's print buttons. */
   documents: DocumentService
+  /** The day's manifests: the labels waiting, a manifest made, its form printed. */
+  manifests: ManifestService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */
