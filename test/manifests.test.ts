@@ -11,6 +11,7 @@ import { eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
+import { adminClient, buildAdminApp } from './fixtures/admin.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
 import { defineProvider, Type, type ShipmentsPluginOptions } from '../src/index.js'
 
@@ -289,4 +290,43 @@ t.test("routes: who may, what is refused, and nothing changes on a refusal", asy
   t.same((await storedManifests(app)).manifests, [], 'no refusal wrote a manifest')
   const list = await get(app, '/manifests?limit=5')
   t.same(list.json(), { manifests: [] })
+})
+
+t.test('the admin screen: today\'s labels per carrier with Create manifest, one that needs none said so, the list with its form to print', async (t) => {
+  const imitation = await easyPostImitation(t, { apiKey: API_KEY })
+  const app = await buildAdminApp(t, pluginOptions())
+  await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'webhook-secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 2000 } })
+  const first = await labelled(app)
+  await labelled(app, 'UPS')
+  const admin = adminClient(app, 'admin')
+  const page = await admin.get('/manifests')
+  t.equal(page.statusCode, 200, page.body.slice(0, 300))
+  t.match(page.body, /<a href="\/shipments\/admin\/manifests"[^>]*>Manifests<\/a>/, "in the navigation")
+  t.match(page.body, /<tr data-carrier="USPS"><td>USPS<\/td><td>Warehouse, 417 Montgomery Street, San Francisco, CA, 94104, US<\/td><td>1<\/td>[\s\S]*?Create manifest/)
+  t.match(page.body, /<tr data-carrier="UPS">[\s\S]*?UPS labels need no manifest: the integration easypost makes manifests for USPS only\./)
+  t.match(page.body, /No manifests yet\./)
+  const editor = await adminClient(app, 'editor').get('/manifests')
+  t.equal(editor.statusCode, 403, 'who may not buy labels may not make manifests')
+  t.notMatch((await adminClient(app, 'editor').get('/boxes')).body, /\/manifests"/, "nor sees the screen's link")
+
+  const created = await admin.post('/manifests', { integration: 'easypost', carrier: 'USPS' })
+  t.equal(created.statusCode, 303, created.body.slice(0, 300))
+  t.equal(created.headers.location, '/shipments/admin/manifests?notice=manifestCreated')
+  const [manifest] = await app.shipments.manifests.list()
+  t.match(manifest, { state: 'created', parcelCount: 1, userId: 'admin' })
+  t.same((await app.shipments.manifests.get(manifest!.id))!.labels.map((label) => label.parcelId), [first.parcelId])
+  const after = await admin.get('/manifests?notice=manifestCreated')
+  t.match(after.body, /Manifest created: print its form below\./)
+  t.match(after.body, new RegExp(`<tr data-manifest="${manifest!.id}">[\\s\\S]*?data-state="created"[\\s\\S]*?<a href="/shipments/admin/manifests/${manifest!.id}/form">Print form ${manifest!.id}</a>`))
+  const form = await admin.get(`/manifests/${manifest!.id}/form`)
+  t.equal(form.statusCode, 200)
+  t.equal(form.headers['content-type'], 'application/pdf')
+
+  // Nothing left: the refusal shows at the top of the page, nothing is made.
+  const again = await admin.post('/manifests', { integration: 'easypost', carrier: 'USPS' })
+  t.equal(again.statusCode, 422)
+  t.match(again.body, /There is a problem[\s\S]*?carrier: No USPS labels bought through easypost on/)
+  const forged = await admin.post('/manifests', { integration: 'easypost', carrier: 'USPS', _csrf: 'forged' })
+  t.equal(forged.statusCode, 403, 'the CSRF token is checked')
+  t.equal((await app.shipments.manifests.list()).length, 1)
 })
