@@ -28,6 +28,8 @@ export function createPostgresManifestStore({ db, wrote }: PostgresContext): Man
     trackingNumber: parcels.trackingNumber,
     createdAt: labelOperations.createdAt,
   }
+  // By the parcel's primary key; the parcel must still hold the operation (a voided or replaced label does not).
+  const holding = and(eq(parcels.id, labelOperations.parcelId), eq(parcels.labelOperationId, labelOperations.operationId))
   const stillBought = and(eq(labelOperations.state, 'purchased'), isNull(manifestParcels.operationId), sql`${labelOperations.externalId} is not null`, sql`${parcels.trackingNumber} is not null`)
 
   return {
@@ -41,7 +43,7 @@ export function createPostgresManifestStore({ db, wrote }: PostgresContext): Man
       const rows = await db
         .select(eligibleColumns)
         .from(labelOperations)
-        .innerJoin(parcels, eq(parcels.labelOperationId, labelOperations.operationId))
+        .innerJoin(parcels, holding)
         .leftJoin(manifestParcels, eq(manifestParcels.operationId, labelOperations.operationId))
         .where(
           and(
@@ -67,7 +69,7 @@ export function createPostgresManifestStore({ db, wrote }: PostgresContext): Man
             const free = await tx
               .select({ parcelId: parcels.id, operationId: labelOperations.operationId })
               .from(labelOperations)
-              .innerJoin(parcels, eq(parcels.labelOperationId, labelOperations.operationId))
+              .innerJoin(parcels, holding)
               .leftJoin(manifestParcels, eq(manifestParcels.operationId, labelOperations.operationId))
               .where(and(inArray(labelOperations.operationId, operationIds), stillBought))
             if (free.length === 0) throw new NothingLeft()

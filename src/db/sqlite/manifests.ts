@@ -29,6 +29,8 @@ export function createSqliteManifestStore({ db, group, writeMessages }: SqliteCo
     trackingNumber: parcels.trackingNumber,
     createdAt: labelOperations.createdAt,
   }
+  // By the parcel's primary key; the parcel must still hold the operation (a voided or replaced label does not).
+  const holding = and(eq(parcels.id, labelOperations.parcelId), eq(parcels.labelOperationId, labelOperations.operationId))
   const stillBought = and(eq(labelOperations.state, 'purchased'), isNull(manifestParcels.operationId), sql`${labelOperations.externalId} is not null`, sql`${parcels.trackingNumber} is not null`)
 
   const find = (id: number) => db.select().from(manifests).where(eq(manifests.id, id)).get()
@@ -43,7 +45,7 @@ export function createSqliteManifestStore({ db, group, writeMessages }: SqliteCo
       const rows = db
         .select(eligibleColumns)
         .from(labelOperations)
-        .innerJoin(parcels, eq(parcels.labelOperationId, labelOperations.operationId))
+        .innerJoin(parcels, holding)
         .leftJoin(manifestParcels, eq(manifestParcels.operationId, labelOperations.operationId))
         .where(
           and(
@@ -69,7 +71,7 @@ export function createSqliteManifestStore({ db, group, writeMessages }: SqliteCo
         const free = db
           .select({ parcelId: parcels.id, operationId: labelOperations.operationId })
           .from(labelOperations)
-          .innerJoin(parcels, eq(parcels.labelOperationId, labelOperations.operationId))
+          .innerJoin(parcels, holding)
           .leftJoin(manifestParcels, eq(manifestParcels.operationId, labelOperations.operationId))
           .where(and(inArray(labelOperations.operationId, operationIds), stillBought))
           .all()
