@@ -5,6 +5,8 @@
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { eq } from 'drizzle-orm'
@@ -13,6 +15,7 @@ import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { adminClient, buildAdminApp } from './fixtures/admin.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
+import { eventually } from './fixtures/outbox.js'
 import { defineProvider, Type, type ShipmentsPluginOptions } from '../src/index.js'
 
 const API_KEY = 'EZTK-manifest-test-key-0123456789abcdef'
@@ -119,7 +122,19 @@ t.test("the day's eligible labels by carrier: voided, manifested and other days'
 })
 
 t.test('a manifest end to end: the ScanForm of the USPS labels, stored, listed, its form printed, a manifestCreated event', async (t) => {
-  const { app, imitation, database } = await setup(t)
+  const { app, imitation, database } = await setup(t, { webhooks: { allowPrivateAddresses: true }, outbox: { pollIntervalMs: 20 } })
+  const received: string[] = []
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      received.push(Buffer.concat(chunks).toString())
+      response.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+  await app.shipments.webhooks.create({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, events: ['manifestCreated'] })
   const first = await labelled(app)
   const second = await labelled(app)
   await labelled(app, 'UPS')
@@ -151,6 +166,9 @@ t.test('a manifest end to end: the ScanForm of the USPS labels, stored, listed, 
     ],
     userId: 'admin',
   })
+
+  await eventually(app, () => received.length === 1)
+  t.match(JSON.parse(received[0]!), { type: 'manifestCreated', data: { manifest: { id: manifest.id, externalId: manifest.externalId }, labels: [{ parcelId: first.parcelId }, { parcelId: second.parcelId }] } }, 'the webhook')
 
   const list = await get(app, '/manifests')
   t.equal(list.statusCode, 200)
