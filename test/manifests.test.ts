@@ -17,6 +17,7 @@ import { adminClient, buildAdminApp } from './fixtures/admin.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
 import { eventually } from './fixtures/outbox.js'
 import { defineProvider, Type, type ShipmentsPluginOptions } from '../src/index.js'
+import { firstOperationIdFrom } from '../src/db/manifests.js'
 
 const API_KEY = 'EZTK-manifest-test-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
@@ -347,4 +348,29 @@ t.test('the admin screen: today\'s labels per carrier with Create manifest, one 
   const forged = await admin.post('/manifests', { integration: 'easypost', carrier: 'USPS', _csrf: 'forged' })
   t.equal(forged.statusCode, 403, 'the CSRF token is checked')
   t.equal((await app.shipments.manifests.list()).length, 1)
+})
+
+t.test("a day's first operation id is found by halving the ids, gaps included, one key lookup a step", async (t) => {
+  const rows = [
+    { id: 3, at: 100 },
+    { id: 4, at: 150 },
+    { id: 9, at: 200 },
+    { id: 10, at: 200 },
+    { id: 17, at: 300 },
+    { id: 40, at: 420 },
+  ]
+  let probes = 0
+  const probe = async (id: number) => {
+    probes++
+    const row = rows.find((each) => each.id >= id)
+    return row && { id: row.id, createdAt: new Date(row.at) }
+  }
+  const bounds = { min: 3, max: 40 }
+  const times = [0, 99, 100, 101, 150, 199, 200, 201, 300, 419, 420, 421]
+  for (const at of times) {
+    const from = await firstOperationIdFrom(probe, bounds, new Date(at))
+    // The id bound splits the operations exactly: from it on, those begun at or after the time.
+    t.same(rows.filter((row) => row.id >= from).map((row) => row.id), rows.filter((row) => row.at >= at).map((row) => row.id), `from ${at}: id ${from}`)
+  }
+  t.ok(probes <= times.length * 7, `${probes} probes for ${times.length} searches over 38 ids`)
 })
