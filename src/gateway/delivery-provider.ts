@@ -162,5 +162,5 @@ export interface DeliveryMethods<Context> {
    */
   createManifest?(request: ManifestRequest, context: Context, journal: DeliveryJournal): Promise<CreatedManifest>
   /** The carriers whose labels `createManifest` takes (compared without regard to case); absent: every carrier. */
-  manifestCarriers?: readonly string[]
+  manifestCarriers?: readonly string[] | undefined
 }
