@@ -130,6 +130,7 @@ export function createPrintJob(shared: DocumentServiceContext, concerns: PrintJo
     if (jobOptions.format === 'pdf') return pdfJob(resolved, batch, jobOptions.include)
     const labels = await inOrder(resolved, ({ loaded, parcel }) => concerns.labelZpl(loaded.shipment.id, parcel))
     // Each label is one ^XA...^XZ format (or several); a line break between them keeps printers and readers apart.
-    return Buffer.concat(labels.flatMap((bytes) => [Buffer.from(bytes).toString('latin1').endsWith('\n') ? Buffer.from(bytes) : Buffer.concat([Buffer.from(bytes), Buffer.from('\n')])]))
+    const newline = Buffer.from('\n')
+    return Buffer.concat(labels.flatMap((bytes) => (bytes[bytes.length - 1] === 0x0a ? [bytes] : [bytes, newline])))
   }
 }
