@@ -21,6 +21,7 @@ import type { DocumentService } from './documents/service.js'
 import type { HealthService } from './health/service.js'
 import type { SystemOverviewService } from './health/system.js'
 import type { PackStationService } from './pack-station/service.js'
+import type { ManifestService } from './manifests/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -81,6 +82,11 @@ export interface ShipmentsDecorator {
    * by the shipping rules, once (see docs/pack-station.md).
    */
   packStation: PackStationService
+  /**
+   * The day's manifest (USPS's SCAN form through EasyPost): the labels waiting for one by carrier and
+   * ship-from, a manifest made, listed, read, and its form to print (see docs/manifests.md).
+   */
+  manifests: ManifestService
 }
 
 declare module 'fastify' {
@@ -126,6 +132,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     documents: services.documents,
     health: services.health,
     packStation: services.packStation,
+    manifests: services.manifests,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

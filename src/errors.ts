@@ -95,6 +95,16 @@ export const PackStationErrors = {
   Busy: createError<[reference: string]>('SHIPMENTS_PACK_BUSY', 'Shipment %s is being finished elsewhere right now: wait a moment and press Buy and print again.', 409),
 } as const
 
+/** Errors of manifests (a carrier's end-of-day form), in the framework envelope of the shipment API. */
+export const ManifestErrors = {
+  NotFound: createError<[id: number | string]>('SHIPMENTS_MANIFEST_NOT_FOUND', 'Manifest %s not found.', 404),
+  NotNeeded: createError<[reason: string]>('SHIPMENTS_MANIFEST_NOT_NEEDED', '%s', 422),
+  LabelsTaken: createError<[carrier: string]>('SHIPMENTS_MANIFEST_LABELS_TAKEN', 'The %s labels went into another manifest meanwhile: nothing is left to manifest.', 409),
+  Refused: createError<[id: number, reason: string]>('SHIPMENTS_MANIFEST_REFUSED', 'Manifest %s failed: %s', 422),
+  FormNotReady: createError<[id: number, reason: string]>('SHIPMENTS_MANIFEST_FORM_NOT_READY', 'Manifest %s has no form to print: %s', 409),
+  FormUnavailable: createError<[id: number, reason: string]>('SHIPMENTS_MANIFEST_FORM_UNAVAILABLE', 'The form of manifest %s could not be fetched: %s', 502),
+} as const
+
 /**
  * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
  * full reason goes to the log.

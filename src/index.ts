@@ -123,11 +123,16 @@ export { NOTIFICATION_JOB, NOTIFICATION_RECIPIENTS, NOTIFICATION_TRIGGERS, RETUR
 export { NOTIFICATION_TEMPLATES, type NotificationTemplateName } from './notifications/templates.js'
 export { standaloneTrackingLayout, trackingPageFrameworkErrors, trackingPagePolicy, type TrackingPage, type TrackingPageLayout } from './notifications/tracking-page-layout.js'
 export { DeliveryErrors, DocumentErrors } from './errors.js'
-export type { DocumentService } from './documents/service.js'
 export type { HealthCheck, HealthReport, HealthStatus } from './health/service.js'
 export type { HealthOptions } from './health/options.js'
 export { PackStationErrors } from './errors.js'
 export type { PackStationService, PackShipment, PackLine, PackLabel, PackCounts, PackScanResult, PackFinishInput, PackFinishResult } from './pack-station/service.js'
+export type { DocumentService, PrintJobOptions, PrintJobParcel } from './documents/service.js'
+export { MAX_PRINT_JOB_PARCELS } from './documents/service.js'
+// The day's manifest.
+export { ManifestErrors } from './errors.js'
+export { MAX_MANIFEST_LABELS, type ManifestService, type Manifest, type ManifestWithLabels, type EligibleLabels, type EligibleGroup, type ManifestContext } from './manifests/service.js'
+export type { ManifestCreatedEvent } from './model/events.js'
 export type { DocumentsOptions, LabelFile } from './documents/options.js'
 export type { DocumentFont, FontSource } from './documents/fonts.js'
 export type { PackingSlipData, PackingSlipGroup, PackingSlipLine, PickListRow, DocumentShop } from './documents/model.js'
@@ -151,6 +156,8 @@ export {
   type RateOffer,
   type RateRequest,
   type RecoveredLabel,
+  type ManifestRequest,
+  type CreatedManifest,
 } from './gateway/delivery-provider.js'
 export type { PostalAddress } from './order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'

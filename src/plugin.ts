@@ -31,6 +31,7 @@ import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB } from './notifications/service.js'
 import { createTrackingLinks } from './notifications/tracking-links.js'
 import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
+import type { DeliveryLabelPort } from './deliveries/label-port.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
 import { createShipFromSetting } from './deliveries/ship-from.js'
@@ -47,6 +48,8 @@ import { healthRoute } from './health/routes.js'
 import { observeFacts } from './telemetry.js'
 import { createPackStation } from './pack-station/service.js'
 import { packStationRoutes } from './pack-station/routes.js'
+import { createManifestService } from './manifests/service.js'
+import { manifestRoutes } from './manifests/routes.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
@@ -153,10 +156,21 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
-  const { deliveries, returns, boxes, rules } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
+  const { deliveries, returns, boxes, rules, labelPort } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
   trackParcel = deliveries.trackParcel
   trackReturn = returns.track
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
+  // The form is fetched under the labels' outbound rules (documents.allowPrivateAddresses, labelTimeoutMs).
+  const manifests = createManifestService({
+    data,
+    labels: labelPort,
+    shipFrom: deliveries.shipFrom,
+    dispatcher,
+    logger,
+    timeZone: options.timezone,
+    clock: options.clock,
+    form: { timeoutMs: options.documents.labelTimeoutMs, allowPrivateAddresses: options.documents.allowPrivateAddresses },
+  })
 
   const { health } = createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null })
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
@@ -186,6 +200,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     returns,
     documents,
     packStation,
+    manifests,
     notifications,
     trackingLinks,
     health,
@@ -242,7 +257,7 @@ async function createOrderExchange(
 function createParcelServices(
   { data, logger, options }: ServiceBase,
   deps: { providers: ProviderRegistry; integrations: IntegrationService; shipments: ShipmentService; orderStore: OrderStore; dispatcher: OutboxDispatcher },
-): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService; rules: ShippingRulesService } {
+): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService; rules: ShippingRulesService; labelPort: DeliveryLabelPort } {
   const { providers, integrations, shipments, orderStore, dispatcher } = deps
   const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
   const { labelPort, ...deliveries } = createDeliveryService({
@@ -281,7 +296,7 @@ function createParcelServices(
   })
   // The rules check integrations (and their services) through the label port when they are saved.
   const rules = createShippingRules({ data, deliveries, shipments, orderStore, labels: labelPort, clock: options.clock, timeZone: options.timezone })
-  return { deliveries, returns, boxes, rules }
+  return { deliveries, returns, boxes, rules, labelPort }
 }
 
 /**
@@ -337,6 +352,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(documentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.documents, ...access })
   await app.register(packStationRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.packStation, ...access })
   await app.register(shippingRuleRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.rules, ...access })
+  await app.register(manifestRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.manifests, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -426,6 +442,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     boxes: services.boxes,
     rules: services.rules,
     returns: services.returns,
+    manifests: services.manifests,
     clock: options.clock,
     documents: services.documents,
     packStation: services.packStation,

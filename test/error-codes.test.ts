@@ -62,6 +62,12 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACK_NO_RULE: 'pack-station.test.ts checks its errorCode and status',
   SHIPMENTS_PACK_BUSY: "a shipment's finish waiting past lockTimeoutMs for another one of it (pack-station.test.ts checks its errorCode and status)",
   SHIPMENTS_RULES_SERVICES_UNAVAILABLE: 'an EasyPost imitation failing the carrier accounts while rules are saved (shipping-rules.test.ts checks its errorCode)',
+  SHIPMENTS_MANIFEST_NOT_FOUND: 'manifests.test.ts checks its errorCode and status on the routes',
+  SHIPMENTS_MANIFEST_NOT_NEEDED: 'a carrier or provider without manifests (manifests.test.ts checks its errorCode)',
+  SHIPMENTS_MANIFEST_LABELS_TAKEN: 'two instances making one manifest at once (manifests.test.ts races them)',
+  SHIPMENTS_MANIFEST_REFUSED: "EasyPost's refusal of a ScanForm (manifests.test.ts checks its errorCode)",
+  SHIPMENTS_MANIFEST_FORM_NOT_READY: 'the form of a failed manifest (manifests.test.ts checks its errorCode)',
+  SHIPMENTS_MANIFEST_FORM_UNAVAILABLE: "a form whose file host fails (manifests.test.ts checks its errorCode)",
 }
 
 interface Walk {

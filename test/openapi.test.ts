@@ -169,6 +169,12 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     // Shipping rules (issue 47): the rules, replaced whole, and a shipment's dry run.
     '/api/v2/shipments/shipping-rules',
     '/api/v2/shipments/shipments/{id}/shipping-rules',
+    // Issue 47: one print job (PDF or ZPL) and the day's manifest.
+    '/api/v2/shipments/documents/print-job',
+    '/api/v2/shipments/manifests',
+    '/api/v2/shipments/manifests/eligible',
+    '/api/v2/shipments/manifests/{id}',
+    '/api/v2/shipments/manifests/{id}/form',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -262,6 +268,8 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /actions/shippingplatformconnect/orders/process',
     'POST /shipments/api/boxes',
     'POST /shipments/api/boxes/{boxId}',
+    'POST /shipments/api/documents/print-job',
+    'POST /shipments/api/manifests',
     'POST /shipments/api/orders/{orderId}/returns',
     'POST /shipments/api/orders/{orderId}/shipments',
     'POST /shipments/api/pack-station/open',

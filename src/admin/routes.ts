@@ -25,6 +25,7 @@ import { registerOverviewRoutes } from './overview-routes.js'
 import { registerShipmentRoutes } from './shipment-routes.js'
 import { registerParcelRoutes } from './parcel-routes.js'
 import { registerReturnRoutes } from './return-routes.js'
+import { registerManifestRoutes } from './manifest-routes.js'
 import { registerOrderRoutes } from './order-routes.js'
 import { registerIntegrationRoutes } from './integration-routes.js'
 import { registerWebhookRoutes } from './webhook-routes.js'
@@ -60,6 +61,7 @@ function chartJs(): Buffer {
 /** Notices a redirect may ask for by name; the page never shows text taken from the query. */
 const NOTICES: Record<string, string> = {
   saved: 'Saved.',
+  manifestCreated: 'Manifest created: print its form below.',
   unchanged: 'Nothing changed.',
   transitioned: 'Status changed.',
   deleted: 'Shipment deleted.',
@@ -161,6 +163,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerParcelRoutes(screen, renderShipment)
   registerRulesRoutes(screen, renderShipment)
   registerReturnRoutes(screen)
+  registerManifestRoutes(screen)
   registerOrderRoutes(screen)
   registerIntegrationRoutes(screen)
   registerWebhookRoutes(screen)
@@ -265,6 +268,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
     if (can?.buyLabels) links.push({ label: 'Pack station', href: `${prefix}/pack-station` })
     if (can?.view) links.push({ label: 'Shipping rules', href: `${prefix}/shipping-rules` })
+    if (can?.buyLabels) links.push({ label: 'Manifests', href: `${prefix}/manifests` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },

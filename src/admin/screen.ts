@@ -23,6 +23,7 @@ import type { BoxService } from '../deliveries/boxes.js'
 import type { ShippingRulesService } from '../rules/service.js'
 import type { DocumentService } from '../documents/service.js'
 import type { PackStationService } from '../pack-station/service.js'
+import type { ManifestService } from '../manifests/service.js'
 import type { WebhookService } from '../outbox/webhooks.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
@@ -72,6 +73,8 @@ export interface AdminRoutesOptions {
   system: SystemOverviewService
   /** Failed jobs retried or dismissed from the system page. */
   outbox: Pick<OutboxService, 'retry' | 'dismiss'>
+  /** The day's manifests: the labels waiting, a manifest made, its form printed. */
+  manifests: ManifestService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

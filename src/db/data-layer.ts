@@ -7,6 +7,7 @@ import type { HealthQueries } from './health.js'
 import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from './parcels.js'
 import type { ReturnPlan as ReturnPlanOf, ReturnStore as ReturnStoreOf } from './returns.js'
 import type { CheckpointData } from './checkpoints.js'
+import type { ManifestStore as ManifestStoreOf } from './manifests.js'
 import type { ShipmentsStore } from './shipments.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from './outbox.js'
 import type { NotificationStore } from './notifications.js'
@@ -22,12 +23,15 @@ export * from './integrations.js'
 export * from './exchange-activity.js'
 export * from './overview.js'
 export * from './orders.js'
+export * from './manifests.js'
 
 /** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */
 export type ParcelStore = ParcelStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow, AddressValues>
 export type ReturnStore = ReturnStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow>
 export type ReturnPlan = ReturnPlanOf<NewOutboxMessage, OutboxClaim>
 export type ParcelPlan = ParcelPlanOf<NewOutboxMessage, OutboxClaim>
+/** Manifests (a carrier's end-of-day form) and the labels in them (see manifests.ts). */
+export type ManifestStore = ManifestStoreOf<NewOutboxMessage, OutboxRow>
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -74,6 +78,8 @@ export interface DataLayer extends ShipmentsStore, IntegrationsStore, ExchangeAc
   readonly returns: ReturnStore
   /** Carrier checkpoints of shipments (see checkpoints.ts). */
   readonly checkpoints: CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow>
+  /** Manifests: the day's labels eligible for one, and the manifests made (see manifests.ts). */
+  readonly manifests: ManifestStore
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

@@ -11,6 +11,15 @@ import { loadDocumentEngine, type DocumentServiceContext } from './service-conte
 const LABEL_MAX_REDIRECTS = 5
 /** The types a label file may be served as (the bytes are checked as PDF, PNG or JPEG after). */
 const LABEL_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'image/jpg', 'application/octet-stream', 'binary/octet-stream']
+/** The types a ZPL label may be served as: file stores serve it as text or as bytes (the bytes are checked after). */
+const ZPL_CONTENT_TYPES = ['text/plain', 'application/zpl', 'application/x-zpl', 'application/octet-stream', 'binary/octet-stream']
+
+/** Whether the bytes are ZPL: a label format (^XA) that ends (^XZ); anything else (a PDF, an error page) is not. */
+export function isZpl(bytes: Uint8Array): boolean {
+  const text = Buffer.from(bytes).toString('latin1')
+  const start = text.indexOf('^XA')
+  return start >= 0 && text.indexOf('^XZ', start) > start && !text.includes('%PDF-')
+}
 
 export function createLabelParts(shared: DocumentServiceContext) {
   const { deps, options } = shared
@@ -20,7 +29,7 @@ export function createLabelParts(shared: DocumentServiceContext) {
    * The default label fetch, under the rules of outbound webhooks: the URL is the provider's answer,
    * so it may not reach the host's own network (nor a redirect from it), and size, type and time are bounded.
    */
-  async function fetchLabelFile(label: LabelFile): Promise<Uint8Array> {
+  async function fetchLabelFile(label: LabelFile, contentTypes = LABEL_CONTENT_TYPES): Promise<Uint8Array> {
     if (options.fetchLabel) return options.fetchLabel(label)
     return getHttp({
       url: label.url,
@@ -28,7 +37,7 @@ export function createLabelParts(shared: DocumentServiceContext) {
       maxBytes: options.labelMaxBytes,
       maxRedirects: LABEL_MAX_REDIRECTS,
       allowPrivateAddresses: options.allowPrivateAddresses,
-      acceptsContentType: (type) => type === null || LABEL_CONTENT_TYPES.includes(type),
+      acceptsContentType: (type) => type === null || contentTypes.includes(type),
       what: "the label's host",
       file: 'the label',
     })
@@ -57,5 +66,19 @@ export function createLabelParts(shared: DocumentServiceContext) {
     }
   }
 
-  return { labelPart }
+  /** A label bought as ZPL, its bytes as bought (for thermal printers: the print job's ZPL file). */
+  async function labelZpl(shipmentId: number, parcel: Parcel): Promise<Uint8Array> {
+    const label = parcel.label!
+    try {
+      const bytes = await fetchLabelFile({ url: label.url, format: label.format.toUpperCase(), shipmentId, parcelId: parcel.id }, ZPL_CONTENT_TYPES)
+      if (!isZpl(bytes)) throw new Error('the file is not ZPL')
+      return bytes
+    } catch (error) {
+      logger.warn({ err: error, shipmentId, parcelId: parcel.id }, 'A ZPL label could not be fetched for a print job')
+      if (error instanceof HttpGetError && error.refused) throw new DocumentErrors.LabelRefused(parcel.id, `${error.message}; documents.allowPrivateAddresses allows such hosts`)
+      throw new DocumentErrors.LabelUnavailable(parcel.id, (error as Error)?.message ?? String(error))
+    }
+  }
+
+  return { labelPart, labelZpl }
 }

@@ -7,7 +7,7 @@ import { readableProblems } from '../http/validation-messages.js'
 import type { HasPermission, ResolveUser } from '../http/access.js'
 import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
-import type { DocumentService } from './service.js'
+import { MAX_PRINT_JOB_PARCELS, type DocumentService } from './service.js'
 
 export interface DocumentRoutesOptions {
   service: DocumentService
@@ -29,6 +29,30 @@ const errors = {
 /** `?ids=1,2,3`: the ids of a batch, in order. */
 export const BatchQuerySchema = Type.Object(
   { ids: Type.String({ minLength: 1, maxLength: 12_000, description: 'Shipment ids separated by commas, in the order the documents follow (at most documents.maxBatchSize, 200 by default).' }) },
+  { additionalProperties: false },
+)
+
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 })
+
+/** The body of a print job: the parcels in pick order, what goes with them, the format. */
+export const PrintJobBodySchema = Type.Object(
+  {
+    parcels: Type.Array(Type.Object({ shipmentId: Id, parcelId: Id }, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: MAX_PRINT_JOB_PARCELS,
+      description: 'The parcels in the order their labels print (pick order).',
+    }),
+    include: Type.Optional(
+      Type.Object(
+        {
+          slips: Type.Optional(Type.Boolean({ description: "Each shipment's packing slip after its last label (PDF only)." })),
+          pickList: Type.Optional(Type.Boolean({ description: 'The pick list of the shipments first (PDF only).' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    format: Type.Union([Type.Literal('pdf'), Type.Literal('zpl')], { description: 'pdf: one PDF, each label at its own page size; zpl: the labels bought as ZPL in one file.' }),
+  },
   { additionalProperties: false },
 )
 
@@ -57,6 +81,11 @@ function sendPdf(reply: FastifyReply, bytes: Buffer, filename: string) {
     .send(bytes)
 }
 
+/** ZPL goes to a thermal printer as a file: a download, never shown inline. */
+function sendZpl(reply: FastifyReply, bytes: Buffer, filename: string) {
+  return reply.header('content-type', 'text/plain; charset=us-ascii').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'private, no-store').send(bytes)
+}
+
 export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (scope, options) => {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>()
   const { service, resolveUser, hasPermission } = options
@@ -71,6 +100,16 @@ export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (
     if (error.validation && error.validationContext === 'querystring') {
       const [problem] = readableProblems(error.validation)
       return reply.code(422).send(validationErrorBody({ ids: [`${problem?.instancePath.replace(/^\//, '') || 'querystring'} ${problem?.message ?? 'is invalid'}`.trim()] }))
+    }
+    if (error.validation && error.validationContext === 'body') {
+      // A print job's body: each problem under its top-level field (parcels, include, format).
+      const errors: Record<string, string[]> = {}
+      for (const problem of readableProblems(error.validation)) {
+        const path = problem.instancePath.replace(/^\//, '')
+        const field = path.split('/')[0] || 'body'
+        ;(errors[field] ??= []).push(`${path.replaceAll('/', '.') || 'body'} ${problem.message ?? 'is invalid'}`.trim())
+      }
+      return reply.code(422).send(validationErrorBody(errors))
     }
     if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
     if (error instanceof ShipmentUpdateRejectedError) return reply.code(422).send(serviceErrorBody(error))
@@ -101,4 +140,26 @@ export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (
   batch('/documents/packing-slips', 'The packing slips of a batch of shipments', (ids) => service.packingSlips(ids), 'packing-slips')
   batch('/documents/pick-list', 'The pick list of a batch of shipments: SKUs summed, sorted by location', (ids) => service.pickList(ids), 'pick-list')
   batch('/documents/labels', 'The labels of a batch of shipments with their packing slips, merged', (ids) => service.labels(ids), 'labels')
+
+  app.post(
+    '/documents/print-job',
+    {
+      onRequest: view,
+      schema: {
+        summary: 'One print job: the labels of parcels in pick order as one PDF (with a pick list and packing slips when asked) or one ZPL file',
+        body: PrintJobBodySchema,
+        response: {
+          200: { description: 'The print job: a PDF, or a ZPL file.', content: { 'application/pdf': { schema: Type.String({ format: 'binary' }) }, 'text/plain': { schema: Type.String() } } },
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { parcels, include, format } = request.body
+      const bytes = await service.printJob(parcels, { include, format })
+      const name = `print-job-${parcels.length}-parcel${parcels.length === 1 ? '' : 's'}`
+      if (format === 'pdf') return sendPdf(reply, bytes, `${name}.pdf`)
+      return sendZpl(reply, bytes, `${name}.zpl`)
+    },
+  )
 }

@@ -7,9 +7,11 @@ import type { PackingSlipData } from './model.js'
 import type { PickedLine } from './pick-list.js'
 import { createLabelParts } from './label-parts.js'
 import { createPackingSlips } from './slips.js'
-import { batchIds, createDocumentServiceContext, loadDocumentEngine, type DocumentServiceDependencies } from './service-context.js'
+import { createPrintJob, type PrintJobOptions, type PrintJobParcel } from './print-job.js'
+import { batchIds, createDocumentServiceContext, loadDocumentEngine, type DocumentServiceDependencies, type Loaded } from './service-context.js'
 
 export { batchIds, loadDocumentEngine, type DocumentServiceDependencies } from './service-context.js'
+export { MAX_PRINT_JOB_PARCELS, type PrintJobOptions, type PrintJobParcel } from './print-job.js'
 
 export type DocumentService = ReturnType<typeof createDocumentService>
 
@@ -17,7 +19,41 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
   const shared = createDocumentServiceContext(deps)
   const { options, fontStack, dateText, now, load, rendering, batchTitle } = shared
   const { slipData, writeSlips, slips, hostSlip } = createPackingSlips(shared)
-  const { labelPart } = createLabelParts(shared)
+  const { labelPart, labelZpl } = createLabelParts(shared)
+
+  /** The pick list of a batch already read: SKUs summed, sorted by the lines' location. */
+  async function pickListOf(batch: readonly Loaded[]): Promise<Buffer> {
+    const picked: PickedLine[] = []
+    for (const loaded of batch) {
+      const byId = new Map((loaded.lines ?? []).map((line) => [line.id, line]))
+      const slip = slipData(loaded)
+      for (const line of slip.groups.flatMap((group) => group.lines)) {
+        const orderLine = line.lineItemId === null ? undefined : byId.get(line.lineItemId)
+        picked.push({ shipmentReference: loaded.shipment.reference, sku: line.sku, name: line.name, location: orderLine?.location || null, quantity: line.quantity })
+      }
+    }
+    const { DocumentWriter, pickListRows, writePickList } = await loadDocumentEngine()
+    const rows = pickListRows(picked)
+    return rendering(async () => {
+      const writer = new DocumentWriter(await fontStack(), { size: options.pageSize, title: 'Pick list', date: now() })
+      const units = rows.reduce((sum, row) => sum + row.quantity, 0)
+      await writePickList(writer, rows, {
+        shop: options.shop.name,
+        title: 'Pick list',
+        subtitle: `${batch.length} shipment${batch.length === 1 ? '' : 's'} · ${rows.length} row${rows.length === 1 ? '' : 's'} · ${units} unit${units === 1 ? '' : 's'} · ${dateText(now())}`,
+      })
+      writer.footers((page, pages) => `Pick list · Page ${page} of ${pages}`)
+      return writer.bytes()
+    })
+  }
+
+  const printJob = createPrintJob(shared, {
+    labelPart,
+    labelZpl,
+    hostSlip,
+    pickListOf,
+    writtenSlips: (batch, pageCounts) => (options.renderPackingSlip ? Promise.resolve(null) : rendering(() => writeSlips(batch, batchTitle(`${options.title}s`, batch), pageCounts))),
+  })
 
   return {
     /** The most shipments one batch document takes (`documents.maxBatchSize`). */
@@ -43,30 +79,16 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
 
     /** The pick list of a batch: SKUs summed, sorted by the lines' location, with the shipments each goes to. */
     async pickList(ids: readonly number[]): Promise<Buffer> {
-      const batch = await load(batchIds(ids, options.maxBatchSize))
-      const picked: PickedLine[] = []
-      for (const loaded of batch) {
-        const byId = new Map((loaded.lines ?? []).map((line) => [line.id, line]))
-        const slip = slipData(loaded)
-        for (const line of slip.groups.flatMap((group) => group.lines)) {
-          const orderLine = line.lineItemId === null ? undefined : byId.get(line.lineItemId)
-          picked.push({ shipmentReference: loaded.shipment.reference, sku: line.sku, name: line.name, location: orderLine?.location || null, quantity: line.quantity })
-        }
-      }
-      const { DocumentWriter, pickListRows, writePickList } = await loadDocumentEngine()
-      const rows = pickListRows(picked)
-      return rendering(async () => {
-        const writer = new DocumentWriter(await fontStack(), { size: options.pageSize, title: 'Pick list', date: now() })
-        const units = rows.reduce((sum, row) => sum + row.quantity, 0)
-        await writePickList(writer, rows, {
-          shop: options.shop.name,
-          title: 'Pick list',
-          subtitle: `${batch.length} shipment${batch.length === 1 ? '' : 's'} · ${rows.length} row${rows.length === 1 ? '' : 's'} · ${units} unit${units === 1 ? '' : 's'} · ${dateText(now())}`,
-        })
-        writer.footers((page, pages) => `Pick list · Page ${page} of ${pages}`)
-        return writer.bytes()
-      })
+      return pickListOf(await load(batchIds(ids, options.maxBatchSize)))
     },
+
+    /**
+     * One print job of parcels in pick order (`{ shipmentId, parcelId }`): a PDF of their labels, each at
+     * its own page size, with a pick list first and each shipment's packing slip after its labels when
+     * `include` asks; or (`format: 'zpl'`) the labels bought as ZPL in one file. Parcels without a label,
+     * and in ZPL labels bought in another format, are refused by name (422) before anything is fetched.
+     */
+    printJob: (parcels: readonly PrintJobParcel[], jobOptions: PrintJobOptions): Promise<Buffer> => printJob(parcels, jobOptions),
 
     /**
      * The labels of a batch with its packing slips, one PDF to print in one go: per shipment, the label of

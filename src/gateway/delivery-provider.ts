@@ -122,6 +122,20 @@ export function providerFailureMessage(error: DeliveryProviderError): string {
   return error.kind === 'unknown' ? `No usable answer from the carrier: ${sentence}` : `The carrier refused: ${sentence}`
 }
 
+/** The labels of one manifest: bought through one integration, for one carrier, from one address. */
+export interface ManifestRequest {
+  /** Each label by the provider's id of its purchase and its tracking number. */
+  labels: Array<{ externalId: string; trackingNumber: string }>
+  carrier: string
+  from: PostalAddress
+}
+
+/** A manifest the provider made: its id, and where its form (a PDF to print) is, when it is ready. */
+export interface CreatedManifest {
+  externalId: string
+  formUrl: string | null
+}
+
 export type RecoveredLabel = { state: 'purchased'; label: PurchasedLabel } | { state: 'not-purchased' }
 
 export interface DeliveryMethods<Context> {
@@ -147,6 +161,14 @@ export interface DeliveryMethods<Context> {
    * Without this method, a rule's carrier and service are accepted as typed.
    */
   services?(context: Context): Promise<CarrierService[]>
+  /**
+   * Optional: the day's manifest (an end-of-day form such as USPS's SCAN form) of labels bought for one
+   * carrier from one address. A provider without it, or a carrier outside `manifestCarriers`, needs none.
+   * Throw DeliveryProviderError (kind `refused`) when the provider refuses, in its words.
+   */
+  createManifest?(request: ManifestRequest, context: Context, journal: DeliveryJournal): Promise<CreatedManifest>
+  /** The carriers whose labels `createManifest` takes (compared without regard to case); absent: every carrier. */
+  manifestCarriers?: readonly string[] | undefined
 }
 
 /** A carrier and one of its services, spelled as the provider's rates and purchases spell them. */

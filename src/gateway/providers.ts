@@ -157,8 +157,12 @@ export function providerDefinitionProblem(value: unknown): string | null {
     for (const method of ['purchaseLabel', 'recoverLabel', 'voidLabel'] as const) {
       if (typeof deliveries[method] !== 'function') return `"${candidate.id}": deliveries.${method} must be a function`
     }
-    for (const method of ['quoteRates', 'labelDocument'] as const) {
+    for (const method of ['quoteRates', 'labelDocument', 'createManifest'] as const) {
       if (deliveries[method] !== undefined && typeof deliveries[method] !== 'function') return `"${candidate.id}": deliveries.${method} must be a function`
+    }
+    const carriers = deliveries.manifestCarriers
+    if (carriers !== undefined && !(Array.isArray(carriers) && carriers.every((carrier) => typeof carrier === 'string' && carrier !== ''))) {
+      return `"${candidate.id}": deliveries.manifestCarriers must be a list of carrier names`
     }
   }
   return null

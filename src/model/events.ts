@@ -81,6 +81,21 @@ export interface LabelEvent extends ParcelEvent {
   refundStatus?: string | undefined
 }
 
+/** A manifest made: the manifest as the API shows it, and each label in it. */
+export interface ManifestCreatedEvent extends EventIdentity {
+  manifest: {
+    id: number
+    integration: string
+    carrier: string
+    shipFrom: string
+    externalId: string | null
+    parcelCount: number
+    dateCreated: string
+  }
+  labels: Array<{ shipmentId: number; parcelId: number; trackingNumber: string }>
+  userId: string | null
+}
+
 /**
  * A return's change: the return after it (for returnReceived, its lines carry what arrived by condition:
  * what the host restocks and refunds from), the states before and after, who changed it and through what.
@@ -148,6 +163,8 @@ export interface ShipmentsEventMap {
   estimateChanged: [EstimateChangedEvent]
   /** A new carrier scan is a milestone; notifications can be sent on it. */
   carrierMilestone: [CarrierMilestoneEvent]
+  /** The day's manifest made by the carrier (USPS's SCAN form through EasyPost): its labels, and who asked. */
+  manifestCreated: [ManifestCreatedEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

@@ -104,6 +104,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['documents'],
   ['health'],
   ['pack-station'],
+  ['manifests'],
   ['admin'],
   ['options', 'openapi'],
   ['decorator'],

@@ -10,6 +10,7 @@ import { createAdvisoryLockSession } from './lock-session.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresReturnStore } from './returns.js'
+import { createPostgresManifestStore } from './manifests.js'
 import { createPostgresCheckpointData } from './checkpoints.js'
 import { createPostgresChangeStamp, type PostgresDatabase } from './connection.js'
 import type { PostgresContext } from './context.js'
@@ -64,6 +65,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     checkpoints: createPostgresCheckpointData(context),
 
     returns: createPostgresReturnStore(context),
+
+    manifests: createPostgresManifestStore(context),
 
     outbox: createPostgresOutboxStore(context),
 

@@ -10,6 +10,7 @@ import { createSqliteNamedLocks } from './named-locks.js'
 import { createSqliteNotificationStore } from './notifications.js'
 import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
+import { createSqliteManifestStore } from './manifests.js'
 import { createSqliteCheckpointData, createSqliteCheckpointWriter } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
 import type { SqliteContext } from './context.js'
@@ -92,6 +93,8 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     checkpoints: createSqliteCheckpointData(context, insertCheckpoints),
 
     returns: createSqliteReturnStore(context),
+
+    manifests: createSqliteManifestStore(context),
 
     outbox: createSqliteOutboxStore(context),
 

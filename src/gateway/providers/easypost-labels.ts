@@ -42,7 +42,7 @@ interface EasyPostShipment {
   tracker?: { id?: string; public_url?: string | null } | null
   refund_status?: string | null
 }
-interface EasyPostClient {
+export interface EasyPostClient {
   CarrierAccount: { all(params?: Record<string, unknown>): Promise<unknown> }
   Shipment: {
     create(params: Record<string, unknown>): Promise<EasyPostShipment>
@@ -51,6 +51,8 @@ interface EasyPostClient {
     convertLabelFormat(id: string, format: string): Promise<EasyPostShipment>
     refund(id: string): Promise<EasyPostShipment>
   }
+  /** Manifests: see easypost-scan-forms.ts. */
+  ScanForm: { create(params: { shipments: Array<{ id: string }> }): Promise<unknown> }
 }
 type EasyPostConstructor = new (key: string, options: { baseUrl: string; requestMiddleware: (request: SuperagentRequest) => SuperagentRequest }) => EasyPostClient
 interface SuperagentRequest {
@@ -63,12 +65,12 @@ interface SuperagentRequest {
  * TypeError for an answer that is not EasyPost's error JSON (a proxy's HTML 502), losing its status.
  * Each call runs in its own store, so concurrent calls on one cached client never mix their answers.
  */
-interface Answered {
+export interface Answered {
   status: number
   contentType: string | null
   text: string | null
 }
-const answeredCall = new AsyncLocalStorage<{ answer: Answered | null }>()
+export const answeredCall = new AsyncLocalStorage<{ answer: Answered | null }>()
 
 /** EasyPost error codes whose purchase outcome is not known: look the shipment up, never buy again blindly. */
 const OUTCOME_UNKNOWN_CODES = new Set(['SHIPMENT.PURCHASE.IN_PROGRESS', 'SHIPMENT.POSTAGE.NO_RESPONSE'])
@@ -92,7 +94,7 @@ async function loadClient(): Promise<EasyPostConstructor> {
 const clients = new Map<string, EasyPostClient>()
 const MAX_CACHED_CLIENTS = 32
 
-async function clientFor(settings: EasyPostLabelSettings, defaultBaseUrl: string): Promise<EasyPostClient> {
+export async function clientFor(settings: EasyPostLabelSettings, defaultBaseUrl: string): Promise<EasyPostClient> {
   if (!settings.apiKey) throw new DeliveryProviderError('EasyPost: no apiKey is set, so no rates or labels can be had.', 'refused')
   const EasyPost = await loadClient()
   const timeout = settings.timeoutMs ?? EASYPOST_DEFAULT_TIMEOUT_MS
@@ -119,7 +121,7 @@ async function clientFor(settings: EasyPostLabelSettings, defaultBaseUrl: string
  * The client's error as we classify it: by EasyPost's code first, then the status it (or a proxy)
  * answered, in its words; no answer at all (a timeout, a dropped connection) is the one "did not answer".
  */
-function classify(error: unknown, step: string, answered: Answered | null, settings: EasyPostLabelSettings): DeliveryProviderError {
+export function classify(error: unknown, step: string, answered: Answered | null, settings: EasyPostLabelSettings): DeliveryProviderError {
   if (error instanceof DeliveryProviderError) return error
   const { statusCode, code, message, timeout } = (error ?? {}) as { statusCode?: unknown; code?: unknown; message?: unknown; timeout?: unknown }
   const providerCode = typeof statusCode === 'number' && typeof code === 'string' ? code : null
