@@ -10,6 +10,7 @@ import { pageParameter, type OrderExchangeService } from './service.js'
 import type { OrderExchangeSettings } from './settings.js'
 import { parseParameterBody, readShipNotifyParameters } from './ship-notice.js'
 import { acceptRawBodies } from '../http/raw-body.js'
+import { DRY_RUN_HEADER } from './doctor.js'
 
 export interface OrderExchangeRoutesOptions {
   service: OrderExchangeService
@@ -178,6 +179,8 @@ export const orderExchangeRoutes: FastifyPluginAsync<OrderExchangeRoutesOptions>
         })
         request.exchangeActivity = { ...request.exchangeActivity, ordersExported: orders }
         // A string under text/xml is sent as it is; the response schema describes shipnotify's JSON.
+        // Says to the connection doctor that ship notifications here take a dry run (see doctor.ts).
+        reply.header(DRY_RUN_HEADER, 'true')
         return (reply as FastifyReply).type('text/xml; charset=utf-8').send(xml)
       }
       if (action === 'shipnotify') {
