@@ -100,3 +100,21 @@ t.test('an address that answers nothing, and one that is not http', async (t) =>
   const ftp = await runConnectionDoctor({ url: 'ftp://shop.example/process', username: 'u', password: 'p' })
   t.same(outcomes(ftp), { reach: 'fail' })
 })
+
+t.test('the command line: usage, credentials from the environment only, the exit code of the report', async (t) => {
+  const { main } = await import('../src/cli.js')
+  const out: string[] = []
+  t.equal(await main([], {}, (text) => out.push(text)), 2)
+  t.match(out.join('\n'), /^Usage: fastify-shipments doctor <the Custom Store URL>/)
+  t.equal(await main(['doctor', 'http://127.0.0.1:9/process'], {}, (text) => out.push(text)), 2, 'no credentials in the environment')
+  t.match(out.at(-1), /^Set SHIPSTATION_USERNAME and SHIPSTATION_PASSWORD/)
+  const { origin } = await hostWithOrders(t)
+  const lines: string[] = []
+  const env = { SHIPSTATION_USERNAME: EXCHANGE_USER, SHIPSTATION_PASSWORD: EXCHANGE_PASSWORD }
+  t.equal(await main(['doctor', `${origin}${EXCHANGE_URL}`, '--days', '30'], env, (text) => lines.push(text)), 0)
+  t.match(lines.join('\n'), /ok {4}credentials: The credentials are accepted[\s\S]*Every step passed\./)
+  t.notMatch(lines.join('\n'), /correct horse/, 'the password is never printed')
+  const wrong: string[] = []
+  t.equal(await main(['doctor', `${origin}/nope`], env, (text) => wrong.push(text)), 1)
+  t.match(wrong.join('\n'), /FAIL {2}reach: The URL answers 404[\s\S]*fix: The exchange answers at/)
+})

@@ -109,7 +109,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['options', 'openapi'],
   ['decorator'],
   ['plugin'],
-  ['index'],
+  ['index', 'cli'],
 ]
 
 const roomOf = (file: string) => relative(sourceRoot, file).split('/')[0]!.replace(/\.ts$/, '')
