@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { runConnectionDoctor, orderProblems } from '../src/order-exchange/doctor.js'
 import { buildExchangeApp, EXCHANGE_PASSWORD, EXCHANGE_URL, EXCHANGE_USER, insertExportOrder } from './fixtures/exchange.js'
-import { orderRow } from './fixtures/app.js'
+import { as, orderRow } from './fixtures/app.js'
 
 async function listening(t: Test, app: FastifyInstance): Promise<string> {
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -117,4 +117,28 @@ t.test('the command line: usage, credentials from the environment only, the exit
   const wrong: string[] = []
   t.equal(await main(['doctor', `${origin}/nope`], env, (text) => wrong.push(text)), 1)
   t.match(wrong.join('\n'), /FAIL {2}reach: The URL answers 404[\s\S]*fix: The exchange answers at/)
+})
+
+t.test("the admin's ShipStation page runs the doctor against the site's own address, and only that", async (t) => {
+  const app = await buildExchangeApp(t, {}, { admin: {} })
+  await insertExportOrder(app)
+  const origin = await listening(t, app)
+  const host = new URL(origin).host
+  const page = await app.inject({ method: 'GET', url: '/shipments/admin/shipstation', headers: { ...as('admin'), host } })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, new RegExp(`<input type="url" id="input-doctor-url" name="url" value="http://${host.replace('.', '\\.')}${EXCHANGE_URL}">`))
+  const cookie = `shipments_admin_csrf=${page.cookies.find((entry) => entry.name === 'shipments_admin_csrf')!.value}`
+  const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!
+  const post = (url: string) =>
+    app.inject({ method: 'POST', url: '/shipments/admin/shipstation/doctor', headers: { ...as('admin'), host, cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ _csrf: token, url }).toString() })
+  const ran = await post(`${origin}${EXCHANGE_URL}`)
+  t.equal(ran.statusCode, 200)
+  t.match(ran.body, /Every step passed: ShipStation can import from this URL\./)
+  t.match(ran.body, /<li data-step="shipnotify"><span class="badge badge-ok">Passed<\/span>/)
+  const elsewhere = await post(`https://attacker.example${EXCHANGE_URL}`)
+  t.equal(elsewhere.statusCode, 422)
+  t.match(elsewhere.body, /The doctor calls only this site&#39;s own address|The doctor calls only this site's own address/)
+  t.notMatch(elsewhere.body, /<ol class="doctor">/, 'nothing was called')
+  const viewer = await app.inject({ method: 'POST', url: '/shipments/admin/shipstation/doctor', headers: { ...as('viewer'), host, cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ _csrf: token, url: `${origin}${EXCHANGE_URL}` }).toString() })
+  t.equal(viewer.statusCode, 403)
 })

@@ -2,14 +2,45 @@
 import type { ExchangeActivity } from '../order-exchange/activity-log.js'
 import { EXCHANGE_ACTIVITY_KEPT, EXCHANGE_ACTIVITY_REFUSED_KEPT } from '../order-exchange/activity-log.js'
 import type { OrderExchangeSettings } from '../order-exchange/settings.js'
+import type { DoctorReport } from '../order-exchange/doctor.js'
 import { html, type SafeHtml } from '../html.js'
 import { dateTime, notice, scrollingTable } from './components.js'
 
 const yesNo = (value: boolean) => (value ? 'Yes' : 'No')
 
+/** The connection doctor's form and, on the page answering it, its report or why it was not run. */
+export interface DoctorSection {
+  action: string
+  csrf: string
+  url: string
+  report: DoctorReport | null
+  refused: string | null
+}
+
+const DOCTOR_MARK: Record<DoctorReport['steps'][number]['outcome'], [string, string]> = { pass: ['badge-ok', 'Passed'], warn: ['badge-warn', 'Look at it'], fail: ['badge-error', 'Failed'], skip: ['badge-muted', 'Skipped'] }
+
+function doctorSection(doctor: DoctorSection): SafeHtml {
+  const { report } = doctor
+  return html`<h2>Connection doctor</h2>
+<p class="hint">Plays ShipStation against this site's Custom Store URL, from this server: the credentials as ShipStation sends them, the export window of the last 7 days, every page, each order against ShipStation's order schema, and a ship notification as a dry run that changes nothing.</p>
+${doctor.refused ? notice('error', doctor.refused) : ''}
+<form method="post" action="${doctor.action}" aria-label="Connection doctor" novalidate>
+<input type="hidden" name="_csrf" value="${doctor.csrf}">
+<div class="field"><label for="input-doctor-url">Custom Store URL</label><input type="url" id="input-doctor-url" name="url" value="${doctor.url}"></div>
+<button type="submit" class="primary">Run the doctor</button>
+</form>
+${report
+    ? html`${notice(report.ok ? 'ok' : 'error', report.ok ? 'Every step passed: ShipStation can import from this URL.' : 'ShipStation cannot import from this URL as it is: see the steps.')}
+<ol class="doctor">${report.steps.map(
+        (step) => html`<li data-step="${step.step}"><span class="badge ${DOCTOR_MARK[step.outcome][0]}">${DOCTOR_MARK[step.outcome][1]}</span> <strong>${step.step}</strong>: ${step.detail}${step.fix ? html`<div class="meta">Fix: ${step.fix}</div>` : ''}</li>`,
+      )}</ol>`
+    : ''}`
+}
+
 export function shipStationPage(
   exchange: { url: string; settings: OrderExchangeSettings; trackingFieldProblems: readonly string[]; activity: ExchangeActivity[] } | null,
   timeZone: string,
+  doctor: DoctorSection | null = null,
 ): SafeHtml {
   if (!exchange) {
     return html`<h1>ShipStation</h1>${notice('error', html`The order exchange is not configured: the host registers the plugin without the <code>orderExchange</code> option.`)}`
@@ -34,6 +65,7 @@ export function shipStationPage(
 <tr><th>Username</th><td><code data-copy="username">${settings.username}</code></td></tr>
 <tr><th>Password</th><td>The password set on this site (not shown here).</td></tr>
 </tbody></table>
+${doctor ? doctorSection(doctor) : ''}
 <h2>Settings in force</h2>
 ${exchange.trackingFieldProblems.length > 0
     ? notice('error', html`Tracking numbers from ShipStation are not stored: ${exchange.trackingFieldProblems.map((problem, index) => html`${index > 0 ? '; ' : ''}${problem}`)}. Declare the field in the plugin's <code>orderFields</code> option (a <code>matrix</code> field with these sub-fields), or point <code>orderExchange.trackingField</code> at one.`)
