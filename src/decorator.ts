@@ -17,6 +17,7 @@ import type { DeliveryService } from './deliveries/service.js'
 import type { BoxService } from './deliveries/boxes.js'
 import type { ReturnService } from './returns/service.js'
 import type { DocumentService } from './documents/service.js'
+import type { LabelBatchService } from './batches/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -60,6 +61,11 @@ export interface ShipmentsDecorator {
   returns: ReturnService
   /** Packing slips, pick lists and labels merged with slips, as PDF bytes (see docs/documents.md). */
   documents: DocumentService
+  /**
+   * Label batches: labels for every parcel of many shipments, bought by the shipping rules as a durable
+   * job any instance finishes (create, get with its items, list, retry the failed, cancel; see docs/batches.md).
+   */
+  batches: LabelBatchService
 }
 
 declare module 'fastify' {
@@ -100,6 +106,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     boxes: services.boxes,
     returns: services.returns,
     documents: services.documents,
+    batches: services.batches,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

@@ -6,6 +6,7 @@ import { shipmentRoutes } from './shipments/routes.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { returnRoutes } from './returns/routes.js'
 import { documentRoutes } from './documents/routes.js'
+import { batchRoutes } from './batches/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
 import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './prefixes.js'
@@ -198,6 +199,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   await app.register(deliveryRoutes, { prefix: prefixes.shipmentApi, service: absent, boxes: absent, resolveUser: absent, hasPermission: absent })
   await app.register(returnRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent, clock: absent })
   await app.register(documentRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
+  await app.register(batchRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(gatewayRoutes, { prefix: prefixes.gateway, integrations: absent, registry: absent, bodyLimit: 1 })
   if (options.orderExchange ?? true) {
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings

@@ -21,6 +21,7 @@ import { DeliveriesOptionsSchema, resolveDeliveriesOptions, takePacker, type Del
 import { resolveReturnsOptions, ReturnsOptionsSchema, takeCustomerMayReturn, type ResolvedReturnsOptions, type ReturnsOptions } from './returns/options.js'
 import { resolveDocumentsOptions, type DocumentsOptions, type ResolvedDocumentsOptions } from './documents/options.js'
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
+import { BatchesOptionsSchema, type BatchesOptions, type ResolvedBatchesOptions } from './batches/options.js'
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
@@ -50,9 +51,10 @@ const DataOptionsSchema = Type.Object({
   ...OutboxOptionsSchema.properties,
   ...DeliveriesOptionsSchema.properties,
   ...ReturnsOptionsSchema.properties,
+  ...BatchesOptionsSchema.properties,
 })
 
-export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions {
+export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, BatchesOptions {
   /**
    * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
    * closes; or the host's Drizzle database over better-sqlite3 or a node-postgres Pool, left open.
@@ -145,6 +147,7 @@ export interface ResolvedOptions {
   returns: ResolvedReturnsOptions
   documents: ResolvedDocumentsOptions
   admin: ResolvedAdminOptions | null
+  batches: ResolvedBatchesOptions
 }
 
 function fail(option: string, reason: string): never {
@@ -221,5 +224,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     returns,
     documents: resolveDocumentsOptions(documents, deliveries.shipFrom, fail),
     admin: adminOptions,
+    batches: checked.batches,
   }
 }

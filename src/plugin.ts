@@ -42,6 +42,10 @@ import { documentRoutes } from './documents/routes.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
+import { createShippingRules } from './rules/service.js'
+import { createLabelBatches, type LabelBatchService } from './batches/service.js'
+import { createBatchWorker } from './batches/worker.js'
+import { batchRoutes } from './batches/routes.js'
 
 
 /** What the factories below share: the data layer, the logger, the resolved options (of which each service is handed its own part). */
@@ -148,6 +152,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   trackParcel = deliveries.trackParcel
   trackReturn = returns.track
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
+  const batches = createBatchServices(app, base, { shipments, deliveries, boxes, orderStore, dispatcher })
 
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
   return {
@@ -169,6 +174,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     documents,
     notifications,
     trackingLinks,
+    batches,
   }
 }
 
@@ -244,6 +250,22 @@ function createParcelServices(
 }
 
 /**
+ * Label batches: the service, and the worker every instance runs (started when ready, stopped on close
+ * before the data layer closes; `batches.worker: false` runs none here).
+ */
+function createBatchServices(
+  app: FastifyInstance,
+  { data, logger, options }: ServiceBase,
+  deps: { shipments: ShipmentService; deliveries: DeliveryService; boxes: BoxService; orderStore: OrderStore; dispatcher: OutboxDispatcher },
+): LabelBatchService {
+  const rules = createShippingRules({ data, deliveries: deps.deliveries, shipments: deps.shipments, orderStore: deps.orderStore })
+  const worker = createBatchWorker({ data, rules, deliveries: deps.deliveries, boxes: deps.boxes, dispatcher: deps.dispatcher, logger, options: options.batches, timeZone: options.timezone })
+  app.addHook('onReady', () => worker.start())
+  app.addHook('preClose', () => worker.stop())
+  return createLabelBatches({ data, shipments: deps.shipments, options: options.batches, timeZone: options.timezone, clock: options.clock, created: () => worker.wake() })
+}
+
+/**
  * The documents service. The PDF libraries and fonts load with the first document, so a host that
  * prints none never pays for them. A host that sets the documents option has them loaded and parsed
  * here instead: a font of its own that cannot be read fails ready(), naming it, and the first document
@@ -294,6 +316,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(deliveryRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.deliveries, boxes: services.boxes, ...access })
   await app.register(returnRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.returns, ...access, clock: options.clock })
   await app.register(documentRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.documents, ...access })
+  await app.register(batchRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.batches, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -383,6 +406,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     returns: services.returns,
     clock: options.clock,
     documents: services.documents,
+    batches: services.batches,
   })
 }
 

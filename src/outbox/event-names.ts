@@ -24,6 +24,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'returnClosed',
   'estimateChanged',
   'carrierMilestone',
+  'batchCompleted',
 ] as const satisfies readonly WebhookEventName[]
 
 // Every event is listed: an event added to the map and not here fails the type check.

@@ -102,6 +102,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['notifications'],
   ['order-exchange'],
   ['documents'],
+  ['batches'],
   ['admin'],
   ['options', 'openapi'],
   ['decorator'],
