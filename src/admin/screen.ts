@@ -20,6 +20,7 @@ import type { DeliveryService } from '../deliveries/service.js'
 import type { BoxService } from '../deliveries/boxes.js'
 import type { DocumentService } from '../documents/service.js'
 import type { WebhookService } from '../outbox/webhooks.js'
+import type { LabelBatchService } from '../batches/service.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
 import type { ResolvedAdminOptions } from './options.js'
@@ -60,6 +61,8 @@ export interface AdminRoutesOptions {
   clock: () => number
   /** Packing slips, pick lists and labels (PDF), for the shipment page's and the list's print buttons. */
   documents: DocumentService
+  /** Label batches: bought from the shipment list, followed on their progress page. */
+  batches: LabelBatchService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

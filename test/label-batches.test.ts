@@ -1,0 +1,294 @@
+// Label batches against the local EasyPost imitation, on both engines: refused creations write nothing;
+// 200 parcels end with exactly 200 purchases through 429s (Retry-After honoured), lost answers and an
+// instance SIGKILLed while it holds the batch (another takes over when the lease runs out); the failed
+// retried without a second purchase; cancel; the routes' statuses and bodies; the batchCompleted event.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import { as, buildTestApp, insertOrder } from './fixtures/app.js'
+import { tables, testDatabase } from './fixtures/database.js'
+import { easyPostImitation } from './fixtures/easypost-api.js'
+import { exited, lineMatching } from './fixtures/processes.js'
+import type { ShipmentsPluginOptions } from '../src/index.js'
+
+const API_KEY = 'EZTK-batch-test-key-0123456789abcdef'
+const SHIP_FROM = { name: 'Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
+const PRIORITY = { rules: [], fallback: { integration: 'easypost', choice: { kind: 'service', carrier: 'USPS', service: 'Priority' } } }
+/** Short leases and back-offs, so the file runs in seconds. */
+const FAST = { pollIntervalMs: 20, leaseMs: 1500, backoffMs: 20, maxBackoffMs: 300, rateLimitCooldownMs: 300 }
+const JSON_HEADERS = { ...as('admin'), 'content-type': 'application/json' }
+
+type Imitation = Awaited<ReturnType<typeof easyPostImitation>>
+
+async function setup(t: Test, batches: NonNullable<ShipmentsPluginOptions['batches']> = {}, reuse?: { database: string; imitation: Imitation }) {
+  const imitation = reuse?.imitation ?? (await easyPostImitation(t, { apiKey: API_KEY }))
+  const database = reuse?.database ?? (await testDatabase(t, 'batches', 'migrated'))
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, lockTimeoutMs: 30_000, batches: { ...FAST, ...batches }, outbox: { pollIntervalMs: 50 } }, database)
+  if (!reuse) {
+    await app.shipments.integrations.create({
+      name: 'EasyPost',
+      handle: 'easypost',
+      providerId: 'easypost',
+      settings: { webhookSecret: 'webhook-secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 3000 },
+    })
+    await setRules(app, PRIORITY)
+  }
+  return { app, imitation, database }
+}
+
+async function setRules(app: FastifyInstance, rules: unknown) {
+  const { db, schema } = tables(app)
+  const value = JSON.stringify(rules)
+  await db.insert(schema.packageState).values({ key: 'rules.shippingRules', value }).onConflictDoUpdate({ target: schema.packageState.key, set: { value } })
+}
+
+/** `count` shipments (two to an order, each order with a US address), each with `parcelsEach` parcels. */
+async function shipmentsWithParcels(app: FastifyInstance, count: number, parcelsEach: number): Promise<number[]> {
+  const { db, schema } = tables(app)
+  const ids: number[] = []
+  while (ids.length < count) {
+    const orderId = await insertOrder(app)
+    await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', fullName: 'Dr. Steve Brule', address1: '179 N Harbor Dr', city: 'Redondo Beach', state: 'CA', postalCode: '90277', countryCode: 'US' })
+    for (const shipment of await app.shipments.shipments.create(orderId, { count: Math.min(2, count - ids.length) })) {
+      ids.push(shipment.id)
+      for (let parcel = 0; parcel < parcelsEach; parcel++) {
+        await app.shipments.deliveries.addParcel(shipment.id, { weight: { value: String(1 + parcel), unit: 'kg' }, dimensions: { length: '30', width: '20', height: '10', unit: 'cm' } })
+      }
+    }
+  }
+  return ids
+}
+
+const post = (app: FastifyInstance, url: string, body?: unknown, user: Parameters<typeof as>[0] = 'admin') =>
+  app.inject({ method: 'POST', url: `/shipments/api${url}`, headers: { ...as(user), ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) })
+const get = (app: FastifyInstance, url: string, user: Parameters<typeof as>[0] = 'admin') => app.inject({ method: 'GET', url: `/shipments/api${url}`, headers: as(user) })
+
+/** Waits until the batch is finished or cancelled (every item final); its page of the first 500 items. */
+async function settled(app: FastifyInstance, batchId: number, timeoutMs = 40_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const page = await app.shipments.batches.get(batchId, { perPage: 500 })
+    if (page.batch.state === 'finished' || page.batch.state === 'cancelled' || Date.now() > deadline) return page
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Every parcel's purchased label operations: exactly one each, or the ids of those with another count. */
+async function purchasesPerParcel(app: FastifyInstance) {
+  const { db, schema } = tables(app)
+  const operations = await db.select().from(schema.labelOperations)
+  const purchased = new Map<number, number>()
+  for (const operation of operations) if (operation.state === 'purchased') purchased.set(operation.parcelId, (purchased.get(operation.parcelId) ?? 0) + 1)
+  return purchased
+}
+
+async function batchEvents(app: FastifyInstance) {
+  return app.shipments.outbox.list({ kind: 'event', name: 'batchCompleted' })
+}
+
+async function batchRows(app: FastifyInstance) {
+  const { db, schema } = tables(app)
+  return { batches: await db.select().from(schema.labelBatches), items: await db.select().from(schema.labelBatchItems) }
+}
+
+t.test('refused creations answer 401, 403 or 422 naming the field, and write nothing', async (t) => {
+  const { app, imitation } = await setup(t, { worker: false, maxShipments: 3 })
+  const shipmentIds = await shipmentsWithParcels(app, 4, 1)
+  const cases: Array<[string, unknown, number, Record<string, unknown>]> = [
+    ['neither ids nor a filter', {}, 422, { errors: { shipmentIds: ['give either shipmentIds or filter (one of them)'] } }],
+    ['both', { shipmentIds: [shipmentIds[0]], filter: {} }, 422, { errors: { shipmentIds: ['give either shipmentIds or filter (one of them)'] } }],
+    ['an unknown shipment', { shipmentIds: [shipmentIds[0], 999_999] }, 422, { errors: { shipmentIds: ['no such shipment (or deleted): 999999'] } }],
+    ['over batches.maxShipments', { shipmentIds }, 422, { errors: { shipmentIds: [/at most 3 shipments \(batches.maxShipments\); 4 were given/] } }],
+    ['a filter over the bound', { filter: { status: 'new' } }, 422, { errors: { filter: [/matches more than 3 shipments/] } }],
+    ['a filter matching nothing', { filter: { status: 'shipped' } }, 422, { errors: { filter: ['matches no shipment'] } }],
+    ['an unknown label format', { shipmentIds: [shipmentIds[0]], labelFormat: 'GIF' }, 422, { errors: { labelFormat: [/must be/] } }],
+    ['an id that is no id', { shipmentIds: [0] }, 422, { errors: { 'shipmentIds.0': [/>= 1/] } }],
+  ]
+  for (const [name, body, status, expected] of cases) {
+    const response = await post(app, '/label-batches', body)
+    t.equal(response.statusCode, status, `${name}: ${response.body}`)
+    t.match(response.json(), { success: false, errorCode: 'SHIPMENTS_VALIDATION_FAILED', ...expected }, name)
+  }
+  const anonymous = await app.inject({ method: 'POST', url: '/shipments/api/label-batches', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ shipmentIds }) })
+  t.equal(anonymous.statusCode, 401)
+  const editor = await post(app, '/label-batches', { shipmentIds: [shipmentIds[0]] }, 'editor')
+  t.equal(editor.statusCode, 403)
+  t.match(editor.json(), { errorCode: 'SHIPMENTS_FORBIDDEN', message: /shipments-buyLabels/ })
+  t.equal((await get(app, '/label-batches', 'editor')).statusCode, 403, 'reading batches takes the label permission too')
+
+  const stored = await batchRows(app)
+  t.same([stored.batches.length, stored.items.length], [0, 0], 'no batch and no item written')
+  t.equal(imitation.calls.length, 0, 'nothing asked of the provider')
+  const missing = await get(app, '/label-batches/12345')
+  t.equal(missing.statusCode, 404)
+  t.match(missing.json(), { errorCode: 'SHIPMENTS_LABEL_BATCH_NOT_FOUND' })
+  t.equal((await get(app, '/label-batches/abc')).statusCode, 404)
+})
+
+t.test('200 parcels through 429s and lost answers: exactly 200 purchases, bounded concurrency, one batchCompleted', async (t) => {
+  const { app, imitation, database } = await setup(t, { worker: false })
+  const shipmentIds = await shipmentsWithParcels(app, 100, 2)
+  // Answers that take a moment, so that purchases overlap at the provider and the bound shows.
+  imitation.setLatency(5)
+  imitation.faultEvery({ step: 'buy', kind: 'rate-limit', retryAfter: '0' }, 11)
+  imitation.faultEvery({ step: 'create', kind: 'rate-limit' }, 17)
+  imitation.faultEvery({ step: 'buy', kind: 'lose-answer' }, 13)
+
+  const created = await post(app, '/label-batches', { shipmentIds, labelFormat: 'PDF' })
+  t.equal(created.statusCode, 201, created.body)
+  const batch = created.json().batch
+  t.match(batch, { state: 'queued', total: 200, done: 0, counts: { queued: 200, bought: 0 }, settings: { suggestParcels: false, labelFormat: 'PDF' }, userId: 'admin' })
+
+  // The worker of a second instance on the same database does the work.
+  const started = Date.now()
+  const worker = await setup(t, { concurrency: 4 }, { database, imitation })
+  const page = await settled(worker.app, batch.id)
+  t.comment(`200 parcels in ${Date.now() - started} ms`)
+  t.match(page.batch, { state: 'finished', total: 200, done: 200, counts: { queued: 0, bought: 200, failed: 0, skipped: 0, cancelled: 0 } })
+  t.equal(imitation.stats.buys, 200, 'exactly 200 purchases at the provider')
+  t.equal(new Set(imitation.boughtReferences).size, 200, 'each for its own label operation')
+  const purchases = await purchasesPerParcel(app)
+  t.equal(purchases.size, 200)
+  t.ok([...purchases.values()].every((count) => count === 1), 'no parcel bought twice')
+  t.ok(imitation.stats.rateLimited >= 20, `the provider answered 429 ${imitation.stats.rateLimited} times`)
+  t.ok(imitation.stats.maxInFlight <= 4 && imitation.stats.maxInFlight >= 2, `calls overlap, at most 4 at once (saw ${imitation.stats.maxInFlight})`)
+  t.same(page.items.map((item) => item.position), [...page.items.map((item) => item.position)].sort((a, b) => a - b), 'items in pick order')
+  t.ok(page.items.every((item) => item.operationId && item.carrier === 'USPS' && item.service === 'Priority' && item.rule === 'default'))
+  t.ok(page.items.some((item) => item.attempts > 1), 'some parcels were tried again after a 429')
+
+  const events = await batchEvents(app)
+  t.equal(events.length, 1, 'one batchCompleted')
+  t.match(events[0]!.payload, { batchId: batch.id, counts: { bought: 200, failed: 0 }, failed: [], userId: 'admin', finishedAt: /^\d{4}-/ })
+  const listed = await get(app, '/label-batches')
+  t.equal(listed.statusCode, 200)
+  t.match(listed.json(), { success: true, batches: [{ id: batch.id, state: 'finished', done: 200 }], nextBeforeId: null })
+})
+
+t.test("a 429's Retry-After is honoured: the parcel is tried again no sooner, and bought once", async (t) => {
+  const { app, imitation } = await setup(t)
+  const [shipmentId] = await shipmentsWithParcels(app, 1, 1)
+  imitation.fault({ step: 'buy', kind: 'rate-limit', retryAfter: '1' })
+  const batch = await app.shipments.batches.create({ shipmentIds: [shipmentId!] })
+  const page = await settled(app, batch.id)
+  t.match(page.items, [{ state: 'bought', attempts: 2, reason: null }])
+  const buys = imitation.calls.filter((call) => call.step === 'buy')
+  t.equal(buys.length, 2)
+  t.ok(buys[1]!.at - buys[0]!.at >= 950, `tried again ${buys[1]!.at - buys[0]!.at} ms later (Retry-After: 1)`)
+  t.equal(imitation.stats.buys, 1)
+})
+
+t.test('an instance killed in the middle of a batch: another takes over when the lease runs out; still exactly 200 purchases', async (t) => {
+  const { app, imitation, database } = await setup(t, { worker: false })
+  const shipmentIds = await shipmentsWithParcels(app, 100, 2)
+  // A slower provider, so the kill lands with purchases under way.
+  imitation.setLatency(15)
+  imitation.faultEvery({ step: 'buy', kind: 'rate-limit', retryAfter: '0' }, 23)
+  imitation.faultEvery({ step: 'buy', kind: 'lose-answer' }, 19)
+  const batch = await app.shipments.batches.create({ shipmentIds })
+  // The other process has no deliveries.shipFrom option: the stored setting serves both.
+  await app.shipments.deliveries.setShipFrom(SHIP_FROM)
+
+  const script = fileURLToPath(new URL('./fixtures/batch-worker.ts', import.meta.url))
+  const child = spawn(process.execPath, ['--import', 'tsx', script, database, '1500'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => child.kill('SIGKILL'))
+  let bought = 0
+  await lineMatching(child, (line) => line.startsWith('bought') && ++bought >= 60)
+  child.kill('SIGKILL')
+  t.equal((await exited(child)).signal, 'SIGKILL', 'killed while it held the batch')
+  const half = await app.shipments.batches.get(batch.id)
+  t.equal(half.batch.state, 'running', 'the batch is still running, its lease held by the dead instance')
+  t.ok(half.batch.counts.queued > 0 && half.batch.counts.bought >= 60, `${half.batch.counts.bought} bought before the kill`)
+
+  const { db, schema } = tables(app)
+  const open = (await db.select().from(schema.labelOperations)).filter((operation) => operation.state === 'pending').length
+  t.comment(`${open} purchases were under way when it died; ${imitation.stats.buys} labels bought at the provider by then`)
+  const killedAt = Date.now()
+  const other = await setup(t, {}, { database, imitation })
+  const page = await settled(other.app, batch.id, 60_000)
+  t.comment(`taken over and finished ${Date.now() - killedAt} ms after the kill`)
+  t.match(page.batch, { state: 'finished', counts: { bought: 200, queued: 0, failed: 0 } })
+  t.equal(imitation.stats.buys, 200, 'exactly 200 purchases at the provider')
+  t.equal(new Set(imitation.boughtReferences).size, 200)
+  const purchases = await purchasesPerParcel(app)
+  t.equal(purchases.size, 200)
+  t.ok([...purchases.values()].every((count) => count === 1), 'no parcel bought twice')
+  t.equal((await batchEvents(app)).length, 1, 'one batchCompleted, from the instance that finished it')
+})
+
+t.test('failures and skips are kept with their reasons; retry queues the failed again, and a lost purchase is recovered, never bought twice', async (t) => {
+  const { app, imitation } = await setup(t, { maxAttempts: 2 })
+  const shipmentIds = await shipmentsWithParcels(app, 3, 1)
+  const orderId = await insertOrder(app)
+  const [bare] = await app.shipments.shipments.create(orderId)
+  // In pick order: a refusal, a purchase whose outcome stays unknown, one bought, a shipment without parcels.
+  imitation.fault({ step: 'buy', kind: 'error', status: 422, code: 'SHIPMENT.POSTAGE.FAILURE', message: 'The address is not deliverable.' })
+  imitation.fault({ step: 'buy', kind: 'lose-answer' })
+  imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Try again later.' })
+  imitation.fault({ step: 'retrieve', kind: 'error', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Try again later.' })
+  const batch = await app.shipments.batches.create({ shipmentIds: [...shipmentIds, bare!.id] }, {}, { userId: 'admin' })
+  const first = await settled(app, batch.id)
+  t.match(first.batch, { state: 'finished', counts: { bought: 1, failed: 2, skipped: 1 } })
+  t.match(first.items, [
+    { shipmentId: shipmentIds[0], state: 'failed', reason: /The carrier refused: .*The address is not deliverable/ },
+    { shipmentId: shipmentIds[1], state: 'failed', attempts: 2, reason: /^no outcome after 2 tries: / },
+    { shipmentId: shipmentIds[2], state: 'bought' },
+    { shipmentId: bare!.id, parcelId: null, state: 'skipped', reason: /the shipment has no parcels/ },
+  ])
+  t.equal(imitation.stats.buys, 2, 'the lost answer was a purchase')
+  const [completed] = await batchEvents(app)
+  t.match(completed!.payload, { counts: { bought: 1, failed: 2, skipped: 1 }, failed: [{ shipmentId: shipmentIds[0], reason: /not deliverable/ }, { shipmentId: shipmentIds[1] }] })
+
+  const retried = await post(app, `/label-batches/${batch.id}/retry`)
+  t.equal(retried.statusCode, 200, retried.body)
+  t.match(retried.json(), { success: true, retried: 2, batch: { id: batch.id, state: 'queued', counts: { queued: 2, failed: 0 } } })
+  const second = await settled(app, batch.id)
+  t.match(second.batch, { state: 'finished', counts: { bought: 3, failed: 0, skipped: 1 } })
+  t.equal(imitation.stats.buys, 3, 'the refused one bought now; the lost one found bought, not bought again')
+  t.ok([...(await purchasesPerParcel(app)).values()].every((count) => count === 1))
+  t.equal((await batchEvents(app)).length, 2, 'a batchCompleted for each finish')
+  const empty = await post(app, `/label-batches/${batch.id}/retry`)
+  t.match(empty.json(), { success: true, retried: 0, batch: { state: 'finished' } })
+})
+
+t.test('no matching rule skips with the reason; a label bought before counts as bought without a purchase', async (t) => {
+  const { app, imitation } = await setup(t)
+  const [labelled, unruled] = await shipmentsWithParcels(app, 2, 1)
+  const [parcel] = await app.shipments.deliveries.listParcels(labelled!)
+  await app.shipments.deliveries.buyLabel(labelled!, parcel!.id, { integration: 'easypost', carrier: 'USPS', service: 'Priority' })
+  await setRules(app, { rules: [], fallback: null })
+  const batch = await app.shipments.batches.create({ shipmentIds: [labelled!, unruled!] })
+  const page = await settled(app, batch.id)
+  t.match(page.items, [
+    { shipmentId: labelled, state: 'bought', operationId: /\S/, carrier: 'USPS' },
+    { shipmentId: unruled, state: 'skipped', reason: 'no shipping rule matches this parcel and there is no default' },
+  ])
+  t.equal(imitation.stats.buys, 1, 'only the label bought by hand')
+})
+
+t.test('cancel: the items not started are cancelled; a closed batch refuses cancel and retry with 409', async (t) => {
+  const { app, imitation } = await setup(t, { worker: false })
+  const shipmentIds = await shipmentsWithParcels(app, 3, 1)
+  const created = await post(app, '/label-batches', { shipmentIds })
+  const { id } = created.json().batch
+  const paged = await get(app, `/label-batches/${id}?perPage=2`)
+  t.equal(paged.statusCode, 200)
+  const firstPage = paged.json()
+  t.match(firstPage, { success: true, batch: { id, state: 'queued', total: 3 }, items: [{ position: 0, state: 'queued' }, { position: 1 }], nextCursor: /^1\.\d+$/ })
+  const rest = await get(app, `/label-batches/${id}?perPage=2&cursor=${firstPage.nextCursor}`)
+  t.match(rest.json(), { items: [{ position: 2 }], nextCursor: null })
+  t.equal((await get(app, `/label-batches/${id}?cursor=nope`)).statusCode, 422)
+
+  const cancelled = await post(app, `/label-batches/${id}/cancel`)
+  t.equal(cancelled.statusCode, 200, cancelled.body)
+  t.match(cancelled.json(), { success: true, cancelled: 3, batch: { id, state: 'cancelled', counts: { cancelled: 3, queued: 0 }, dateFinished: /\S/ } })
+  const again = await post(app, `/label-batches/${id}/cancel`)
+  t.equal(again.statusCode, 409)
+  t.match(again.json(), { statusCode: 409, errorCode: 'SHIPMENTS_LABEL_BATCH_CLOSED', message: `Label batch ${id} is cancelled: it cannot be cancelled.` })
+  const retry = await post(app, `/label-batches/${id}/retry`)
+  t.equal(retry.statusCode, 409)
+  t.match(retry.json(), { errorCode: 'SHIPMENTS_LABEL_BATCH_CLOSED' })
+  t.equal((await post(app, '/label-batches/99999/cancel')).statusCode, 404)
+  t.equal(imitation.calls.length, 0, 'nothing bought')
+  t.equal((await batchEvents(app)).length, 0, 'a cancelled batch sends no batchCompleted')
+})
