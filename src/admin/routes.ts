@@ -30,6 +30,7 @@ import { registerIntegrationRoutes } from './integration-routes.js'
 import { registerWebhookRoutes } from './webhook-routes.js'
 import { registerNotificationRoutes } from './notification-routes.js'
 import { registerShipStationRoutes } from './shipstation-routes.js'
+import { registerBatchRoutes } from './batch-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -158,6 +159,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerWebhookRoutes(screen)
   registerNotificationRoutes(screen)
   registerShipStationRoutes(screen)
+  registerBatchRoutes(screen)
 }
 
 /**
@@ -253,6 +255,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.view && storeHasLines) links.push({ label: 'Attention', href: `${prefix}/attention`, count: await attentionCount(request) })
     if (can?.view) links.push({ label: 'Returns', href: `${prefix}/returns`, count: await returnsWaiting(request) })
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
+    if (can?.buyLabels) links.push({ label: 'Label batches', href: `${prefix}/label-batches` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },
