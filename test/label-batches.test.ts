@@ -10,6 +10,7 @@ import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
 import { exited, lineMatching } from './fixtures/processes.js'
+import { adminClient } from './fixtures/admin.js'
 import type { ShipmentsPluginOptions } from '../src/index.js'
 
 const API_KEY = 'EZTK-batch-test-key-0123456789abcdef'
@@ -21,10 +22,10 @@ const JSON_HEADERS = { ...as('admin'), 'content-type': 'application/json' }
 
 type Imitation = Awaited<ReturnType<typeof easyPostImitation>>
 
-async function setup(t: Test, batches: NonNullable<ShipmentsPluginOptions['batches']> = {}, reuse?: { database: string; imitation: Imitation }) {
+async function setup(t: Test, batches: NonNullable<ShipmentsPluginOptions['batches']> = {}, reuse?: { database: string; imitation: Imitation }, plugin: Partial<ShipmentsPluginOptions> = {}) {
   const imitation = reuse?.imitation ?? (await easyPostImitation(t, { apiKey: API_KEY }))
   const database = reuse?.database ?? (await testDatabase(t, 'batches', 'migrated'))
-  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, lockTimeoutMs: 30_000, batches: { ...FAST, ...batches }, outbox: { pollIntervalMs: 50 } }, database)
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM }, lockTimeoutMs: 30_000, batches: { ...FAST, ...batches }, outbox: { pollIntervalMs: 50 }, ...plugin }, database)
   if (!reuse) {
     await app.shipments.integrations.create({
       name: 'EasyPost',
@@ -270,4 +271,43 @@ t.test('cancel: the items not started are cancelled; a closed batch refuses canc
   t.equal((await post(app, '/label-batches/99999/cancel')).statusCode, 404)
   t.equal(imitation.calls.length, 0, 'nothing bought')
   t.equal((await batchEvents(app)).length, 0, 'a cancelled batch sends no batchCompleted')
+})
+
+t.test('the admin pages: all that match the filter, the progress page, retry and cancel by form; the editor may not', async (t) => {
+  const { app, imitation } = await setup(t, { concurrency: 1 }, undefined, { admin: {} })
+  const shipmentIds = await shipmentsWithParcels(app, 2, 1)
+  await app.shipments.shipments.update(shipmentIds[1]!, { status: 'on_hold' })
+  imitation.fault({ step: 'buy', kind: 'error', status: 422, code: 'SHIPMENT.POSTAGE.FAILURE', message: 'The address is not deliverable.' })
+  const admin = adminClient(app, 'admin')
+  const list = await admin.get('/shipments?status=new')
+  t.equal(list.statusCode, 200)
+  t.match(list.body, /Buy labels for all that match this filter/)
+  t.match(list.body, /name="filterStatus" value="new"/)
+  const created = await admin.post('/shipments/bulk-status', {})
+  t.equal(created.statusCode, 400, 'a form without the status refuses as before')
+  const made = await admin.post('/label-batches', { scope: 'filter', filterStatus: 'new', filterOrder: '', filterQ: '', labelFormat: 'PDF' })
+  t.equal(made.statusCode, 303, made.body)
+  const location = String(made.headers.location)
+  t.match(location, /^\/shipments\/admin\/label-batches\/\d+\?notice=created$/)
+  const id = Number(/label-batches\/(\d+)/.exec(location)![1])
+  const finished = await settled(app, id)
+  t.match(finished.batch, { total: 1, counts: { failed: 1 } }, 'only the shipment the filter listed')
+  const page = await admin.get(`/label-batches/${id}`)
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /The carrier refused: .*The address is not deliverable/)
+  t.match(page.body, /Retry the failed ones/)
+  t.notMatch(page.body, /data-running/, 'a finished batch does not refresh itself')
+  const retried = await admin.post(`/label-batches/${id}/retry`, {})
+  t.equal(retried.statusCode, 303)
+  t.match((await settled(app, id)).batch, { counts: { bought: 1, failed: 0 } })
+  const cancel = await admin.post(`/label-batches/${id}/cancel`, {})
+  t.equal(cancel.statusCode, 422, 'a finished batch cannot be cancelled')
+  t.match(cancel.body, /cannot be cancelled/)
+  const none = await admin.post('/label-batches', { scope: 'selected', labelFormat: 'PDF' })
+  t.equal(none.statusCode, 400)
+  const batches = await admin.get('/label-batches')
+  t.match(batches.body, new RegExp(`Batch ${id}`))
+  const editor = adminClient(app, 'editor')
+  t.equal((await editor.get('/label-batches')).statusCode, 403)
+  t.notMatch((await editor.get('/shipments')).body, /Buy labels for the selected/, 'no batch controls without the label permission')
 })
