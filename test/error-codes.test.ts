@@ -53,6 +53,8 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
+  SHIPMENTS_LABEL_BATCH_NOT_FOUND: 'an unknown label batch (label-batches.test.ts checks its errorCode)',
+  SHIPMENTS_LABEL_BATCH_CLOSED: 'a finished or cancelled label batch cancelled again (label-batches.test.ts checks its errorCode)',
 }
 
 interface Walk {

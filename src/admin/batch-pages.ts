@@ -2,7 +2,6 @@
 // carrier's words, skipped with the reason), refreshed in place while it runs, with "Retry the failed
 // ones" and "Cancel"; and the shipment list's "buy labels" controls.
 import type { LabelBatch, LabelBatchItem } from '../batches/service.js'
-import type { ShipmentListFilters } from './shipment-pages.js'
 import { html, isolated, type SafeHtml } from '../html.js'
 import { csrfField, dateTime, notice, scrollingTable, type PageContext } from './components.js'
 
@@ -12,7 +11,7 @@ const ITEM_LABELS: Record<LabelBatchItem['state'], string> = { queued: 'Waiting'
 const stateBadge = (state: LabelBatch['state']) => html`<span class="badge badge-muted" data-batch-state="${state}">${STATE_LABELS[state]}</span>`
 
 /** The shipment list's controls: buy labels for the selected shipments, or for all the filter matches. */
-export function batchControls(context: PageContext, filters: ShipmentListFilters): SafeHtml {
+export function batchControls(context: PageContext, filters: { status: string; order: string; q: string }): SafeHtml {
   if (!context.can.buyLabels) return html``
   return html`<fieldset class="toolbar batch-controls"><legend>Buy labels by the shipping rules</legend>
 <div><input type="checkbox" id="batch-suggest" name="suggestParcels" value="1"> <label for="batch-suggest">Suggest parcels from the boxes for shipments without any</label></div>

@@ -101,40 +101,44 @@ function namedList(ids: number[]): string {
   return ids.length > NAMED_IN_REFUSAL ? `${named} and ${ids.length - NAMED_IN_REFUSAL} more` : named
 }
 
+/** A batch as shown, its dates in the site's timezone. */
+function batchAsShown(row: LabelBatchRow, counts: LabelBatchCounts, timeZone: string): LabelBatch {
+  const at = (date: Date | null) => (date === null ? null : formatIsoWithOffset(date.getTime(), timeZone))
+  const total = counts.queued + counts.bought + counts.failed + counts.skipped + counts.cancelled
+  return {
+    id: row.id,
+    state: row.state,
+    settings: row.settings,
+    counts,
+    total,
+    done: total - counts.queued,
+    userId: row.userId,
+    dateCreated: at(row.createdAt)!,
+    dateUpdated: at(row.updatedAt)!,
+    dateFinished: at(row.finishedAt),
+  }
+}
+
+const itemAsShown = (row: LabelBatchItemRow, timeZone: string): LabelBatchItem => ({
+  id: row.id,
+  position: row.position,
+  shipmentId: row.shipmentId,
+  parcelId: row.parcelId,
+  state: row.state,
+  rule: row.rule,
+  carrier: row.carrier,
+  service: row.service,
+  operationId: row.operationId,
+  reason: row.reason,
+  attempts: row.attempts,
+  nextAttemptAt: row.nextAttemptAt === null ? null : formatIsoWithOffset(row.nextAttemptAt.getTime(), timeZone),
+})
+
 export function createLabelBatches(deps: LabelBatchServiceDependencies) {
   const { data, timeZone } = deps
-  const at = (date: Date | null) => (date === null ? null : formatIsoWithOffset(date.getTime(), timeZone))
 
-  function presentBatch(row: LabelBatchRow, counts: LabelBatchCounts): LabelBatch {
-    const total = counts.queued + counts.bought + counts.failed + counts.skipped + counts.cancelled
-    return {
-      id: row.id,
-      state: row.state,
-      settings: row.settings,
-      counts,
-      total,
-      done: total - counts.queued,
-      userId: row.userId,
-      dateCreated: at(row.createdAt)!,
-      dateUpdated: at(row.updatedAt)!,
-      dateFinished: at(row.finishedAt),
-    }
-  }
-
-  const presentItem = (row: LabelBatchItemRow): LabelBatchItem => ({
-    id: row.id,
-    position: row.position,
-    shipmentId: row.shipmentId,
-    parcelId: row.parcelId,
-    state: row.state,
-    rule: row.rule,
-    carrier: row.carrier,
-    service: row.service,
-    operationId: row.operationId,
-    reason: row.reason,
-    attempts: row.attempts,
-    nextAttemptAt: at(row.nextAttemptAt),
-  })
+  const presentBatch = (row: LabelBatchRow, counts: LabelBatchCounts) => batchAsShown(row, counts, timeZone)
+  const presentItem = (row: LabelBatchItemRow) => itemAsShown(row, timeZone)
 
   async function requireBatch(id: number): Promise<LabelBatchRow> {
     const row = isId(id) ? await data.batches.findBatch(id) : undefined

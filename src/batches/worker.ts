@@ -80,13 +80,9 @@ function outcomeOfError(error: unknown): ItemOutcome | 'label-exists' | 'unexpec
   return 'unexpected'
 }
 
-export function createBatchWorker(deps: BatchWorkerDependencies) {
+/** One item's try and its outcome written: the rules' decision, the purchase, the back-off. */
+function createItemWork(deps: BatchWorkerDependencies) {
   const { data, logger, options } = deps
-  const owner = randomUUID()
-  let stopped = false
-  let started = false
-  let timer: NodeJS.Timeout | null = null
-  let working: Promise<void> | null = null
 
   /** The wait before try number `attempts + 1`: doubled each time, bounded, ±20 % jitter, never under Retry-After. */
   function backoffMs(attempts: number, retryAfterMs: number | null): number {
@@ -195,6 +191,19 @@ export function createBatchWorker(deps: BatchWorkerDependencies) {
     const due = new Date(now.getTime() + backoffMs(attempts, outcome.retryAfterMs))
     await data.batches.updateItem(item.id, { reason: outcome.reason, attempts, nextAttemptAt: due }, now, true)
   }
+
+  return { work, currentLimit }
+}
+
+export function createBatchWorker(deps: BatchWorkerDependencies) {
+  const { data, logger, options } = deps
+  const owner = randomUUID()
+  let stopped = false
+  let started = false
+  let timer: NodeJS.Timeout | null = null
+  let working: Promise<void> | null = null
+
+  const { work, currentLimit } = createItemWork(deps)
 
   /** Writes the batch's end and its event, then delivers the event. */
   async function finish(run: Run): Promise<boolean> {

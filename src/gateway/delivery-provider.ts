@@ -96,7 +96,7 @@ export class DeliveryProviderError extends Error {
     readonly kind: DeliveryFailureKind,
     /** The provider's own error code (EasyPost's `SHIPMENT.POSTAGE.FAILURE`, ...), when it gave one. */
     readonly providerCode: string | null = null,
-    options: { cause?: unknown; rateLimited?: boolean; retryAfterMs?: number | null } = {},
+    options: { cause?: unknown; rateLimited?: boolean | undefined; retryAfterMs?: number | null | undefined } = {},
   ) {
     super(message, { cause: options.cause })
     this.name = 'DeliveryProviderError'

@@ -25,7 +25,78 @@ async function countsIn(tx: Transaction | PostgresDatabase, batchId: number): Pr
   return counts
 }
 
-export function createPostgresBatchStore({ db, wrote }: PostgresContext): LabelBatchStore<NewOutboxMessage, OutboxClaim, OutboxRow> {
+type Store = LabelBatchStore<NewOutboxMessage, OutboxClaim, OutboxRow>
+type ItemRows = Pick<Store, 'dueItems' | 'updateItem' | 'expandItem' | 'counts' | 'items'>
+
+export function createPostgresBatchStore(context: PostgresContext): Store {
+  return { ...createBatchRows(context), ...createItemRows(context) }
+}
+
+/** A batch's items: the due ones, an outcome, a shipment's item made one per parcel, counts, pages. */
+function createItemRows({ db, wrote }: PostgresContext): ItemRows {
+  return {
+    async dueItems(batchId, now, limit, except) {
+      return (await db
+        .select()
+        .from(labelBatchItems)
+        .where(
+          and(
+            eq(labelBatchItems.batchId, batchId),
+            eq(labelBatchItems.state, 'queued'),
+            or(isNull(labelBatchItems.nextAttemptAt), lte(labelBatchItems.nextAttemptAt, now)),
+            except.length > 0 ? notInArray(labelBatchItems.id, [...except]) : undefined,
+          ),
+        )
+        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
+        .limit(limit)) as LabelBatchItemRow[]
+    },
+
+    async updateItem(itemId, columns, now, onlyIfQueued) {
+      const [row] = (await db
+        .update(labelBatchItems)
+        .set({ ...columns, updatedAt: now })
+        .where(and(eq(labelBatchItems.id, itemId), onlyIfQueued ? eq(labelBatchItems.state, 'queued') : undefined))
+        .returning()) as LabelBatchItemRow[]
+      return row ? wrote(row) : undefined
+    },
+
+    async expandItem(itemId, parcelIds, now) {
+      if (parcelIds.length === 0) return
+      await db.transaction(async (tx) => {
+        const [item] = (await tx.select().from(labelBatchItems).where(eq(labelBatchItems.id, itemId)).for('update')) as LabelBatchItemRow[]
+        if (!item || item.parcelId !== null) return
+        await tx.update(labelBatchItems).set({ parcelId: parcelIds[0]!, updatedAt: now }).where(eq(labelBatchItems.id, itemId))
+        const more = parcelIds.slice(1).map((parcelId) => ({ batchId: item.batchId, position: item.position, shipmentId: item.shipmentId, parcelId, state: 'queued' as const, updatedAt: now }))
+        for (let start = 0; start < more.length; start += INSERT_CHUNK) await tx.insert(labelBatchItems).values(more.slice(start, start + INSERT_CHUNK))
+      })
+      wrote(undefined)
+    },
+
+    async counts(batchId) {
+      return isInt4(batchId) ? countsIn(db, batchId) : emptyCounts()
+    },
+
+    async items(batchId, { state, after, limit }) {
+      if (!isInt4(batchId)) return []
+      return (await db
+        .select()
+        .from(labelBatchItems)
+        .where(
+          and(
+            eq(labelBatchItems.batchId, batchId),
+            state ? eq(labelBatchItems.state, state) : undefined,
+            after ? or(gt(labelBatchItems.position, after.position), and(eq(labelBatchItems.position, after.position), gt(labelBatchItems.id, after.id))) : undefined,
+          ),
+        )
+        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
+        .limit(limit)) as LabelBatchItemRow[]
+    },
+
+  }
+}
+
+/** The batches: created with their items, listed, their lease, their end, retry and cancel. */
+function createBatchRows({ db, wrote }: PostgresContext): Omit<Store, keyof ItemRows> {
   const findIn = async (tx: Transaction | PostgresDatabase, id: number) => (await tx.select().from(labelBatches).where(eq(labelBatches.id, id)))[0] as LabelBatchRow | undefined
 
   return {
@@ -82,63 +153,6 @@ export function createPostgresBatchStore({ db, wrote }: PostgresContext): LabelB
 
     async releaseLease(batchId, owner) {
       await db.update(labelBatches).set({ leaseOwner: null, leaseExpiresAt: null }).where(and(eq(labelBatches.id, batchId), eq(labelBatches.leaseOwner, owner)))
-    },
-
-    async dueItems(batchId, now, limit, except) {
-      return (await db
-        .select()
-        .from(labelBatchItems)
-        .where(
-          and(
-            eq(labelBatchItems.batchId, batchId),
-            eq(labelBatchItems.state, 'queued'),
-            or(isNull(labelBatchItems.nextAttemptAt), lte(labelBatchItems.nextAttemptAt, now)),
-            except.length > 0 ? notInArray(labelBatchItems.id, [...except]) : undefined,
-          ),
-        )
-        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
-        .limit(limit)) as LabelBatchItemRow[]
-    },
-
-    async updateItem(itemId, columns, now, onlyIfQueued) {
-      const [row] = (await db
-        .update(labelBatchItems)
-        .set({ ...columns, updatedAt: now })
-        .where(and(eq(labelBatchItems.id, itemId), onlyIfQueued ? eq(labelBatchItems.state, 'queued') : undefined))
-        .returning()) as LabelBatchItemRow[]
-      return row ? wrote(row) : undefined
-    },
-
-    async expandItem(itemId, parcelIds, now) {
-      if (parcelIds.length === 0) return
-      await db.transaction(async (tx) => {
-        const [item] = (await tx.select().from(labelBatchItems).where(eq(labelBatchItems.id, itemId)).for('update')) as LabelBatchItemRow[]
-        if (!item || item.parcelId !== null) return
-        await tx.update(labelBatchItems).set({ parcelId: parcelIds[0]!, updatedAt: now }).where(eq(labelBatchItems.id, itemId))
-        const more = parcelIds.slice(1).map((parcelId) => ({ batchId: item.batchId, position: item.position, shipmentId: item.shipmentId, parcelId, state: 'queued' as const, updatedAt: now }))
-        for (let start = 0; start < more.length; start += INSERT_CHUNK) await tx.insert(labelBatchItems).values(more.slice(start, start + INSERT_CHUNK))
-      })
-      wrote(undefined)
-    },
-
-    async counts(batchId) {
-      return isInt4(batchId) ? countsIn(db, batchId) : emptyCounts()
-    },
-
-    async items(batchId, { state, after, limit }) {
-      if (!isInt4(batchId)) return []
-      return (await db
-        .select()
-        .from(labelBatchItems)
-        .where(
-          and(
-            eq(labelBatchItems.batchId, batchId),
-            state ? eq(labelBatchItems.state, state) : undefined,
-            after ? or(gt(labelBatchItems.position, after.position), and(eq(labelBatchItems.position, after.position), gt(labelBatchItems.id, after.id))) : undefined,
-          ),
-        )
-        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
-        .limit(limit)) as LabelBatchItemRow[]
     },
 
     async finishBatch(batchId, owner, now, messages) {

@@ -11,19 +11,95 @@ const INSERT_CHUNK = 500
 
 export const emptyCounts = (): LabelBatchCounts => ({ queued: 0, bought: 0, failed: 0, skipped: 0, cancelled: 0 })
 
-export function createSqliteBatchStore({ db, group, writeMessages }: SqliteContext): LabelBatchStore<NewOutboxMessage, OutboxClaim, OutboxRow> {
-  const findSync = (id: number) => db.select().from(labelBatches).where(eq(labelBatches.id, id)).get() as LabelBatchRow | undefined
-  const countsSync = (batchId: number): LabelBatchCounts => {
-    const rows = db
-      .select({ state: labelBatchItems.state, count: sql<number>`count(*)` })
-      .from(labelBatchItems)
-      .where(eq(labelBatchItems.batchId, batchId))
-      .groupBy(labelBatchItems.state)
-      .all()
-    const counts = emptyCounts()
-    for (const row of rows) counts[row.state] = Number(row.count)
-    return counts
+type Store = LabelBatchStore<NewOutboxMessage, OutboxClaim, OutboxRow>
+type ItemRows = Pick<Store, 'dueItems' | 'updateItem' | 'expandItem' | 'counts' | 'items'>
+
+export function createSqliteBatchStore(context: SqliteContext): Store {
+  return { ...createBatchRows(context), ...createItemRows(context) }
+}
+
+const countsOf = (db: SqliteContext['db'], batchId: number): LabelBatchCounts => {
+  const rows = db
+    .select({ state: labelBatchItems.state, count: sql<number>`count(*)` })
+    .from(labelBatchItems)
+    .where(eq(labelBatchItems.batchId, batchId))
+    .groupBy(labelBatchItems.state)
+    .all()
+  const counts = emptyCounts()
+  for (const row of rows) counts[row.state] = Number(row.count)
+  return counts
+}
+
+/** A batch's items: the due ones, an outcome, a shipment's item made one per parcel, counts, pages. */
+function createItemRows({ db, group }: SqliteContext): ItemRows {
+  return {
+    async dueItems(batchId, now, limit, except) {
+      return db
+        .select()
+        .from(labelBatchItems)
+        .where(
+          and(
+            eq(labelBatchItems.batchId, batchId),
+            eq(labelBatchItems.state, 'queued'),
+            or(isNull(labelBatchItems.nextAttemptAt), lte(labelBatchItems.nextAttemptAt, now)),
+            except.length > 0 ? notInArray(labelBatchItems.id, [...except]) : undefined,
+          ),
+        )
+        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
+        .limit(limit)
+        .all() as LabelBatchItemRow[]
+    },
+
+    async updateItem(itemId, columns, now, onlyIfQueued) {
+      return group.run(
+        () =>
+          db
+            .update(labelBatchItems)
+            .set({ ...columns, updatedAt: now })
+            .where(and(eq(labelBatchItems.id, itemId), onlyIfQueued ? eq(labelBatchItems.state, 'queued') : undefined))
+            .returning()
+            .get() as LabelBatchItemRow | undefined,
+      )
+    },
+
+    async expandItem(itemId, parcelIds, now) {
+      if (parcelIds.length === 0) return
+      await group.run(() => {
+        const item = db.select().from(labelBatchItems).where(eq(labelBatchItems.id, itemId)).get() as LabelBatchItemRow | undefined
+        if (!item || item.parcelId !== null) return
+        db.update(labelBatchItems).set({ parcelId: parcelIds[0]!, updatedAt: now }).where(eq(labelBatchItems.id, itemId)).run()
+        const more = parcelIds.slice(1).map((parcelId) => ({ batchId: item.batchId, position: item.position, shipmentId: item.shipmentId, parcelId, state: 'queued' as const, updatedAt: now }))
+        for (let start = 0; start < more.length; start += INSERT_CHUNK) db.insert(labelBatchItems).values(more.slice(start, start + INSERT_CHUNK)).run()
+      })
+    },
+
+    async counts(batchId) {
+      return countsOf(db, batchId)
+    },
+
+    async items(batchId, { state, after, limit }) {
+      return db
+        .select()
+        .from(labelBatchItems)
+        .where(
+          and(
+            eq(labelBatchItems.batchId, batchId),
+            state ? eq(labelBatchItems.state, state as LabelBatchItemState) : undefined,
+            after ? or(gt(labelBatchItems.position, after.position), and(eq(labelBatchItems.position, after.position), gt(labelBatchItems.id, after.id))) : undefined,
+          ),
+        )
+        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
+        .limit(limit)
+        .all() as LabelBatchItemRow[]
+    },
+
   }
+}
+
+/** The batches: created with their items, listed, their lease, their end, retry and cancel. */
+function createBatchRows({ db, group, writeMessages }: SqliteContext): Omit<Store, keyof ItemRows> {
+  const findSync = (id: number) => db.select().from(labelBatches).where(eq(labelBatches.id, id)).get() as LabelBatchRow | undefined
+  const countsSync = (batchId: number) => countsOf(db, batchId)
 
   return {
     async createBatch(batch, items, now) {
@@ -88,66 +164,6 @@ export function createSqliteBatchStore({ db, group, writeMessages }: SqliteConte
           .where(and(eq(labelBatches.id, batchId), eq(labelBatches.leaseOwner, owner)))
           .run(),
       )
-    },
-
-    async dueItems(batchId, now, limit, except) {
-      return db
-        .select()
-        .from(labelBatchItems)
-        .where(
-          and(
-            eq(labelBatchItems.batchId, batchId),
-            eq(labelBatchItems.state, 'queued'),
-            or(isNull(labelBatchItems.nextAttemptAt), lte(labelBatchItems.nextAttemptAt, now)),
-            except.length > 0 ? notInArray(labelBatchItems.id, [...except]) : undefined,
-          ),
-        )
-        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
-        .limit(limit)
-        .all() as LabelBatchItemRow[]
-    },
-
-    async updateItem(itemId, columns, now, onlyIfQueued) {
-      return group.run(
-        () =>
-          db
-            .update(labelBatchItems)
-            .set({ ...columns, updatedAt: now })
-            .where(and(eq(labelBatchItems.id, itemId), onlyIfQueued ? eq(labelBatchItems.state, 'queued') : undefined))
-            .returning()
-            .get() as LabelBatchItemRow | undefined,
-      )
-    },
-
-    async expandItem(itemId, parcelIds, now) {
-      if (parcelIds.length === 0) return
-      await group.run(() => {
-        const item = db.select().from(labelBatchItems).where(eq(labelBatchItems.id, itemId)).get() as LabelBatchItemRow | undefined
-        if (!item || item.parcelId !== null) return
-        db.update(labelBatchItems).set({ parcelId: parcelIds[0]!, updatedAt: now }).where(eq(labelBatchItems.id, itemId)).run()
-        const more = parcelIds.slice(1).map((parcelId) => ({ batchId: item.batchId, position: item.position, shipmentId: item.shipmentId, parcelId, state: 'queued' as const, updatedAt: now }))
-        for (let start = 0; start < more.length; start += INSERT_CHUNK) db.insert(labelBatchItems).values(more.slice(start, start + INSERT_CHUNK)).run()
-      })
-    },
-
-    async counts(batchId) {
-      return countsSync(batchId)
-    },
-
-    async items(batchId, { state, after, limit }) {
-      return db
-        .select()
-        .from(labelBatchItems)
-        .where(
-          and(
-            eq(labelBatchItems.batchId, batchId),
-            state ? eq(labelBatchItems.state, state as LabelBatchItemState) : undefined,
-            after ? or(gt(labelBatchItems.position, after.position), and(eq(labelBatchItems.position, after.position), gt(labelBatchItems.id, after.id))) : undefined,
-          ),
-        )
-        .orderBy(asc(labelBatchItems.position), asc(labelBatchItems.id))
-        .limit(limit)
-        .all() as LabelBatchItemRow[]
     },
 
     async finishBatch(batchId, owner, now, messages) {
