@@ -149,6 +149,8 @@ t.test('200 parcels through 429s and lost answers, the instance holding the batc
   imitation.faultEvery({ step: 'buy', kind: 'rate-limit', retryAfter: '0' }, 19)
   imitation.faultEvery({ step: 'create', kind: 'rate-limit' }, 29)
   imitation.faultEvery({ step: 'buy', kind: 'lose-answer' }, 17)
+  // Every 45th purchase is made at once but answered 2.5 s later: the kill lands while one is made and unanswered.
+  imitation.faultEvery({ step: 'buy', kind: 'delay', ms: 2500 }, 45)
   const created = await post(app, '/label-batches', { shipmentIds, labelFormat: 'PDF' })
   t.equal(created.statusCode, 201, created.body)
   const batch = created.json().batch
@@ -166,10 +168,11 @@ t.test('200 parcels through 429s and lost answers, the instance holding the batc
   t.equal((await exited(child)).signal, 'SIGKILL', 'killed while it held the batch')
   const half = await app.shipments.batches.get(batch.id)
   t.equal(half.batch.state, 'running', 'the batch is still running, its lease held by the dead instance')
-  t.ok(half.batch.counts.queued > 0 && half.batch.counts.bought >= 60, `${half.batch.counts.bought} bought before the kill`)
+  // Labels bought whose item the dead instance had not written yet are found bought by the next one.
+  t.ok(half.batch.counts.queued > 0 && half.batch.counts.bought > 0, `${half.batch.counts.bought} items written as bought before the kill, ${half.batch.counts.queued} queued`)
   const { db, schema } = tables(app)
   const open = (await db.select().from(schema.labelOperations)).filter((operation) => operation.state === 'pending').length
-  t.comment(`${open} purchases were under way when it died; ${imitation.stats.buys} labels bought at the provider by then`)
+  t.ok(open >= 1, `${open} purchases under way when it died (${imitation.stats.buys} labels bought at the provider by then)`)
 
   const killedAt = Date.now()
   const other = await setup(t, {}, { database, imitation })
