@@ -314,3 +314,36 @@ t.test('the admin pages: all that match the filter, the progress page, retry and
   t.equal((await editor.get('/label-batches')).statusCode, 403)
   t.notMatch((await editor.get('/shipments')).body, /Buy labels for the selected/, 'no batch controls without the label permission')
 })
+
+t.test('a shipment without parcels gets parcels suggested from the boxes (suggestParcels), each then bought; without boxes that fit, skipped with the reason', async (t) => {
+  const { app, imitation } = await setup(t, { concurrency: 2 })
+  await app.shipments.boxes.createBox({ name: 'Mug box', innerDimensions: { length: '20', width: '15', height: '12', unit: 'cm' }, emptyWeight: { value: '100', unit: 'g' }, maxWeight: { value: '1000', unit: 'g' } })
+  const order = (items: Array<{ name: string; quantity: number; weight: number; length: string }>) =>
+    app.shipments.referenceOrders!.createOrder({
+      reference: `B-${Math.random().toString(36).slice(2, 8)}`,
+      isCompleted: true,
+      shippingAddress: { name: 'Ada Lovelace', address1: '179 N Harbor Dr', city: 'Redondo Beach', state: 'CA', postalCode: '90277', country: 'US' },
+      items: items.map((item) => ({ ...item, sku: item.name.toUpperCase(), weightUnit: 'g', dimensions: { length: item.length, width: '9', height: '10', unit: 'cm' } })),
+    })
+  // Three mugs of 350 g: two boxes (1 kg each at most). A rug fits no box.
+  const [mugs] = await app.shipments.shipments.create(await order([{ name: 'Mug', quantity: 3, weight: 350, length: '12' }]), { rule: 'remaining' })
+  const [rug] = await app.shipments.shipments.create(await order([{ name: 'Rug', quantity: 1, weight: 500, length: '150' }]), { rule: 'remaining' })
+  const batch = await app.shipments.batches.create({ shipmentIds: [mugs!.id, rug!.id] }, { suggestParcels: true })
+  t.match(batch, { total: 2, settings: { suggestParcels: true } })
+  const page = await settled(app, batch.id)
+  t.match(page.batch, { state: 'finished', total: 3, counts: { bought: 2, skipped: 1 } })
+  const parcels = await app.shipments.deliveries.listParcels(mugs!.id)
+  t.equal(parcels.length, 2, 'two parcels suggested and added')
+  t.same(
+    page.items.map((item) => [item.position, item.shipmentId, item.state]),
+    [
+      [0, mugs!.id, 'bought'],
+      [0, mugs!.id, 'bought'],
+      [1, rug!.id, 'skipped'],
+    ],
+    "the shipment's parcels take its place in pick order",
+  )
+  t.same(page.items.slice(0, 2).map((item) => item.parcelId).sort(), parcels.map((parcel) => parcel.id).sort())
+  t.match(page.items[2], { parcelId: null, reason: /no parcels could be suggested from the boxes \(line \d+ × 1: too large or too heavy for every box/ })
+  t.equal(imitation.stats.buys, 2)
+})
