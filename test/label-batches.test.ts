@@ -6,6 +6,8 @@ import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
@@ -247,8 +249,19 @@ t.test('failures and skips are kept with their reasons; retry queues the failed 
   t.match(empty.json(), { success: true, retried: 0, batch: { state: 'finished' } })
 })
 
-t.test('no matching rule skips with the reason; a label bought before counts as bought without a purchase', async (t) => {
-  const { app, imitation } = await setup(t)
+t.test('no matching rule skips with the reason; a label bought before counts as bought without a purchase; batchCompleted reaches a webhook', async (t) => {
+  const bodies: string[] = []
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
+      bodies.push(Buffer.concat(chunks).toString())
+      response.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+  const { app, imitation } = await setup(t, {}, undefined, { webhooks: { allowPrivateAddresses: true } })
+  await app.shipments.webhooks.create({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, events: ['batchCompleted'] })
   const [labelled, unruled] = await shipmentsWithParcels(app, 2, 1)
   const [parcel] = await app.shipments.deliveries.listParcels(labelled!)
   await app.shipments.deliveries.buyLabel(labelled!, parcel!.id, { integration: 'easypost', carrier: 'USPS', service: 'Priority' })
@@ -260,6 +273,9 @@ t.test('no matching rule skips with the reason; a label bought before counts as 
     { shipmentId: unruled, state: 'skipped', reason: 'no shipping rule matches this parcel and there is no default' },
   ])
   t.equal(imitation.stats.buys, 1, 'only the label bought by hand')
+  for (const deadline = Date.now() + 10_000; bodies.length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(bodies.length, 1, 'one webhook delivery')
+  t.match(JSON.parse(bodies[0]!), { type: 'batchCompleted', data: { batchId: batch.id, counts: { bought: 1, skipped: 1, failed: 0 }, failed: [] } })
 })
 
 t.test('cancel: the items not started are cancelled; a closed batch refuses cancel and retry with 409', async (t) => {
