@@ -22,6 +22,7 @@ import type { HealthService } from './health/service.js'
 import type { SystemOverviewService } from './health/system.js'
 import type { PackStationService } from './pack-station/service.js'
 import type { ManifestService } from './manifests/service.js'
+import type { LabelBatchService } from './batches/service.js'
 
 /** What `app.shipments` holds. */
 export interface ShipmentsDecorator {
@@ -87,6 +88,11 @@ export interface ShipmentsDecorator {
    * ship-from, a manifest made, listed, read, and its form to print (see docs/manifests.md).
    */
   manifests: ManifestService
+  /**
+   * Label batches: labels for every parcel of many shipments, bought by the shipping rules as a durable
+   * job any instance finishes (create, get with its items, list, retry the failed, cancel; see docs/batches.md).
+   */
+  batches: LabelBatchService
 }
 
 declare module 'fastify' {
@@ -133,6 +139,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     health: services.health,
     packStation: services.packStation,
     manifests: services.manifests,
+    batches: services.batches,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

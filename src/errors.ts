@@ -38,6 +38,12 @@ export const DeliveryErrors = {
   ),
 } as const
 
+/** Errors of label batches, in the framework envelope of the shipment API. */
+export const BatchErrors = {
+  BatchNotFound: createError<[id: number | string]>('SHIPMENTS_LABEL_BATCH_NOT_FOUND', 'Label batch %s not found.', 404),
+  BatchClosed: createError<[id: number, state: string, action: string]>('SHIPMENTS_LABEL_BATCH_CLOSED', 'Label batch %s is %s: it cannot be %s.', 409),
+} as const
+
 /** The gateway's own refusals (spec 4.2), in the framework envelope; a provider's refusal keeps its error's code. */
 export const GatewayErrors = {
   IntegrationMissing: createError('SHIPMENTS_GATEWAY_INTEGRATION_MISSING', 'Integration must be set.', 400),

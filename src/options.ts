@@ -22,6 +22,7 @@ import { DeliveriesOptionsSchema, resolveDeliveriesOptions, takePacker, type Del
 import { resolveReturnsOptions, ReturnsOptionsSchema, takeCustomerMayReturn, type ResolvedReturnsOptions, type ReturnsOptions } from './returns/options.js'
 import { resolveDocumentsOptions, type DocumentsOptions, type ResolvedDocumentsOptions } from './documents/options.js'
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
+import { BatchesOptionsSchema, type BatchesOptions, type ResolvedBatchesOptions } from './batches/options.js'
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
@@ -52,9 +53,10 @@ const DataOptionsSchema = Type.Object({
   ...DeliveriesOptionsSchema.properties,
   ...ReturnsOptionsSchema.properties,
   ...HealthOptionsSchema.properties,
+  ...BatchesOptionsSchema.properties,
 })
 
-export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions {
+export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions, BatchesOptions {
   /**
    * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
    * closes; or the host's Drizzle database over better-sqlite3 or a node-postgres Pool, left open.
@@ -148,6 +150,7 @@ export interface ResolvedOptions {
   documents: ResolvedDocumentsOptions
   admin: ResolvedAdminOptions | null
   health: ResolvedHealthOptions
+  batches: ResolvedBatchesOptions
 }
 
 function fail(option: string, reason: string): never {
@@ -225,5 +228,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     documents: resolveDocumentsOptions(documents, deliveries.shipFrom, fail),
     admin: adminOptions,
     health: checked.health,
+    batches: checked.batches,
   }
 }

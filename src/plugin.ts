@@ -53,6 +53,9 @@ import { manifestRoutes } from './manifests/routes.js'
 import type { FontStack } from './documents/fonts.js'
 import { ShipmentsErrors } from './errors.js'
 import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './decorator.js'
+import { createLabelBatches, type LabelBatchService } from './batches/service.js'
+import { createBatchWorker } from './batches/worker.js'
+import { batchRoutes } from './batches/routes.js'
 
 
 /** What the factories below share: the data layer, the logger, the resolved options (of which each service is handed its own part). */
@@ -171,6 +174,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     clock: options.clock,
     form: { timeoutMs: options.documents.labelTimeoutMs, allowPrivateAddresses: options.documents.allowPrivateAddresses },
   })
+  const batches = createBatchServices(app, base, { shipments, deliveries, boxes, rules, dispatcher })
 
   const { health } = createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null })
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
@@ -205,6 +209,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     trackingLinks,
     health,
     system: createSystemOverview({ data, health, clock: options.clock }),
+    batches,
   }
 }
 
@@ -300,6 +305,21 @@ function createParcelServices(
 }
 
 /**
+ * Label batches: the service, and the worker every instance runs (started when ready, stopped on close
+ * before the data layer closes; `batches.worker: false` runs none here).
+ */
+function createBatchServices(
+  app: FastifyInstance,
+  { data, logger, options }: ServiceBase,
+  deps: { shipments: ShipmentService; deliveries: DeliveryService; boxes: BoxService; rules: ShippingRulesService; dispatcher: OutboxDispatcher },
+): LabelBatchService {
+  const worker = createBatchWorker({ data, rules: deps.rules, deliveries: deps.deliveries, boxes: deps.boxes, dispatcher: deps.dispatcher, logger, options: options.batches, timeZone: options.timezone })
+  app.addHook('onReady', () => worker.start())
+  app.addHook('preClose', () => worker.stop())
+  return createLabelBatches({ data, shipments: deps.shipments, options: options.batches, timeZone: options.timezone, clock: options.clock, created: () => worker.wake() })
+}
+
+/**
  * The documents service. The PDF libraries and fonts load with the first document, so a host that
  * prints none never pays for them. A host that sets the documents option has them loaded and parsed
  * here instead: a font of its own that cannot be read fails ready(), naming it, and the first document
@@ -353,6 +373,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(packStationRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.packStation, ...access })
   await app.register(shippingRuleRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.rules, ...access })
   await app.register(manifestRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.manifests, ...access })
+  await app.register(batchRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.batches, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -448,6 +469,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     packStation: services.packStation,
     system: services.system,
     outbox: services.outbox,
+    batches: services.batches,
   })
 }
 

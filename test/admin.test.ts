@@ -612,7 +612,7 @@ t.test('a host layout wraps every page, error pages included, with the host user
   const { shipmentIds } = await orderWithShipments(app)
   const page = await app.inject({ url: `/panel/shipping/shipments/${shipmentIds[0]}`, headers: as('admin') })
   t.equal(page.statusCode, 200)
-  t.match(page.body, /<nav id="host-nav">Overview\|Shipments\|Attention\|Returns\|Boxes\|Pack station\|Shipping rules\|Manifests\|Integrations\|Webhooks\|Notifications\|ShipStation\|System<\/nav>/)
+  t.match(page.body, /<nav id="host-nav">Overview\|Shipments\|Attention\|Returns\|Boxes\|Pack station\|Shipping rules\|Manifests\|Label batches\|Integrations\|Webhooks\|Notifications\|ShipStation\|System<\/nav>/)
   t.match(page.body, /<link rel="stylesheet" href="\/panel\/shipping\/assets\/admin.css">/)
   t.match(page.body, /action="\/panel\/shipping\/shipments\/\d+"/)
   t.equal(seen[0].user.id, 'admin')

@@ -175,6 +175,11 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/manifests/eligible',
     '/api/v2/shipments/manifests/{id}',
     '/api/v2/shipments/manifests/{id}/form',
+    // Label batches (issue 47).
+    '/api/v2/shipments/label-batches',
+    '/api/v2/shipments/label-batches/{id}',
+    '/api/v2/shipments/label-batches/{id}/retry',
+    '/api/v2/shipments/label-batches/{id}/cancel',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -270,6 +275,7 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /shipments/api/boxes/{boxId}',
     'POST /shipments/api/documents/print-job',
     'POST /shipments/api/manifests',
+    'POST /shipments/api/label-batches',
     'POST /shipments/api/orders/{orderId}/returns',
     'POST /shipments/api/orders/{orderId}/shipments',
     'POST /shipments/api/pack-station/open',

@@ -270,7 +270,7 @@ t.test('matching: the first enabled rule whose conditions hold, disabled rules s
 
   await app.shipments.rules.replace({ rules: (await app.shipments.rules.current()).rules, fallback: null })
   t.equal(await decided(await prepared.shipment({ weights: ['5'] })), 'none: no shipping rule matches this parcel and there is no default', 'no default: nothing is bought')
-  t.same(prepared.imitation.stats, { creates: 0, buys: 0, refunds: 0, scanForms: 0 }, 'named services are decided without asking for rates; nothing bought')
+  t.match(prepared.imitation.stats, { creates: 0, buys: 0, refunds: 0, scanForms: 0 }, 'named services are decided without asking for rates; nothing bought')
 })
 
 t.test("each choice against the imitation's rates: cheapest, cheapest within N days, fastest, a named service", async (t) => {

@@ -62,3 +62,24 @@ document.addEventListener('click', (event) => {
   ;(label || target).scrollIntoView({ block: 'start' })
   control.focus({ preventScroll: true })
 })
+// A running label batch's progress refreshes itself in place every few seconds (the region is read
+// again from the same page); the page works without this script, reloaded by hand. Only the counts are
+// replaced, never the buttons, so a keyboard user's focus stays where it is.
+for (const region of document.querySelectorAll('[data-batch-progress][data-running]')) {
+  const refresh = async () => {
+    try {
+      const response = await fetch(window.location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+      if (!response.ok) return
+      const next = new DOMParser().parseFromString(await response.text(), 'text/html').querySelector('[data-batch-progress]')
+      if (!next) return
+      region.innerHTML = next.innerHTML
+      if (!next.hasAttribute('data-running')) {
+        region.removeAttribute('data-running')
+        clearInterval(timer)
+      }
+    } catch {
+      // A failed read is tried again at the next tick.
+    }
+  }
+  const timer = setInterval(refresh, 3000)
+}

@@ -34,6 +34,7 @@ import { registerNotificationRoutes } from './notification-routes.js'
 import { registerShipStationRoutes } from './shipstation-routes.js'
 import { registerPackStationRoutes } from './pack-station-routes.js'
 import { registerRulesRoutes } from './rules-routes.js'
+import { registerBatchRoutes } from './batch-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -171,6 +172,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerNotificationRoutes(screen)
   registerShipStationRoutes(screen)
   registerPackStationRoutes(screen)
+  registerBatchRoutes(screen)
 }
 
 /**
@@ -269,6 +271,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.buyLabels) links.push({ label: 'Pack station', href: `${prefix}/pack-station` })
     if (can?.view) links.push({ label: 'Shipping rules', href: `${prefix}/shipping-rules` })
     if (can?.buyLabels) links.push({ label: 'Manifests', href: `${prefix}/manifests` })
+    if (can?.buyLabels) links.push({ label: 'Label batches', href: `${prefix}/label-batches` })
     if (can?.manage) {
       links.push(
         { label: 'Integrations', href: `${prefix}/integrations` },

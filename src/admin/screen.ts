@@ -25,6 +25,7 @@ import type { DocumentService } from '../documents/service.js'
 import type { PackStationService } from '../pack-station/service.js'
 import type { ManifestService } from '../manifests/service.js'
 import type { WebhookService } from '../outbox/webhooks.js'
+import type { LabelBatchService } from '../batches/service.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
 import type { ResolvedAdminOptions } from './options.js'
@@ -75,6 +76,8 @@ export interface AdminRoutesOptions {
   outbox: Pick<OutboxService, 'retry' | 'dismiss'>
   /** The day's manifests: the labels waiting, a manifest made, its form printed. */
   manifests: ManifestService
+  /** Label batches: bought from the shipment list, followed on their progress page. */
+  batches: LabelBatchService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

@@ -28,6 +28,7 @@ import {
   type FieldErrors,
 } from './components.js'
 import { itemsSummary, orderLinesSection, shipmentItemsSection, type ItemEditorLine, type StagingState } from './line-item-pages.js'
+import { batchControls } from './batch-pages.js'
 
 /** What every page knows about the request: where it is mounted, the form token, what the user may do. */
 export type { PageContext } from './components.js'
@@ -103,7 +104,8 @@ ${
     ? html`<div class="toolbar" role="group" aria-label="Print the selected">
 <button type="submit" formaction="${context.prefix}/shipments/documents/pick-list" formtarget="_blank">Print pick list</button>
 <button type="submit" formaction="${context.prefix}/shipments/documents/packing-slips" formtarget="_blank">Print packing slips</button>
-<button type="submit" formaction="${context.prefix}/shipments/documents/labels" formtarget="_blank">Print labels and slips</button></div>`
+<button type="submit" formaction="${context.prefix}/shipments/documents/labels" formtarget="_blank">Print labels and slips</button></div>
+${batchControls(context, filters)}`
     : ''
 }
 </form>

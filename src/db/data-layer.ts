@@ -15,6 +15,7 @@ import type { IntegrationsStore } from './integrations.js'
 import type { ExchangeActivityStore } from './exchange-activity.js'
 import type { AttentionStore, OverviewQueries } from './overview.js'
 import type { AddressValues, OrdersStore } from './orders.js'
+import type { LabelBatchStore as LabelBatchStoreOf } from './batches.js'
 
 export * from './shipments.js'
 export * from './outbox.js'
@@ -24,6 +25,7 @@ export * from './exchange-activity.js'
 export * from './overview.js'
 export * from './orders.js'
 export * from './manifests.js'
+export type { LabelBatchCounts, LabelBatchItemColumns, LabelBatchItemCursor, LabelBatchItemRow, LabelBatchItemState, LabelBatchRow, LabelBatchSettings, LabelBatchState, NewLabelBatchItem } from './batches.js'
 
 /** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */
 export type ParcelStore = ParcelStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow, AddressValues>
@@ -32,6 +34,8 @@ export type ReturnPlan = ReturnPlanOf<NewOutboxMessage, OutboxClaim>
 export type ParcelPlan = ParcelPlanOf<NewOutboxMessage, OutboxClaim>
 /** Manifests (a carrier's end-of-day form) and the labels in them (see manifests.ts). */
 export type ManifestStore = ManifestStoreOf<NewOutboxMessage, OutboxRow>
+/** Label batches: durable jobs with a lease, their items and their end's event (see batches.ts). */
+export type LabelBatchStore = LabelBatchStoreOf<NewOutboxMessage, OutboxClaim, OutboxRow>
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -80,6 +84,8 @@ export interface DataLayer extends ShipmentsStore, IntegrationsStore, ExchangeAc
   readonly checkpoints: CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow>
   /** Manifests: the day's labels eligible for one, and the manifests made (see manifests.ts). */
   readonly manifests: ManifestStore
+  /** Label batches: a batch and its items, its lease, its items' outcomes and its end (see batches.ts). */
+  readonly batches: LabelBatchStore
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

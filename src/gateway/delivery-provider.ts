@@ -96,11 +96,33 @@ export class DeliveryProviderError extends Error {
     readonly kind: DeliveryFailureKind,
     /** The provider's own error code (EasyPost's `SHIPMENT.POSTAGE.FAILURE`, ...), when it gave one. */
     readonly providerCode: string | null = null,
-    options: { cause?: unknown } = {},
+    options: { cause?: unknown; rateLimited?: boolean | undefined; retryAfterMs?: number | null | undefined } = {},
   ) {
-    super(message, options)
+    super(message, { cause: options.cause })
     this.name = 'DeliveryProviderError'
+    this.rateLimited = options.rateLimited === true
+    this.retryAfterMs = options.retryAfterMs ?? null
   }
+
+  /**
+   * The provider is rate limiting the account (HTTP 429): nothing was done, and the same call may
+   * succeed later. A batch puts the parcel back and slows down instead of failing it.
+   */
+  readonly rateLimited: boolean
+  /** How long the provider asked to wait (its Retry-After), when it said; null otherwise. */
+  readonly retryAfterMs: number | null
+}
+
+/** The longest Retry-After taken as given: a provider asking for more is asked again after this. */
+export const MAX_RETRY_AFTER_MS = 10 * 60 * 1000
+
+/** A Retry-After header (delay-seconds or an HTTP date) in milliseconds from `now`, bounded; null when absent or unreadable. */
+export function retryAfterMs(header: unknown, now = Date.now()): number | null {
+  if (typeof header !== 'string' || header.trim() === '') return null
+  const text = header.trim()
+  const milliseconds = /^\d{1,9}$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now
+  if (!Number.isFinite(milliseconds)) return null
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, milliseconds))
 }
 
 /** A failure as a clause of a sentence: its message without the closing full stop; an unexpected error by its kind only. */

@@ -131,6 +131,22 @@ export interface CarrierMilestoneEvent extends EventIdentity {
   checkpoint: Checkpoint
 }
 
+/**
+ * A label batch finished: every item is final (bought, failed, skipped or cancelled). Written with the
+ * batch's end in one transaction; a batch retried and finished again sends it again (a new eventId).
+ */
+export interface BatchCompletedEvent extends EventIdentity {
+  batchId: number
+  /** The batch's items by state. */
+  counts: { queued: number; bought: number; failed: number; skipped: number; cancelled: number }
+  /** The parcels whose purchase failed, in pick order, with the carrier's words. */
+  failed: Array<{ shipmentId: number; parcelId: number | null; reason: string | null }>
+  /** Who created the batch. */
+  userId: string | null
+  /** When it finished, in the site's timezone. */
+  finishedAt: string
+}
+
 /** Event name to payload. Listen with `app.shipments.events.on(name, listener)`. */
 export interface ShipmentsEventMap {
   shipmentCreated: [ShipmentCreatedEvent]
@@ -165,6 +181,8 @@ export interface ShipmentsEventMap {
   carrierMilestone: [CarrierMilestoneEvent]
   /** The day's manifest made by the carrier (USPS's SCAN form through EasyPost): its labels, and who asked. */
   manifestCreated: [ManifestCreatedEvent]
+  /** A label batch finished: its counts and the parcels that failed, with the carrier's words. */
+  batchCompleted: [BatchCompletedEvent]
 }
 
 export class ShipmentsEvents extends EventEmitter<ShipmentsEventMap> {

@@ -25,6 +25,7 @@ export const WEBHOOK_EVENT_NAMES = [
   'estimateChanged',
   'carrierMilestone',
   'manifestCreated',
+  'batchCompleted',
 ] as const satisfies readonly WebhookEventName[]
 
 // Every event is listed: an event added to the map and not here fails the type check.

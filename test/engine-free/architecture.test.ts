@@ -105,6 +105,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['health'],
   ['pack-station'],
   ['manifests'],
+  ['batches'],
   ['admin'],
   ['options', 'openapi'],
   ['decorator'],

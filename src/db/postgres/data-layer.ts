@@ -5,6 +5,7 @@
 // over the context this module makes (context.ts).
 import { eq } from 'drizzle-orm'
 import type { DataLayer } from '../data-layer.js'
+import { createPostgresBatchStore } from './batches.js'
 import { createMutex } from '../mutex.js'
 import { createAdvisoryLockSession } from './lock-session.js'
 import { createPostgresNotificationStore } from './notifications.js'
@@ -63,6 +64,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
 
     parcels: createPostgresParcelStore(context),
     checkpoints: createPostgresCheckpointData(context),
+
+    batches: createPostgresBatchStore(context),
 
     returns: createPostgresReturnStore(context),
 

@@ -5,6 +5,7 @@
 // (shipments.ts, orders.ts, outbox.ts, ...), over the context this module makes (context.ts).
 import { eq, sql } from 'drizzle-orm'
 import type { DataLayer } from '../data-layer.js'
+import { createSqliteBatchStore } from './batches.js'
 import { createMutex } from '../mutex.js'
 import { createSqliteNamedLocks } from './named-locks.js'
 import { createSqliteNotificationStore } from './notifications.js'
@@ -91,6 +92,8 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
 
     parcels: createSqliteParcelStore(context),
     checkpoints: createSqliteCheckpointData(context, insertCheckpoints),
+
+    batches: createSqliteBatchStore(context),
 
     returns: createSqliteReturnStore(context),
 

@@ -2,7 +2,7 @@
 // dependency loaded on first use): rates, a label bought on an EasyPost shipment whose id is committed
 // before the buy, recovery by that id, label conversion and refunds. EasyPost has no idempotency key:
 // exactly once rests on the `shp_` id (a second buy of it is refused with SHIPMENT.POSTAGE.EXISTS).
-import { DeliveryProviderError, type DeliveryJournal, type DeliveryMethods, type LabelFormat, type PostalAddress, type PurchasedLabel, type RateOffer, type RateRequest } from '../delivery-provider.js'
+import { DeliveryProviderError, retryAfterMs, type DeliveryJournal, type DeliveryMethods, type LabelFormat, type PostalAddress, type PurchasedLabel, type RateOffer, type RateRequest } from '../delivery-provider.js'
 import type { ProviderContext } from '../providers.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { answerExcerpt } from '../../http/answer-excerpt.js'
@@ -57,7 +57,7 @@ export interface EasyPostClient {
 type EasyPostConstructor = new (key: string, options: { baseUrl: string; requestMiddleware: (request: SuperagentRequest) => SuperagentRequest }) => EasyPostClient
 interface SuperagentRequest {
   timeout(limits: { response: number; deadline: number }): SuperagentRequest
-  on(event: 'response', listener: (response: { status: number; type?: string; text?: string }) => void): SuperagentRequest
+  on(event: 'response', listener: (response: { status: number; type?: string; text?: string; header?: Record<string, unknown> }) => void): SuperagentRequest
 }
 
 /**
@@ -69,6 +69,8 @@ export interface Answered {
   status: number
   contentType: string | null
   text: string | null
+  /** The Retry-After header of the answer, as sent (a 429's). */
+  retryAfter: unknown
 }
 export const answeredCall = new AsyncLocalStorage<{ answer: Answered | null }>()
 
@@ -107,7 +109,7 @@ export async function clientFor(settings: EasyPostLabelSettings, defaultBaseUrl:
       baseUrl,
       requestMiddleware: (request) => {
         const call = answeredCall.getStore()
-        if (call) request.on('response', (response) => (call.answer = { status: response.status, contentType: response.type ?? null, text: response.text ?? null }))
+        if (call) request.on('response', (response) => (call.answer = { status: response.status, contentType: response.type ?? null, text: response.text ?? null, retryAfter: response.header?.['retry-after'] }))
         return request.timeout({ response: timeout, deadline: timeout })
       },
     })
@@ -138,7 +140,11 @@ export function classify(error: unknown, step: string, answered: Answered | null
   const said = typeof statusCode === 'number' ? `${text}${providerCode ? ` (${providerCode})` : ''}` : answerExcerpt(answered?.text, answered?.contentType, [settings.apiKey])
   if (status >= 500 || status === 408) return new DeliveryProviderError(`EasyPost answered the ${step} with ${status}: ${said}`, 'unknown', providerCode, { cause: error })
   if (status === 402) return new DeliveryProviderError(`EasyPost: the account has no funds for this label (${said}).`, 'refused', providerCode, { cause: error })
-  if (status === 429) return new DeliveryProviderError('EasyPost is rate limiting this account: try again in a minute.', 'refused', providerCode, { cause: error })
+  if (status === 429) {
+    const wait = retryAfterMs(answered?.retryAfter)
+    const when = wait === null ? 'try again in a minute' : `try again in ${Math.ceil(wait / 1000)} s`
+    return new DeliveryProviderError(`EasyPost is rate limiting this account: ${when}.`, 'refused', providerCode, { cause: error, rateLimited: true, retryAfterMs: wait })
+  }
   if (typeof statusCode !== 'number') return new DeliveryProviderError(`EasyPost refused the ${step} with ${status}: ${said}`, 'refused', null, { cause: error })
   return new DeliveryProviderError(`EasyPost refused the ${step}: ${text}${providerCode ? ` (${providerCode})` : ''}.`, 'refused', providerCode, { cause: error })
 }
