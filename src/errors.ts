@@ -42,6 +42,7 @@ export const DeliveryErrors = {
 export const BatchErrors = {
   BatchNotFound: createError<[id: number | string]>('SHIPMENTS_LABEL_BATCH_NOT_FOUND', 'Label batch %s not found.', 404),
   BatchClosed: createError<[id: number, state: string, action: string]>('SHIPMENTS_LABEL_BATCH_CLOSED', 'Label batch %s is %s: it cannot be %s.', 409),
+  NothingToPrint: createError<[id: number]>('SHIPMENTS_LABEL_BATCH_NOTHING_TO_PRINT', 'Label batch %s has bought no label yet: there is nothing to print.', 409),
 } as const
 
 /** The gateway's own refusals (spec 4.2), in the framework envelope; a provider's refusal keeps its error's code. */

@@ -205,7 +205,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   await app.register(packStationRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(shippingRuleRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(manifestRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
-  await app.register(batchRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
+  await app.register(batchRoutes, { prefix: prefixes.shipmentApi, service: absent, documents: absent, resolveUser: absent, hasPermission: absent })
   await app.register(gatewayRoutes, { prefix: prefixes.gateway, integrations: absent, registry: absent, bodyLimit: 1 })
   if (options.orderExchange ?? true) {
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings

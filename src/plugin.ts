@@ -373,7 +373,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(packStationRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.packStation, ...access })
   await app.register(shippingRuleRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.rules, ...access })
   await app.register(manifestRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.manifests, ...access })
-  await app.register(batchRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.batches, ...access })
+  await app.register(batchRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.batches, documents: services.documents, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,

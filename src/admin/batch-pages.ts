@@ -65,6 +65,12 @@ export function batchPage(context: PageContext, data: BatchPageData): SafeHtml {
   if (counts.failed > 0 && batch.state !== 'cancelled') {
     actions.push(html`<form method="post" action="${`${base}/retry`}">${csrfField(context.csrf)}<button type="submit" class="primary">Retry the failed ones</button></form>`)
   }
+  if (counts.bought > 0) {
+    actions.push(html`<form method="get" action="${`${base}/print`}" target="_blank" aria-label="Print the labels" class="batch-print">
+<label for="print-format">Print as</label> <select id="print-format" name="format"><option value="pdf">PDF (labels at their own size)</option><option value="zpl">ZPL (thermal printer)</option></select>
+<label><input type="checkbox" name="slips" value="yes"> Packing slips</label> <label><input type="checkbox" name="pickList" value="yes"> Pick list first</label>
+<button type="submit">Print the ${counts.bought} label${counts.bought === 1 ? '' : 's'}</button></form>`)
+  }
   if (running) actions.push(html`<form method="post" action="${`${base}/cancel`}">${csrfField(context.csrf)}<button type="submit" class="danger">Cancel what has not started</button></form>`)
   return html`<h1>Label batch ${batch.id}</h1>${data.flash ? notice('ok', data.flash) : ''}
 <p><a href="${`${context.prefix}/label-batches`}">All label batches</a></p>

@@ -7,6 +7,7 @@ import type { LabelFormat } from '../gateway/delivery-provider.js'
 import { isShipmentStatus } from '../model/shipment.js'
 import { batchListPage, batchPage } from './batch-pages.js'
 import { notice } from './components.js'
+import { MAX_PRINT_JOB_PARCELS } from '../documents/print-job.js'
 import { html } from '../html.js'
 import { AdminBadRequest, adminUserId, formSchema, hide, positiveId, refusalOf, routePermissions, text, type AdminScreen, type Form } from './screen.js'
 
@@ -81,6 +82,27 @@ export function registerBatchRoutes(screen: AdminScreen) {
     const problems = [...failed.items, ...skipped.items].sort((a, b) => a.position - b.position || a.id - b.id)
     const data = { batch: first.batch, items: first.items, moreItems: first.nextCursor !== null, problems, flash: flashOf(request) }
     return sendPage(request, reply, `Label batch ${id}`, batchPage(context(request, reply), data))
+  })
+
+  // The batch's print job: its labels in pick order as one PDF (with packing slips and a pick list when
+  // ticked) or one ZPL file. A GET form: printing changes nothing.
+  scope.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>('/label-batches/:id/print', { schema: hide, config: buyLabels }, async (request, reply) => {
+    const id = batchId(request.params.id)
+    const format = text(request.query.format) === 'zpl' ? 'zpl' : 'pdf'
+    let bytes: Buffer
+    try {
+      const parcels = await options.batches.boughtParcels(id, MAX_PRINT_JOB_PARCELS)
+      const include = format === 'pdf' ? { slips: text(request.query.slips) === 'yes', pickList: text(request.query.pickList) === 'yes' } : undefined
+      bytes = await options.documents.printJob(parcels, { format, ...(include && { include }) })
+    } catch (error) {
+      return refused(request, reply, error, `${prefix}/label-batches/${id}`)
+    }
+    const disposition = format === 'pdf' ? `inline; filename="label-batch-${id}.pdf"` : `attachment; filename="label-batch-${id}.zpl"`
+    return reply
+      .header('content-type', format === 'pdf' ? 'application/pdf' : 'text/plain; charset=us-ascii')
+      .header('content-disposition', disposition)
+      .header('cache-control', 'private, no-store')
+      .send(bytes)
   })
 
   for (const action of ['retry', 'cancel'] as const) {

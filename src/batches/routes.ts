@@ -12,9 +12,14 @@ import { MAX_REQUEST_INTEGER, ShipmentStatusSchema } from '../shipments/schemas.
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
 import type { LabelBatchSelection, LabelBatchService } from './service.js'
+import type { DocumentService } from '../documents/service.js'
+import { MAX_PRINT_JOB_PARCELS } from '../documents/print-job.js'
+import { sendPdf, sendZpl } from '../documents/routes.js'
 
 export interface BatchRoutesOptions {
   service: LabelBatchService
+  /** The batch's print job: its labels in pick order, with slips and a pick list as asked. */
+  documents: Pick<DocumentService, 'printJob'>
   resolveUser: ResolveUser
   hasPermission: HasPermission
 }
@@ -159,6 +164,36 @@ export const batchRoutes: FastifyPluginAsync<BatchRoutesOptions> = async (scope,
     '/label-batches/:id/retry',
     { onRequest: buy, schema: { summary: 'Queue the failed items of a label batch again (never buys a parcel twice)', params: BatchParamsSchema, response: { 200: RetryResponseSchema, ...errors } } },
     async (request) => ({ success: true as const, ...(await service.retry(batchIdOf(request.params.id))) }),
+  )
+
+  const PrintQuerySchema = Type.Object(
+    {
+      format: Type.Optional(Type.Union([Type.Literal('pdf'), Type.Literal('zpl')], { default: 'pdf', description: 'pdf: one PDF, each label at its own page size; zpl: the labels bought as ZPL in one file' })),
+      slips: Type.Optional(Type.Boolean({ description: "PDF only: each shipment's packing slip after its labels" })),
+      pickList: Type.Optional(Type.Boolean({ description: 'PDF only: a pick list of the batch first' })),
+    },
+    { additionalProperties: false },
+  )
+
+  app.get(
+    '/label-batches/:id/print',
+    {
+      onRequest: buy,
+      schema: {
+        summary: "A batch's print job: the labels it bought in pick order (one PDF, or one ZPL file), with packing slips and a pick list as asked",
+        params: BatchParamsSchema,
+        querystring: PrintQuerySchema,
+        response: { 200: { description: 'The print job: a PDF, or a ZPL file.', content: { 'application/pdf': { schema: Type.String({ format: 'binary' }) }, 'text/plain': { schema: Type.String() } } }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const id = batchIdOf(request.params.id)
+      const { format = 'pdf', slips, pickList } = request.query
+      const parcels = await service.boughtParcels(id, MAX_PRINT_JOB_PARCELS)
+      const include = format === 'pdf' ? { slips: slips === true, pickList: pickList === true } : undefined
+      const bytes = await options.documents.printJob(parcels, { format, ...(include && { include }) })
+      return format === 'pdf' ? sendPdf(reply, bytes, `label-batch-${id}.pdf`) : sendZpl(reply, bytes, `label-batch-${id}.zpl`)
+    },
   )
 
   app.post(

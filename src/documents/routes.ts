@@ -71,7 +71,7 @@ function idsOf(raw: string): number[] {
   return parts.map(Number)
 }
 
-function sendPdf(reply: FastifyReply, bytes: Buffer, filename: string) {
+export function sendPdf(reply: FastifyReply, bytes: Buffer, filename: string) {
   // The file name is ASCII (references are sanitised) and quoted; no header injection can ride on it.
   const safe = filename.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 120)
   return reply
@@ -82,7 +82,7 @@ function sendPdf(reply: FastifyReply, bytes: Buffer, filename: string) {
 }
 
 /** ZPL goes to a thermal printer as a file: a download, never shown inline. */
-function sendZpl(reply: FastifyReply, bytes: Buffer, filename: string) {
+export function sendZpl(reply: FastifyReply, bytes: Buffer, filename: string) {
   return reply.header('content-type', 'text/plain; charset=us-ascii').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'private, no-store').send(bytes)
 }
 
