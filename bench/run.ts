@@ -14,6 +14,7 @@ import { measureLockDirectory, startInProcessLockHost } from './figures/lock-dir
 import { measurePostgresCeilings } from './figures/postgres-replay.js'
 import { measureGatewayDispatch, measureWrites, seedShipments, writeLoads } from './figures/requests.js'
 import { measureReturns, RETURNABLE_ORDERS, seedReturnableOrders } from './figures/returns.js'
+import { measureBatches } from './figures/batches.js'
 
 console.log(
   `fastify-shipments bench: autocannon ${CONNECTIONS} connections, ${SECONDS} s per measurement, median of ${ROUNDS} rounds, ${cpus().length} cores, Node ${process.version}, load average ${loadavg().map((each) => each.toFixed(2)).join(' ')}`,
@@ -50,6 +51,7 @@ async function measureEngine(engine: Engine) {
     await measureDocuments(label, host, pickShipments)
     if (inProcessLockHost) await measureLockDirectory(label, host, shipmentIds, inProcessLockHost, inProcessShipmentIds)
     await measureExport(label, exportHosts)
+    await measureBatches(engine, label)
   } finally {
     for (const started of [host, inProcessLockHost, itemsHost, exportLarge, exportSmall, exportHuge]) await started?.app.close()
     await labelHost?.close()

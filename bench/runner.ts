@@ -263,6 +263,19 @@ export async function measureDocument(name: string, load: LoadPlan, pagesPerRequ
   if (stallTarget !== undefined) add(`${name}: longest event-loop stall`, rounds.map((round) => round.measured.maxStallMs!), 'ms', { max: stallTarget })
 }
 
+/**
+ * A figure measured outside autocannon (a durable job, say): its rounds' values as the caller measured
+ * them, their median against `target`, printed and kept like the others.
+ */
+export function recordFigure(name: string, described: { measured: string; against: string; unit: string }, values: number[], target: { min?: number; max?: number }) {
+  for (const value of values) if (!(Number.isFinite(value) && value > 0)) throw new Error(`${name}: ${value} ${described.unit}`)
+  const value = median(values)
+  const met = (target.min === undefined || value >= target.min) && (target.max === undefined || value <= target.max)
+  const targetText = target.min !== undefined ? `>= ${target.min}` : `<= ${target.max}`
+  figures.push({ name, measured: described.measured, against: described.against, medians: `${value.toFixed(3)} ${described.unit}`, ratio: value, ratios: values, target: targetText, met, rounds: [] })
+  console.log(`  ${name}: ${value.toFixed(3)} (${met ? 'met' : 'MISSED'}; target ${targetText}; rounds ${values.map((each) => each.toFixed(3)).join(', ')})`)
+}
+
 /** A context line (no target): pgbench's TPC-B-like transactions a second, the median of the rounds. */
 const contexts: Array<{ name: string; median: number; rounds: number[] }> = []
 export async function contextLine(name: string, load: PgbenchPlan) {
