@@ -93,3 +93,12 @@ t.test('a database that fails the read: not ready, in words without a statement'
   t.match(report.checks[0].detail, /^the database refused the health read/)
   t.notMatch(report.checks[0].detail, /SELECT|shipments_outbox/i, 'no statement')
 })
+
+t.test("the claims check names who holds a running label batch's lease", async (t) => {
+  const app = await buildTestApp(t, { ...quietOutbox, batches: { worker: false } })
+  const future = new Date(Date.now() + 60_000)
+  await rawQuery(app, `INSERT INTO shipments_label_batches (state, settings, lease_owner, lease_expires_at, created_at, updated_at) VALUES ('running', '{"suggestParcels":false,"labelFormat":"PDF"}', 'instance-7', ?, ?, ?)`, [epoch(future), epoch(new Date()), epoch(new Date())])
+  const report = await app.shipments.health()
+  t.match(checkOf(report, 'claims')!.detail, /^instance-7 holds label batch \d+$/)
+  t.equal(report.ready, true)
+})

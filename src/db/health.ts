@@ -18,6 +18,8 @@ export interface HealthFacts {
   deadLetters: number
   /** The instances holding live claims on pending messages, with how many (over at most the cap's messages). */
   claims: Array<{ instanceId: string; messages: number }>
+  /** The label batches running now with a live lease, and who holds each (at most 20, oldest first). */
+  batchLeases: Array<{ batchId: number; owner: string }>
 }
 
 export interface HealthQueries {

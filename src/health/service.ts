@@ -75,8 +75,9 @@ export function createHealth(deps: HealthDependencies) {
       status: facts.deadLetters > 0 ? 'warn' : 'ok',
       detail: facts.deadLetters > 0 ? `${counted(facts.deadLetters)} failed messages (retry or dismiss them on the system page, or with outbox.retry)` : 'no failed message',
     }
-    const holders = facts.claims.map((claim) => `${claim.instanceId === deps.instanceId ? 'this instance' : claim.instanceId} holds ${counted(claim.messages)}`)
-    const claims: HealthCheck = { name: 'claims', status: 'ok', detail: holders.length > 0 ? holders.join('; ') : 'no instance holds a claim' }
+    const holders = facts.claims.map((claim) => `${claim.instanceId === deps.instanceId ? 'this instance' : claim.instanceId} holds ${counted(claim.messages)} outbox messages`)
+    const leases = facts.batchLeases.map((lease) => `${lease.owner} holds label batch ${lease.batchId}`)
+    const claims: HealthCheck = { name: 'claims', status: 'ok', detail: [...holders, ...leases].join('; ') || 'no instance holds a claim or a lease' }
     return [outbox, deadLetters, claims]
   }
 

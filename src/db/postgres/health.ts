@@ -11,7 +11,7 @@ export function createPostgresHealthQueries({ db }: PostgresContext): HealthQuer
     },
 
     async healthFacts(now, cap) {
-      const [migrations, due, backlog, attention, dead, claims] = await Promise.all([
+      const [migrations, due, backlog, attention, dead, claims, leases] = await Promise.all([
         db.execute<{ applied: string; newest: string | null }>(sql`SELECT count(*) AS applied, max(created_at) AS newest FROM ${sql.identifier(MIGRATIONS_TABLE)}`),
         // The partial indexes on pending and failed messages (migrations 0004, 0020) answer these.
         db.execute<{ available_at: Date }>(sql`SELECT available_at FROM shipments_outbox WHERE state = 'pending' AND available_at <= ${now} ORDER BY available_at, id LIMIT 1`),
@@ -20,6 +20,10 @@ export function createPostgresHealthQueries({ db }: PostgresContext): HealthQuer
         db.execute<{ count: string }>(sql`SELECT count(*) AS count FROM (SELECT 1 FROM shipments_outbox WHERE state = 'failed' LIMIT ${cap}) AS failed`),
         db.execute<{ instance_id: string; messages: string }>(
           sql`SELECT claimed_by AS instance_id, count(*) AS messages FROM (SELECT claimed_by FROM shipments_outbox WHERE state = 'pending' AND claimed_until > ${now} AND claimed_by IS NOT NULL LIMIT ${cap}) AS claimed GROUP BY claimed_by ORDER BY claimed_by`,
+        ),
+        // The batches' state index answers it (migration 0018).
+        db.execute<{ id: number; lease_owner: string }>(
+          sql`SELECT id, lease_owner FROM shipments_label_batches WHERE state = 'running' AND lease_owner IS NOT NULL AND lease_expires_at > ${now} ORDER BY id LIMIT 20`,
         ),
       ])
       const newest = migrations.rows[0]?.newest ?? null
@@ -30,6 +34,7 @@ export function createPostgresHealthQueries({ db }: PostgresContext): HealthQuer
         backlog: Number(backlog.rows[0]?.count ?? 0),
         attentionOrders: Number(attention.rows[0]?.count ?? 0),
         deadLetters: Number(dead.rows[0]?.count ?? 0),
+        batchLeases: leases.rows.map((row) => ({ batchId: Number(row.id), owner: row.lease_owner })),
         claims: claims.rows.map((row) => ({ instanceId: row.instance_id, messages: Number(row.messages) })),
       }
     },

@@ -20,7 +20,11 @@ export function createSqliteHealthQueries({ db }: SqliteContext): HealthQueries 
       const claims = db.all<{ instanceId: string; messages: number }>(
         sql`SELECT claimed_by AS instanceId, count(*) AS messages FROM (SELECT claimed_by FROM shipments_outbox WHERE state = 'pending' AND claimed_until > ${at} AND claimed_by IS NOT NULL LIMIT ${cap}) GROUP BY claimed_by ORDER BY claimed_by`,
       )
+      const leases = db.all<{ batchId: number; owner: string }>(
+        sql`SELECT id AS batchId, lease_owner AS owner FROM shipments_label_batches WHERE state = 'running' AND lease_owner IS NOT NULL AND lease_expires_at > ${at} ORDER BY id LIMIT 20`,
+      )
       return {
+        batchLeases: leases,
         migrations: { applied: Number(migrations.applied), newest: migrations.newest === null ? null : Number(migrations.newest) },
         oldestDueAt: due ? new Date(due.availableAt) : null,
         backlog: backlog.count,
