@@ -142,3 +142,13 @@ t.test("the admin's ShipStation page runs the doctor against the site's own addr
   const viewer = await app.inject({ method: 'POST', url: '/shipments/admin/shipstation/doctor', headers: { ...as('viewer'), host, cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ _csrf: token, url: `${origin}${EXCHANGE_URL}` }).toString() })
   t.equal(viewer.statusCode, 403)
 })
+
+t.test("regression: an order changed in the doctor's own minute is in its window (the end is the next whole minute)", async (t) => {
+  const app = await buildExchangeApp(t)
+  const changed = new Date(Date.UTC(2026, 10, 27, 12, 0, 30))
+  await insertExportOrder(app, { dateUpdated: changed })
+  const origin = await listening(t, app)
+  const report = await runConnectionDoctor({ url: `${origin}${EXCHANGE_URL}`, username: EXCHANGE_USER, password: EXCHANGE_PASSWORD, now: changed.getTime() + 1000 })
+  t.equal(report.steps.find((each) => each.step === 'pages')!.detail, '1 page read, 1 order.')
+  t.match(report.steps.find((each) => each.step === 'export')!.detail, /\(11\/20\/2026 12:00 to 11\/27\/2026 12:01 UTC\)/)
+})

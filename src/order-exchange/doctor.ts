@@ -217,7 +217,9 @@ export async function runConnectionDoctor(input: DoctorInput): Promise<DoctorRep
     }
   }
 
-  const window = { action: 'export', start_date: shipStationDate(now - (input.days ?? 7) * 24 * 60 * 60 * 1000), end_date: shipStationDate(now) }
+  // The window's end is the next whole minute: its bounds are exclusive and at whole minutes, so an end of
+  // `now` written as HH:mm would leave out the orders changed in this minute (the ones just set up to try).
+  const window = { action: 'export', start_date: shipStationDate(now - (input.days ?? 7) * 24 * 60 * 60 * 1000), end_date: shipStationDate(now + 60_000) }
   const pathHint = input.expectedPath ?? DEFAULT_EXCHANGE_PATH
 
   // 1. Reach it, without credentials: it must ask for them.
