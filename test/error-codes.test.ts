@@ -69,6 +69,7 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_MANIFEST_FORM_NOT_READY: 'the form of a failed manifest (manifests.test.ts checks its errorCode)',
   SHIPMENTS_MANIFEST_FORM_UNAVAILABLE: "a form whose file host fails (manifests.test.ts checks its errorCode)",
   SHIPMENTS_LABEL_BATCH_NOT_FOUND: 'an unknown label batch (label-batches.test.ts checks its errorCode)',
+  SHIPMENTS_LABEL_BATCH_NOTHING_TO_PRINT: "a skipped batch's print job (label-batches.test.ts checks its errorCode and status)",
   SHIPMENTS_LABEL_BATCH_CLOSED: 'a finished or cancelled label batch cancelled again (label-batches.test.ts checks its errorCode)',
 }
 

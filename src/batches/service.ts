@@ -269,26 +269,26 @@ export function createLabelBatches(deps: LabelBatchServiceDependencies) {
     return { batch: presentBatch(outcome.batch, await data.batches.counts(id)), cancelled: outcome.cancelled }
   }
 
-  /**
-   * The parcels the batch bought, in pick order, for its print job: read a page at a time through the
-   * batch's index, at most `limit` (a print job's bound); refused when the batch bought none.
-   */
-  async function boughtParcels(id: number, limit: number): Promise<Array<{ shipmentId: number; parcelId: number }>> {
-    await requireBatch(id)
-    const parcels: Array<{ shipmentId: number; parcelId: number }> = []
-    let after: LabelBatchItemCursor | undefined
-    for (;;) {
-      const pageSize = Math.min(500, limit - parcels.length)
-      const page = await data.batches.items(id, { state: 'bought', after, limit: pageSize })
-      for (const item of page) if (item.parcelId !== null) parcels.push({ shipmentId: item.shipmentId, parcelId: item.parcelId })
-      if (page.length < pageSize || parcels.length >= limit) break
-      after = { position: page.at(-1)!.position, id: page.at(-1)!.id }
-    }
-    if (parcels.length === 0) throw new BatchErrors.NothingToPrint(id)
-    return parcels
-  }
-
-  return { create, get, list, retry, cancel, boughtParcels }
+  return { create, get, list, retry, cancel, boughtParcels: (id: number, limit: number) => boughtParcels(data, requireBatch, id, limit) }
 }
 
 export type LabelBatchService = ReturnType<typeof createLabelBatches>
+
+/**
+ * The parcels a batch bought, in pick order, for its print job: read a page at a time through the
+ * batch's index, at most `limit` (a print job's bound); refused when the batch bought none.
+ */
+async function boughtParcels(data: Pick<DataLayer, 'batches'>, requireBatch: (id: number) => Promise<unknown>, id: number, limit: number): Promise<Array<{ shipmentId: number; parcelId: number }>> {
+  await requireBatch(id)
+  const parcels: Array<{ shipmentId: number; parcelId: number }> = []
+  let after: LabelBatchItemCursor | undefined
+  for (;;) {
+    const pageSize = Math.min(500, limit - parcels.length)
+    const page = await data.batches.items(id, { state: 'bought', after, limit: pageSize })
+    for (const item of page) if (item.parcelId !== null) parcels.push({ shipmentId: item.shipmentId, parcelId: item.parcelId })
+    if (page.length < pageSize || parcels.length >= limit) break
+    after = { position: page.at(-1)!.position, id: page.at(-1)!.id }
+  }
+  if (parcels.length === 0) throw new BatchErrors.NothingToPrint(id)
+  return parcels
+}
