@@ -180,6 +180,7 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/label-batches/{id}',
     '/api/v2/shipments/label-batches/{id}/retry',
     '/api/v2/shipments/label-batches/{id}/cancel',
+    '/api/v2/shipments/label-batches/{id}/print',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
