@@ -45,7 +45,7 @@ import { documentRoutes } from './documents/routes.js'
 import { createHealth } from './health/service.js'
 import { createSystemOverview } from './health/system.js'
 import { healthRoute } from './health/routes.js'
-import { observeFacts } from './telemetry.js'
+import { loadTelemetry, observeFacts } from './telemetry.js'
 import { createPackStation } from './pack-station/service.js'
 import { packStationRoutes } from './pack-station/routes.js'
 import { createManifestService } from './manifests/service.js'
@@ -477,7 +477,8 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (app, rawOptions) => {
   const options = resolveOptions(rawOptions)
-
+  // OpenTelemetry's API, when the host registered its SDK before the plugin (see telemetry.ts).
+  await loadTelemetry()
   const logger = app.log.child({ plugin: 'fastify-shipments' })
   const { data, handle } = await openDatabase(options.database, options.migrate, {
     lockDirectory: options.lockDirectory,

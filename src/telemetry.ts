@@ -1,10 +1,17 @@
 // OpenTelemetry through `@opentelemetry/api` only: the host registers its own SDK (and @fastify/otel for
-// its request spans); with none registered every call below is the API's no-op. Spans are children of
-// whatever span is active (the host's request span), named `shipments.*`; metrics come from one meter.
-// Names and attributes are public API (docs/operations.md#opentelemetry). Nothing recorded is a secret,
-// an address or a statement: ids, names, carriers, outcomes, counts and amounts.
+// its request spans); spans are children of whatever span is active (the host's request span), named
+// `shipments.*`; metrics come from one meter. Names and attributes are public API
+// (docs/operations.md#opentelemetry). Nothing recorded is a secret, an address or a statement: ids,
+// names, carriers, outcomes, counts and amounts.
+//
+// The API is loaded when the plugin registers, and only when something was registered with it already
+// (its global, `Symbol.for('opentelemetry.js.api.1')`, exists): importing it costs some 40 ms, more than
+// a host without OpenTelemetry should pay at start. Until then, and without it, every call here is a
+// no-op of our own. A host registers its SDK before the plugin, as OpenTelemetry's guides do.
 import { createRequire } from 'node:module'
-import { metrics, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span } from '@opentelemetry/api'
+import type { Attributes, Counter, Histogram, Meter, MeterProvider, Span, Tracer } from '@opentelemetry/api'
+
+type Api = typeof import('@opentelemetry/api')
 
 /** The instrumentation scope: the package's name and version, as OpenTelemetry's library guide asks. */
 export const INSTRUMENTATION_SCOPE = {
@@ -12,8 +19,22 @@ export const INSTRUMENTATION_SCOPE = {
   version: (createRequire(import.meta.url)('../package.json') as { version: string }).version,
 }
 
-// A proxy: spans go to a provider the host registers later, too.
-const tracer = trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)
+/** The global the API keeps its registrations under (its major version 1). */
+const API_GLOBAL = Symbol.for('opentelemetry.js.api.1')
+
+let api: Api | null = null
+let tracer: Tracer | null = null
+
+/**
+ * Loads the API when a host registered an SDK (or anything else) with it; a no-op otherwise, and once
+ * loaded. Called by the plugin at registration.
+ */
+export async function loadTelemetry(): Promise<void> {
+  if (api || !(API_GLOBAL in globalThis)) return
+  api = await import('@opentelemetry/api')
+  // A proxy: spans go to a tracer provider the host registers later, too.
+  tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)
+}
 
 /** Why a span failed, said by kind only (an error's code or class): its message may carry what must not leave. */
 function errorType(error: unknown): string {
@@ -22,11 +43,17 @@ function errorType(error: unknown): string {
   return error instanceof Error ? error.name : typeof error
 }
 
+const noop = () => undefined
+/** The span of work done without OpenTelemetry: takes everything, records nothing. */
+const NO_SPAN = { setAttribute: () => NO_SPAN, setAttributes: () => NO_SPAN, setStatus: () => NO_SPAN, end: noop } as unknown as Span
+
 /**
  * Runs `work` in a span, a child of the active one, ended with its outcome: an error sets the span's
  * status and `error.type` (never the error's message) and is thrown on.
  */
 export function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  if (!tracer || !api) return work(NO_SPAN)
+  const { SpanStatusCode } = api
   return tracer.startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await work(span)
@@ -43,12 +70,11 @@ export function inSpan<T>(name: string, attributes: Attributes, work: (span: Spa
 
 /** A span for work already done (from `startTime` until now), for work worth a span only when it found something. */
 export function spanSince(name: string, attributes: Attributes, startTime: number): void {
-  tracer.startSpan(name, { attributes, startTime }).end()
+  tracer?.startSpan(name, { attributes, startTime }).end()
 }
 
-/** The package's counters and histograms, made from the meter provider registered now. */
-function makeInstruments(provider: MeterProvider) {
-  const meter = provider.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)
+/** The package's counters and histograms, made from a meter. */
+function makeInstruments(meter: Pick<Meter, 'createCounter' | 'createHistogram'>) {
   return {
     transitions: meter.createCounter('shipments.transitions', { description: 'Shipment status changes, by the status moved to', unit: '{transition}' }),
     outboxDeliveries: meter.createCounter('shipments.outbox.deliveries', { description: 'Attempts of outbox jobs (webhook deliveries, pushes, notifications, ...), by job and outcome', unit: '{attempt}' }),
@@ -60,6 +86,8 @@ function makeInstruments(provider: MeterProvider) {
 }
 
 type Instruments = ReturnType<typeof makeInstruments>
+const NO_INSTRUMENT = { add: noop, record: noop } as unknown as Counter & Histogram
+const NO_INSTRUMENTS = makeInstruments({ createCounter: () => NO_INSTRUMENT, createHistogram: () => NO_INSTRUMENT })
 let made: { provider: MeterProvider; instruments: Instruments } | undefined
 
 /**
@@ -67,8 +95,9 @@ let made: { provider: MeterProvider; instruments: Instruments } | undefined
  * before the host registers its SDK stays a no-op), so they are made again when the provider changes.
  */
 export function instruments(): Instruments {
-  const provider = metrics.getMeterProvider()
-  if (made?.provider !== provider) made = { provider, instruments: makeInstruments(provider) }
+  if (!api) return NO_INSTRUMENTS
+  const provider = api.metrics.getMeterProvider()
+  if (made?.provider !== provider) made = { provider, instruments: makeInstruments(provider.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)) }
   return made.instruments
 }
 
@@ -87,7 +116,8 @@ export interface ObservedFacts {
  * provider registered now; answers the function that removes them (at the plugin's close).
  */
 export function observeFacts(read: () => Promise<ObservedFacts>): () => void {
-  const meter = metrics.getMeterProvider().getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)
+  if (!api) return noop
+  const meter = api.metrics.getMeterProvider().getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)
   const backlog = meter.createObservableGauge('shipments.outbox.backlog', { description: 'Outbox messages due and not yet handled (counted up to 10,000)', unit: '{message}' })
   const oldest = meter.createObservableGauge('shipments.outbox.oldest_pending.age', { description: 'How long the oldest due outbox message has waited', unit: 's' })
   const attention = meter.createObservableGauge('shipments.attention.orders', { description: 'Orders on the attention list (counted up to 10,000)', unit: '{order}' })

@@ -11,7 +11,7 @@ import { as, buildTestApp, orderWithShipments } from '../fixtures/app.js'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
 /** Packages that must stay unloaded until a feature needs them. */
-const HEAVY = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib', 'liquidjs', 'ts-tracking-number', 'ramda', 'saxes', 'chart.js', '@easypost/api', '@fastify/swagger', 'fastify', 'better-sqlite3', 'pg', 'drizzle-orm', '@fastify/cookie', '@fastify/csrf-protection', '@fastify/formbody', '@fastify/basic-auth', 'binpackingjs']
+const HEAVY = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib', 'liquidjs', 'ts-tracking-number', 'ramda', 'saxes', 'chart.js', '@easypost/api', '@fastify/swagger', 'fastify', 'better-sqlite3', 'pg', 'drizzle-orm', '@fastify/cookie', '@fastify/csrf-protection', '@fastify/formbody', '@fastify/basic-auth', 'binpackingjs', '@opentelemetry/api']
 
 // A loader hook records every module resolved (ESM, and CommonJS imported from ESM); require.cache adds
 // what CommonJS packages require among themselves, which bypasses the hooks on Node 20. The hooks
