@@ -64,6 +64,7 @@ export type {
   OrderStore,
   OrderSummary,
   OrderLine,
+  OrderLineCustoms,
   CompletedOrder,
   ExportOrder,
   ExportAddress,
@@ -161,6 +162,10 @@ export {
   type RecoveredLabel,
   type ManifestRequest,
   type CreatedManifest,
+  type CustomsInfo,
+  type CustomsInfoItem,
+  type LabelForm,
+  type AddressVerification,
 } from './gateway/delivery-provider.js'
 export type { PostalAddress } from './order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'

@@ -75,6 +75,23 @@ export interface OrderLine {
   dimensions?: { length: string; width: string; height: string; unit: 'mm' | 'cm' | 'in' } | null | undefined
   /** Where the line's goods are kept (a bin, a shelf): the pick list is sorted by it. Optional (the reference store keeps it). */
   location?: string | null | undefined
+  /**
+   * What a customs declaration says of one unit, for parcels that cross a border. Optional (the reference
+   * store keeps it); a field left out is filled by hand on the parcel's declaration before purchase.
+   */
+  customs?: OrderLineCustoms | null | undefined
+}
+
+/** One unit's customs data. Values are exact decimal strings, never floats. */
+export interface OrderLineCustoms {
+  /** Harmonized System tariff number (HS code), 6 to 10 digits (dots allowed). */
+  tariffNumber?: string | null | undefined
+  /** Where the goods were made, ISO 3166-1 alpha-2. */
+  originCountry?: string | null | undefined
+  /** What the goods are, in the words customs want ("Cotton T-shirt"), when the line's name will not do. */
+  description?: string | null | undefined
+  /** One unit's declared value, an exact decimal with its currency (ISO 4217). */
+  value?: { amount: string; currency: string } | null | undefined
 }
 
 /** A postal address as the export needs it; every value may be missing. */

@@ -8,6 +8,7 @@ import type { ParcelPlan as ParcelPlanOf, ParcelStore as ParcelStoreOf } from '.
 import type { ReturnPlan as ReturnPlanOf, ReturnStore as ReturnStoreOf } from './returns.js'
 import type { CheckpointData } from './checkpoints.js'
 import type { ManifestStore as ManifestStoreOf } from './manifests.js'
+import type { CustomsStore } from './customs.js'
 import type { ShipmentsStore } from './shipments.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow, OutboxStore } from './outbox.js'
 import type { NotificationStore } from './notifications.js'
@@ -25,6 +26,7 @@ export * from './exchange-activity.js'
 export * from './overview.js'
 export * from './orders.js'
 export * from './manifests.js'
+export * from './customs.js'
 export type { LabelBatchCounts, LabelBatchItemColumns, LabelBatchItemCursor, LabelBatchItemRow, LabelBatchItemState, LabelBatchRow, LabelBatchSettings, LabelBatchState, NewLabelBatchItem } from './batches.js'
 
 /** Parcels, label operations, rate quotes and boxes, with the outbox's own types (see parcels.ts). */
@@ -86,6 +88,8 @@ export interface DataLayer extends ShipmentsStore, IntegrationsStore, ExchangeAc
   readonly manifests: ManifestStore
   /** Label batches: a batch and its items, its lease, its items' outcomes and its end (see batches.ts). */
   readonly batches: LabelBatchStore
+  /** Crossing borders: parcels' customs declarations and shipments' ship-to checks (see customs.ts). */
+  readonly customs: CustomsStore
   /**
    * Runs `task` holding the named lock across processes and instances (a lock file on SQLite, a session
    * advisory lock on PostgreSQL), for critical sections with asynchronous work such as a push.

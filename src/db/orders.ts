@@ -72,6 +72,12 @@ export interface LineItemValues {
   width?: string | null
   height?: string | null
   dimensionUnit?: string | null
+  /** Customs: tariff number, ISO country of origin, description, one unit's value (exact decimal) and its currency. */
+  hsTariffNumber?: string | null
+  originCountry?: string | null
+  customsDescription?: string | null
+  customsValue?: string | null
+  customsCurrency?: string | null
 }
 
 /** The reference order store: orders, statuses, lines, ship notifications and the export. */

@@ -26,6 +26,55 @@ export interface RateRequest {
    * `to` stay as for the outbound label; the provider swaps them (EasyPost's `is_return`).
    */
   isReturn?: boolean | undefined
+  /**
+   * The parcel's customs declaration, when its ship-from and ship-to countries differ: complete and
+   * checked before the provider is called (a provider never sees an incomplete one).
+   */
+  customs?: CustomsInfo | undefined
+}
+
+/** A customs declaration as a provider is sent it: exact decimals, weights in ounces (rounded up, never down). */
+export interface CustomsInfo {
+  contentsType: 'merchandise' | 'documents' | 'gift' | 'returned_goods' | 'sample' | 'other'
+  contentsExplanation: string | null
+  nonDeliveryOption: 'return' | 'abandon'
+  restrictionType: 'none' | 'other' | 'quarantine' | 'sanitary_phytosanitary_inspection'
+  restrictionComments: string | null
+  signer: string
+  certify: boolean
+  incoterm: 'DDU' | 'DDP'
+  /** EEL/PFC ("NOEEI 30.37(a)") or an AES ITN. */
+  eelPfc: string | null
+  currency: string
+  items: CustomsInfoItem[]
+}
+
+export interface CustomsInfoItem {
+  description: string
+  quantity: number
+  /** The line's total value (not per unit), an exact decimal in the declaration's currency. */
+  value: string
+  /** The line's total weight in ounces, an exact decimal rounded up to one place. */
+  weightOunces: string
+  tariffNumber: string
+  /** ISO 3166-1 alpha-2. */
+  originCountry: string
+  sku: string | null
+}
+
+/** A form a provider returned with an international label, to print with it (CN22, CN23, commercial invoice). */
+export interface LabelForm {
+  /** As the provider names it: `commercial_invoice`, `cn22`, `cn23`, ... */
+  type: string
+  url: string
+}
+
+/** What a provider says of an address: deliverable as is, deliverable as corrected, not deliverable, or no verdict. */
+export interface AddressVerification {
+  verdict: 'deliverable' | 'corrected' | 'undeliverable' | 'unverified'
+  /** The address as the carrier would write it (upper case, ZIP+4, ...), when it gave one. */
+  corrected: PostalAddress | null
+  problems: Array<{ code: string; field: string | null; message: string; suggestion: string | null }>
 }
 
 /** One offer: the amount is an exact decimal string with its currency, never a float. */
@@ -69,6 +118,8 @@ export interface PurchasedLabel {
   cost: string
   currency: string
   trackingUrl: string | null
+  /** The forms the provider returned with an international label (untrusted: checked before they are kept). */
+  forms?: LabelForm[] | undefined
 }
 
 /**
@@ -189,6 +240,11 @@ export interface DeliveryMethods<Context> {
    * Throw DeliveryProviderError (kind `refused`) when the provider refuses, in its words.
    */
   createManifest?(request: ManifestRequest, context: Context, journal: DeliveryJournal): Promise<CreatedManifest>
+  /**
+   * Optional: whether the carrier can deliver to an address, with its corrections. Throw
+   * DeliveryProviderError when the provider cannot be asked; a provider without it verifies nothing.
+   */
+  verifyAddress?(address: PostalAddress, context: Context, journal: DeliveryJournal): Promise<AddressVerification>
   /** The carriers whose labels `createManifest` takes (compared without regard to case); absent: every carrier. */
   manifestCarriers?: readonly string[] | undefined
 }

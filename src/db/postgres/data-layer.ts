@@ -12,6 +12,7 @@ import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresReturnStore } from './returns.js'
 import { createPostgresManifestStore } from './manifests.js'
+import { createPostgresCustomsStore } from './customs.js'
 import { createPostgresCheckpointData } from './checkpoints.js'
 import { createPostgresChangeStamp, type PostgresDatabase } from './connection.js'
 import type { PostgresContext } from './context.js'
@@ -70,6 +71,7 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     returns: createPostgresReturnStore(context),
 
     manifests: createPostgresManifestStore(context),
+    customs: createPostgresCustomsStore(context),
 
     outbox: createPostgresOutboxStore(context),
 

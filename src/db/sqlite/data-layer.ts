@@ -12,6 +12,7 @@ import { createSqliteNotificationStore } from './notifications.js'
 import { createSqliteParcelStore } from './parcels.js'
 import { createSqliteReturnStore } from './returns.js'
 import { createSqliteManifestStore } from './manifests.js'
+import { createSqliteCustomsStore } from './customs.js'
 import { createSqliteCheckpointData, createSqliteCheckpointWriter } from './checkpoints.js'
 import { createCheckpointer } from './checkpointer.js'
 import type { SqliteContext } from './context.js'
@@ -98,6 +99,7 @@ export function createSqliteDataLayer(connection: SqliteDatabase, options: Sqlit
     returns: createSqliteReturnStore(context),
 
     manifests: createSqliteManifestStore(context),
+    customs: createSqliteCustomsStore(context),
 
     outbox: createSqliteOutboxStore(context),
 

@@ -342,6 +342,12 @@ export const orderLineItems = sqliteTable(
     shippable: integer('shippable', { mode: 'boolean' }).notNull().default(true),
     price: text('price').notNull().default('0'),
     imageUrl: text('image_url'),
+    /** Customs: the Harmonized System tariff number, the ISO country of origin, a description for the form, one unit's declared value (an exact decimal) and its currency. */
+    hsTariffNumber: text('hs_tariff_number'),
+    originCountry: text('origin_country'),
+    customsDescription: text('customs_description'),
+    customsValue: text('customs_value'),
+    customsCurrency: text('customs_currency'),
     options: text('options', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
   },
   (table) => [index('shipments_order_line_items_order_idx').on(table.orderId, table.id)],
@@ -378,6 +384,8 @@ export * from './checkpoints-schema.js'
 export * from './batches-schema.js'
 // The day's manifests (a carrier's end-of-day form, such as USPS's SCAN form) and the labels in them.
 export * from './manifests-schema.js'
+// Crossing borders: customs declarations per parcel, ship-to checks per shipment.
+export * from './customs-schema.js'
 
 // Rows read the same as on PostgreSQL: a column that drifts between the two schemas fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
