@@ -95,3 +95,14 @@ t.test('docs/options.md lists every permission of ShipmentsPermissions, with its
   const listed = Object.fromEntries([...listing![1]!.matchAll(/(\w+): '([^']+)'/g)].map((match) => [match[1], match[2]]))
   t.same(listed, { ...ShipmentsPermissions })
 })
+
+t.test('each reference page opens with what it is for and its three most used calls', async (t) => {
+  // Journeys (followed top to bottom) and the upgrade notes are not reference pages.
+  const notReference = new Set(['docs/getting-started.md', 'docs/upgrading.md', 'docs/your-own-order-store.md', 'docs/test-without-a-carrier.md', 'docs/shipping-a-days-orders.md', 'docs/shipping-abroad.md'])
+  for (const page of pages.filter((page) => page.startsWith('docs/') && !notReference.has(page))) {
+    const opening = readFileSync(join(root, page), 'utf8').split('\n').slice(0, 16).join('\n')
+    const most = /^\*\*Most used:\*\* (.+)$/m.exec(opening)
+    t.ok(most, `${page} names its most used calls near the top`)
+    if (most) t.ok((most[1]!.match(/`[^`]+`/g) ?? []).length >= 3, `${page}: three of them, as code`)
+  }
+})
