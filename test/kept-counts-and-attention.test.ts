@@ -88,6 +88,47 @@ t.test('the kept status counts equal a full count after every kind of write, the
   t.equal((await app.inject({ url: '/shipments/api/shipments?afterId=-1', headers: { 'x-test-user': 'viewer' } })).statusCode, 400, 'a negative key is refused')
 })
 
+t.test("a host's bulk statements keep the totals exact: an import, a mass status change, a soft delete and a delete of thousands of rows in one statement each", async (t) => {
+  // Regression (PostgreSQL): the totals were kept row by row, so one statement writing N shipments updated
+  // the same total rows N times in its transaction and a million-row import never finished. They are now
+  // kept once per statement (migration 0023); SQLite's row triggers were always linear.
+  const app = await buildTestApp(t)
+  const orderId = await app.shipments.referenceOrders!.createOrder({ reference: 'BULK1', isCompleted: true })
+  const sqlite = app.shipments.database.engine === 'sqlite'
+  const rows = 6_000
+  const series = sqlite
+    ? `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows}) SELECT i FROM n`
+    : `SELECT i FROM generate_series(1, ${rows}) AS i`
+  const shippedAt = sqlite ? `1795000000000 + (i % 40) * 900000` : `timestamptz '2026-11-18 10:00:00Z' + (i % 40) * interval '15 minutes'`
+  const check = async (what: string) => {
+    t.same(await keptByStatus(app), await countedByStatus(app), what)
+    const shipped = await shippedCountedAndKept(app)
+    t.same(shipped.kept, shipped.counted, `${what}: shipped per quarter hour`)
+  }
+  await rawQuery(
+    app,
+    `INSERT INTO shipments_shipments (reference, order_id, status, date_shipped)
+     SELECT 'BULK1-' || i, ${orderId}, CASE i % 4 WHEN 0 THEN 'new' WHEN 1 THEN 'in_progress' ELSE 'shipped' END,
+            CASE WHEN i % 4 >= 2 THEN ${shippedAt} END
+     FROM (${series}) s`,
+  )
+  await check('after an import of 6,000 in one statement')
+  t.equal((await countedByStatus(app)).shipped, 3_000, 'the import is there')
+  await rawQuery(app, `UPDATE shipments_shipments SET status = 'on_hold' WHERE status = 'in_progress'`)
+  await rawQuery(app, `UPDATE shipments_shipments SET status = 'fulfilled' WHERE status = 'shipped' AND id % 3 = 0`)
+  await check('after mass status changes')
+  await rawQuery(app, `UPDATE shipments_shipments SET date_shipped = NULL, status = 'new' WHERE status = 'shipped' AND id % 5 = 0`)
+  await check('after a mass un-ship')
+  await rawQuery(app, `UPDATE shipments_shipments SET date_deleted = ${sqlite ? '1795000000000' : 'now()'} WHERE id % 7 = 0`)
+  await check('after a mass soft delete')
+  await rawQuery(app, `UPDATE shipments_shipments SET reference = reference || '-x' WHERE id % 2 = 0`)
+  await check('after an update of other columns only')
+  await rawQuery(app, `DELETE FROM shipments_shipments WHERE id % 3 = 1`)
+  await check('after a mass delete')
+  await rawQuery(app, `DELETE FROM shipments_shipments`)
+  t.same(await keptByStatus(app), {}, 'nothing left, nothing kept')
+})
+
 t.test('the attention rows follow every change of an order allocation, and another instance sees them at once', async (t) => {
   const database = await testDatabase(t)
   const app = await buildTestApp(t, {}, database)
