@@ -110,6 +110,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     // every unit has shipped; one shipped as order-level shipments only advances as a whole (spec 3.5).
     requireFullCoverage: options.shipments.requireFullCoverage ?? (typeof orderStore.orderLines === 'function' ? 'itemized' : false),
     detectCarrier: createCarrierDetector(options.shipments.carriers),
+    referenceStore: !options.orders.orderStore,
   })
 
   const providers = createProviderRegistry([...BUILT_IN_PROVIDERS, ...options.gateway.providers])

@@ -136,6 +136,11 @@ export interface ShipmentChangeRequest {
    */
   messages?: (outcome: Omit<ShipmentChangeOutcome, 'messages'>) => NewOutboxMessage[]
   claimFor?: OutboxClaim
+  /**
+   * The order store is the reference store, in this database: a claimed order advance sets the order's
+   * status in the change's transaction (when the status exists), so no job and no second transaction.
+   */
+  advanceOrderInTransaction?: boolean
 }
 
 export interface ShipmentChangeOutcome {
@@ -146,6 +151,8 @@ export interface ShipmentChangeOutcome {
   historyId: number | null
   /** True when this change claimed the order's advance; the caller applies it after commit. */
   orderAdvanceClaimed: boolean
+  /** True when the claimed advance was applied in the change's transaction (see `advanceOrderInTransaction`). */
+  orderAdvanced: boolean
   /** True when the external event was older than the last one applied, so nothing was written. */
   stale: boolean
   /** True when the delivery was recorded before, so nothing was written. */
@@ -267,6 +274,7 @@ export const unchangedOutcome = (row: ShipmentRow, why: { stale: boolean; duplic
   previousStatus: row.status,
   historyId: null,
   orderAdvanceClaimed: false,
+  orderAdvanced: false,
   ...why,
   messages: [],
 })

@@ -33,6 +33,11 @@ export interface ShipmentServiceDependencies {
   timeZone: string
   shipmentFields: ShipmentFieldDefinition[]
   shippedOrderStatus: string | null
+  /**
+   * The order store is the package's reference store, on the same database: the order advance a move to
+   * shipped causes is applied in the change's own transaction instead of by an outbox job afterwards.
+   */
+  referenceStore?: boolean | undefined
   lockTimeoutMs: number
   /** Milliseconds since the epoch: relative dates and the times an update writes. */
   clock: () => number

@@ -107,6 +107,7 @@ export function createUpdateCommit(shared: ShipmentServiceContext, parts: Update
               return messages
             },
             claimFor: dispatcher.claim,
+            advanceOrderInTransaction: deps.referenceStore === true,
           }),
         (error) => error === refusal,
       )

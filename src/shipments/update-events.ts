@@ -27,7 +27,7 @@ export function createUpdateEvents(shared: ShipmentServiceContext) {
 
   /** The events (and the order advance) a committed change causes, written in its transaction. */
   function changeMessages(
-    outcome: { row: ShipmentRow; previousStatus: string; historyId: number | null; orderAdvanceClaimed: boolean },
+    outcome: { row: ShipmentRow; previousStatus: string; historyId: number | null; orderAdvanceClaimed: boolean; orderAdvanced: boolean },
     patch: ShipmentPatch,
     userId: string | null,
     presented: (row: ShipmentRow) => Shipment,
@@ -56,7 +56,11 @@ export function createUpdateEvents(shared: ShipmentServiceContext) {
       patch.columns.enabled !== undefined ||
       (outcome.historyId !== null && (outcome.previousStatus === 'cancelled' || outcome.row.status === 'cancelled'))
     if (allocationChanged && keepsAttention) messages.push(attentionRefresh(outcome.row.orderId))
-    if (outcome.orderAdvanceClaimed && deps.shippedOrderStatus !== null) {
+    if (outcome.orderAdvanced && deps.shippedOrderStatus !== null) {
+      // The reference store's order took its status in the change's own transaction: only the event is left.
+      const { orderId } = outcome.row
+      messages.push({ kind: 'event', name: 'orderAdvanced', orderingKey: `order:${orderId}`, payload: { orderId, status: deps.shippedOrderStatus, shipmentId: outcome.row.id } })
+    } else if (outcome.orderAdvanceClaimed && deps.shippedOrderStatus !== null) {
       const { orderId } = outcome.row
       messages.push({
         kind: 'job',

@@ -29,7 +29,7 @@ import { recordDelivery } from './integrations.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { commitInOneStatement, readShipmentForChange, rowAfter, type ShipmentForChange } from './one-statement-change.js'
 import { writeOutboxMessages } from './outbox.js'
-import { orderAdvances, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
+import { orderAdvances, orders, orderStatuses, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
 import { referenceSearchBounds, referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 
 /** lock_not_available: the lock_timeout of the transaction ran out. */
@@ -148,7 +148,19 @@ function createShipmentChange({ db, queue }: PostgresContext): Pick<ShipmentsSto
               orderAdvanceClaimed = claimed.length > 0
             }
           }
-          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, stale: false, duplicate: false }
+          // The reference store's order advance in this transaction (see advanceOrderInTransaction): the
+          // order takes the status when it exists, as the store's setOrderStatus would.
+          let orderAdvanced = false
+          if (orderAdvanceClaimed && request.advanceOrderInTransaction === true) {
+            const status = plan.claimOrderAdvance!
+            const advanced = await tx
+              .update(orders)
+              .set({ statusHandle: status, dateUpdated: now })
+              .where(and(eq(orders.id, row.orderId), sql`exists (select 1 from ${orderStatuses} where ${orderStatuses.handle} = ${status})`))
+              .returning({ id: orders.id })
+            orderAdvanced = advanced.length > 0
+          }
+          const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, orderAdvanced, stale: false, duplicate: false }
           const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
           return { ...outcome, messages: [...scans, ...messages] }
         })
@@ -168,6 +180,7 @@ function createShipmentChange({ db, queue }: PostgresContext): Pick<ShipmentsSto
           previousStatus: current.row.status,
           historyId: plan.history ? current.historyId : null,
           orderAdvanceClaimed: false,
+          orderAdvanced: false,
           stale: false,
           duplicate: false,
         }

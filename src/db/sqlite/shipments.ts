@@ -28,7 +28,7 @@ import type { createSqliteCheckpointWriter } from './checkpoints.js'
 import type { SqliteContext } from './context.js'
 import { isBusy, writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteDeliveryLedger } from './integrations.js'
-import { orderAdvances, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
+import { orderAdvances, orders, orderStatuses, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
 import { referenceSearchBounds, referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 
 const SHIPMENT_COLUMNS = Object.entries(getTableColumns(shipments) as Record<string, Column>)
@@ -114,6 +114,13 @@ function createShipmentRows(db: SqliteDatabase) {
     .values({ orderId: sql.placeholder('orderId'), status: sql.placeholder('status'), createdAt: sql.placeholder('createdAt') })
     .onConflictDoNothing()
     .prepare()
+  // The reference store's order advance in the change's transaction (see advanceOrderInTransaction): the
+  // order takes the status when it exists, as the store's setOrderStatus would.
+  const advanceOrder = db
+    .update(orders)
+    .set({ statusHandle: sql.placeholder('status') as unknown as string, dateUpdated: sql.placeholder('now') as unknown as Date })
+    .where(and(eq(orders.id, sql.placeholder('orderId')), sql`exists (select 1 from ${orderStatuses} where ${orderStatuses.handle} = ${sql.placeholder('status')})`))
+    .prepare()
   // Parameters by position (binding by name cost as much as the statement): the changed columns and the
   // filled ones in the order of the key, then the id and, with the tracking-number condition, the number.
   const updateStatements = new Map<string, ReturnType<typeof prepareUpdate>>()
@@ -154,7 +161,7 @@ function createShipmentRows(db: SqliteDatabase) {
     if (!returning) return statement.run(...values).changes > 0 ? { ...known, ...changes } : undefined
     return decodeShipment(statement.get(...values) as unknown[] | undefined)
   }
-  return { findRow, insertHistory, selectLive, insertOrderAdvance, updateRow }
+  return { findRow, insertHistory, selectLive, insertOrderAdvance, advanceOrder, updateRow }
 }
 
 function createExternalEventMarks(db: SqliteDatabase) {
@@ -208,7 +215,7 @@ function createExternalEventMarks(db: SqliteDatabase) {
 function createShipmentChange(
   { db, group, queue, writeMessages }: SqliteContext,
   { allocatedInOrder, recordDelivery, insertCheckpoints }: SqliteShipmentsDependencies,
-  { findRow, insertHistory, selectLive, insertOrderAdvance, updateRow }: ReturnType<typeof createShipmentRows>,
+  { findRow, insertHistory, selectLive, insertOrderAdvance, advanceOrder, updateRow }: ReturnType<typeof createShipmentRows>,
 ): Pick<ShipmentsStore, 'commitShipmentChange'> {
   const { externalEventIsStale, markExternalEvent } = createExternalEventMarks(db)
   return {
@@ -241,7 +248,9 @@ function createShipmentChange(
         if (plan.claimOrderAdvance !== null && orderComplete(selectLive.all({ orderId: row.orderId }) as ShipmentRow[], plan.requireCoverage)) {
           orderAdvanceClaimed = insertOrderAdvance.run({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now }).changes > 0
         }
-        const outcome = { row, previousStatus: before.status, historyId, orderAdvanceClaimed, stale: false, duplicate: false }
+        const orderAdvanced =
+          orderAdvanceClaimed && request.advanceOrderInTransaction === true && advanceOrder.run({ orderId: row.orderId, status: plan.claimOrderAdvance, now }).changes > 0
+        const outcome = { row, previousStatus: before.status, historyId, orderAdvanceClaimed, orderAdvanced, stale: false, duplicate: false }
         const messages = request.messages ? writeMessages(request.messages(outcome), request.claimFor ?? null, now) : []
         return { ...outcome, messages: [...scans, ...messages] }
       }
