@@ -18,6 +18,7 @@ import {
   type FillableColumns,
   type OutboxClaim,
   type ShipmentChangeOutcome,
+  type ShipmentChangePlan,
   type ShipmentChangeRequest,
   type ShipmentRow,
   type ShipmentsStore,
@@ -133,33 +134,7 @@ function createShipmentChange({ db, queue }: PostgresContext): Pick<ShipmentsSto
           if (toCheck || plan.claimOrderAdvance !== null) await lockOrder(tx, before.orderId)
           if (toCheck) checkAllocation(toCheck, allocatedByLine(await activeShipmentsOf(tx, before.orderId, id)))
           const [row] = await tx.update(shipments).set(plan.columns).where(eq(shipments.id, id)).returning()
-          let orderAdvanceClaimed = false
-          if (plan.claimOrderAdvance !== null) {
-            const live = await tx
-              .select({ status: shipments.status, items: shipments.items })
-              .from(shipments)
-              .where(and(eq(shipments.orderId, row.orderId), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
-            if (orderComplete(live, plan.requireCoverage)) {
-              const claimed = await tx
-                .insert(orderAdvances)
-                .values({ orderId: row.orderId, status: plan.claimOrderAdvance, createdAt: now })
-                .onConflictDoNothing()
-                .returning({ orderId: orderAdvances.orderId })
-              orderAdvanceClaimed = claimed.length > 0
-            }
-          }
-          // The reference store's order advance in this transaction (see advanceOrderInTransaction): the
-          // order takes the status when it exists, as the store's setOrderStatus would.
-          let orderAdvanced = false
-          if (orderAdvanceClaimed && request.advanceOrderInTransaction === true) {
-            const status = plan.claimOrderAdvance!
-            const advanced = await tx
-              .update(orders)
-              .set({ statusHandle: status, dateUpdated: now })
-              .where(and(eq(orders.id, row.orderId), sql`exists (select 1 from ${orderStatuses} where ${orderStatuses.handle} = ${status})`))
-              .returning({ id: orders.id })
-            orderAdvanced = advanced.length > 0
-          }
+          const { orderAdvanceClaimed, orderAdvanced } = await orderAdvanceOf(tx, row, plan, request.advanceOrderInTransaction === true, now)
           const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, orderAdvanced, stale: false, duplicate: false }
           const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
           return { ...outcome, messages: [...scans, ...messages] }
@@ -379,4 +354,27 @@ export function createPostgresShipmentsStore(context: PostgresContext): Shipment
       })
     },
   }
+}
+
+/**
+ * The order advance a change causes, under the order's lock: claimed once the order's live shipments
+ * complete it (one claim per order and status), and, for the reference store, applied here: the order
+ * takes the status when it exists, as the store's setOrderStatus would.
+ */
+async function orderAdvanceOf(tx: Transaction, row: ShipmentRow, plan: ShipmentChangePlan, inTransaction: boolean, now: Date) {
+  if (plan.claimOrderAdvance === null) return { orderAdvanceClaimed: false, orderAdvanced: false }
+  const status = plan.claimOrderAdvance
+  const live = await tx
+    .select({ status: shipments.status, items: shipments.items })
+    .from(shipments)
+    .where(and(eq(shipments.orderId, row.orderId), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
+  if (!orderComplete(live, plan.requireCoverage)) return { orderAdvanceClaimed: false, orderAdvanced: false }
+  const claimed = await tx.insert(orderAdvances).values({ orderId: row.orderId, status, createdAt: now }).onConflictDoNothing().returning({ orderId: orderAdvances.orderId })
+  if (claimed.length === 0 || !inTransaction) return { orderAdvanceClaimed: claimed.length > 0, orderAdvanced: false }
+  const advanced = await tx
+    .update(orders)
+    .set({ statusHandle: status, dateUpdated: now })
+    .where(and(eq(orders.id, row.orderId), sql`exists (select 1 from ${orderStatuses} where ${orderStatuses.handle} = ${status})`))
+    .returning({ id: orders.id })
+  return { orderAdvanceClaimed: true, orderAdvanced: advanced.length > 0 }
 }
