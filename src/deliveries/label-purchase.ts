@@ -40,6 +40,20 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
   const { data, dispatcher } = deps
   const { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal } = port
 
+  /**
+   * The forms the provider returned with an international label (checked by the provider, one by one),
+   * kept with the parcel's declaration (a no-op without one). The label is committed already: a failure
+   * here is logged, never the purchase's failure (the forms can be had again from the provider).
+   */
+  async function keepForms(operation: LabelOperationRow, label: PurchasedLabel): Promise<void> {
+    if (!label.forms || label.forms.length === 0) return
+    try {
+      await data.customs.saveForms(operation.parcelId, label.forms.map(({ type, url }) => ({ type, url })))
+    } catch (error) {
+      deps.logger.error({ err: error, operationId: operation.operationId, parcelId: operation.parcelId }, "The label's customs forms could not be kept")
+    }
+  }
+
   /** Writes a bought label on the parcel with its history row, the operation's state and the event, in one transaction. */
   async function commitPurchase(operation: LabelOperationRow, label: PurchasedLabel, integration: string): Promise<Parcel> {
     const outcome = await data.parcels.change({ parcelId: operation.parcelId }, (): ParcelPlan => ({
@@ -61,6 +75,7 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
       claimFor: dispatcher.claim,
     }))
     const parcel = await committed(outcome, () => new DeliveryErrors.ParcelNotFound(operation.parcelId))
+    await keepForms(operation, label)
     await syncShipmentTracking(operation.shipmentId, { bought: label }, operation.userId)
     return parcel
   }
