@@ -12,10 +12,10 @@ export const INVOICE_DECLARATION = 'I declare that the information on this invoi
 /** Writes one invoice from a new page on; the caller writes its footers. */
 export function writeCommercialInvoice(writer: DocumentWriter, invoice: CommercialInvoiceData, dateText: (date: Date) => string) {
   const { doc } = writer
+  let y = writer.addPage()
   const width = writer.contentWidth
   const half = width / 2 - 10
   const right = MARGIN + width / 2 + 10
-  let y = writer.addPage()
 
   // Header: the title and the invoice's references on the right, the seller (exporter) on the left.
   let top = writer.text('Commercial invoice', right, y, { bold: true, size: 18, width: half })
