@@ -78,7 +78,7 @@ async function labelPdf(text: string): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-async function setup(t: Test, options: { logLines?: string[] } = {}) {
+async function setup(t: Test, options: { logLines?: string[]; batches?: boolean } = {}) {
   const imitation = await easyPostImitation(t, { apiKey: API_KEY })
   const origin = imitation.baseUrl.replace(/\/v2$/, '')
   const inner = easyPostDeliveries<Settings>(imitation.baseUrl)
@@ -102,7 +102,12 @@ async function setup(t: Test, options: { logLines?: string[] } = {}) {
   const files = labelFiles(() => origin)
   const app = await buildTestApp(
     t,
-    { deliveries: { shipFrom: SHIP_FROM }, providers: [abroad], documents: { shop: { name: 'Fjord Goods' }, fetchLabel: files.fetchLabel } },
+    {
+      deliveries: { shipFrom: SHIP_FROM },
+      providers: [abroad],
+      documents: { shop: { name: 'Fjord Goods' }, fetchLabel: files.fetchLabel },
+      ...(options.batches ? { batches: { pollIntervalMs: 20, leaseMs: 1500, backoffMs: 20, maxBackoffMs: 300, rateLimitCooldownMs: 100 }, lockTimeoutMs: 30_000 } : {}),
+    },
     await testDatabase(t, 'customs'),
     options.logLines,
   )
@@ -432,4 +437,36 @@ t.test("a form that cannot be fetched fails the print job, naming the form and t
     errorCode: 'SHIPMENTS_DOCUMENT_FORM_UNAVAILABLE',
     message: `The commercial_invoice form of parcel ${abroad.parcelId} could not be fetched: the file's host answered 404`,
   })
+})
+
+t.test("a label batch's print job prints its international parcels' forms and invoices with their labels", async (t) => {
+  const { app, customsOf } = await setup(t, { batches: true })
+  const { db, schema } = tables(app)
+  const rules = JSON.stringify({ rules: [], fallback: { integration: 'abroad', choice: { kind: 'service', carrier: 'USPS', service: 'Priority' } } })
+  await db.insert(schema.packageState).values({ key: 'rules.shippingRules', value: rules }).onConflictDoUpdate({ target: schema.packageState.key, set: { value: rules } })
+  const abroad = await internationalParcel(app)
+  customsOf.set(abroad.parcelId, CUSTOMS)
+  const batch = await app.shipments.batches.create({ shipmentIds: [abroad.shipmentId] })
+  const deadline = Date.now() + 40_000
+  let page = await app.shipments.batches.get(batch.id, { perPage: 50 })
+  while (page.batch.state !== 'finished' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    page = await app.shipments.batches.get(batch.id, { perPage: 50 })
+  }
+  t.match(page.items, [{ parcelId: abroad.parcelId, state: 'bought' }])
+  t.same(
+    (await storedForms(app, abroad.parcelId))?.map((form) => form.type),
+    ['commercial_invoice', 'cn22'],
+    'the batch kept the forms',
+  )
+  const printed = await app.inject({ method: 'GET', url: `/shipments/api/label-batches/${batch.id}/print`, headers: as('admin') })
+  t.equal(printed.statusCode, 200, printed.body)
+  const path = saved(t, printed.rawPayload, 'batch.pdf')
+  t.equal(pagesOf(path), 4, 'the label, the two forms, the invoice')
+  t.match(textOf(path, 1), new RegExp(`LABEL OF PARCEL ${abroad.parcelId}`))
+  t.match(textOf(path, 2), /COMMERCIAL INVOICE\s+shp_/)
+  t.match(textOf(path, 3), /CN22\s+shp_/)
+  t.match(textOf(path, 4), new RegExp(`INV-${abroad.reference}-${abroad.parcelId}`))
+  const zpl = await app.inject({ method: 'GET', url: `/shipments/api/label-batches/${batch.id}/print?format=zpl`, headers: as('admin') })
+  t.equal(zpl.statusCode, 422, 'a batch of PDF labels has no ZPL job (as before)')
 })
