@@ -76,6 +76,12 @@ export const DocumentErrors = {
   LabelUnavailable: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_UNAVAILABLE', 'The label of parcel %s could not be fetched: %s', 502),
   LabelRefused: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_REFUSED', 'The label of parcel %s was not fetched: %s', 502),
   RendererFailed: createError<[shipment: string, reason: string]>('SHIPMENTS_DOCUMENT_RENDERER_FAILED', 'The packing slip renderer failed for shipment %s: %s', 502),
+  NoDeclaration: createError<[parcelId: number]>(
+    'SHIPMENTS_DOCUMENT_NO_DECLARATION',
+    'Parcel %s has no customs declaration: a commercial invoice is made for a parcel that crosses a border, from its saved declaration.',
+    404,
+  ),
+  FormUnavailable: createError<[form: string, parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_FORM_UNAVAILABLE', 'The %s form of parcel %s could not be fetched: %s', 502),
 } as const
 
 /** Errors of the shipping rules, in the framework envelope of the shipment API (a refused list is a per-field 422). */

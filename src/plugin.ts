@@ -329,7 +329,7 @@ function createBatchServices(
  * load's error).
  */
 async function createDocuments(
-  { logger, options }: ServiceBase,
+  { data, logger, options }: ServiceBase,
   deps: { shipments: ShipmentService; deliveries: DeliveryService; orderStore: OrderStore },
   documentsConfigured: boolean,
 ): Promise<DocumentService> {
@@ -350,6 +350,7 @@ async function createDocuments(
     fonts: loadFonts,
     shipments: deps.shipments,
     deliveries: deps.deliveries,
+    customs: data.customs,
     orderStore: deps.orderStore,
     options: options.documents,
     logger,

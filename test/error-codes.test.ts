@@ -53,6 +53,7 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
+  SHIPMENTS_DOCUMENT_FORM_UNAVAILABLE: "an international parcel's form whose file host fails in a print job (customs-forms.test.ts checks its errorCode)",
   SHIPMENTS_PACK_UNKNOWN_SLIP: 'pack-station.test.ts checks its errorCode and status',
   SHIPMENTS_PACK_UNKNOWN_SHIPMENT: 'pack-station.test.ts checks its errorCode and status',
   SHIPMENTS_PACK_NOT_PACKABLE: 'pack-station.test.ts checks its errorCode and status',
@@ -207,6 +208,7 @@ t.test('every documented code an HTTP answer can carry is on the wire, in errorC
   const labelledParcel = ((await post(app, labelledParcels, parcelBody)).json() as { parcel: { id: number } }).parcel.id
   t.equal((await post(app, `${labelledParcels}/${labelledParcel}/label`, buyBody)).statusCode, 200)
   expectCode(walk, await app.inject({ url: `${api}/documents/labels?ids=${labelled.shipmentId}`, headers: as('admin') }), 'SHIPMENTS_DOCUMENT_LABEL_UNAVAILABLE', 502, 'a label file that cannot be fetched')
+  expectCode(walk, await app.inject({ url: `${labelledParcels}/${labelledParcel}/commercial-invoice`, headers: as('admin') }), 'SHIPMENTS_DOCUMENT_NO_DECLARATION', 404, 'a commercial invoice of a parcel without a customs declaration')
   const ids = expectCode(walk, await app.inject({ url: `${api}/documents/pick-list?ids=x`, headers: as('admin') }), 'SHIPMENTS_VALIDATION_FAILED', 422, 'ids that are not ids')
   t.ok(ids.errors, 'the per-field envelope')
 

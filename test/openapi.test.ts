@@ -147,6 +147,9 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/void',
     '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/label/operations',
+    // Across borders (issue 48): the forms kept with an international label, and the commercial invoice.
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/forms',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/commercial-invoice',
     '/api/v2/shipments/ship-from',
     // Returns (issue 37).
     '/api/v2/shipments/orders/{orderId}/returnable',

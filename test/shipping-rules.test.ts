@@ -354,7 +354,8 @@ t.test("the dry run rated without a ship-from address: the parcel's answer says 
 })
 
 t.test('routes: statuses, bodies and permissions', async (t) => {
-  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM } })
+  // Shipped from Canada: the rated parcel to CA is domestic (an international one needs its customs declaration, see customs-forms.test.ts).
+  const app = await buildTestApp(t, { deliveries: { shipFrom: { ...SHIP_FROM, street1: '100 King Street West', city: 'Toronto', state: 'ON', postalCode: 'M5X 1A9', country: 'CA' } } })
   const prepared = await prepare(t, app)
   const { shipmentId } = await prepared.shipment({ country: 'CA' })
   const body = { rules: [{ id: 'canada', name: 'Canada', integration: 'easypost', conditions: { countries: ['CA'] }, choice: cheapest }], fallback: null }

@@ -14,7 +14,7 @@ import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/se
 import type { LabelBatchSelection, LabelBatchService } from './service.js'
 import type { DocumentService } from '../documents/service.js'
 import { MAX_PRINT_JOB_PARCELS } from '../documents/print-job.js'
-import { sendPdf, sendZpl } from '../documents/routes.js'
+import { notPrintedHeader, sendPdf, sendZpl } from '../documents/routes.js'
 
 export interface BatchRoutesOptions {
   service: LabelBatchService
@@ -191,7 +191,9 @@ export const batchRoutes: FastifyPluginAsync<BatchRoutesOptions> = async (scope,
       const { format = 'pdf', slips, pickList } = request.query
       const parcels = await service.boughtParcels(id, MAX_PRINT_JOB_PARCELS)
       const include = format === 'pdf' ? { slips: slips === true, pickList: pickList === true } : undefined
-      const bytes = await options.documents.printJob(parcels, { format, ...(include && { include }) })
+      const notPrinted: string[] = []
+      const bytes = await options.documents.printJob(parcels, { format, notPrinted, ...(include && { include }) })
+      notPrintedHeader(reply, notPrinted)
       return format === 'pdf' ? sendPdf(reply, bytes, `label-batch-${id}.pdf`) : sendZpl(reply, bytes, `label-batch-${id}.zpl`)
     },
   )

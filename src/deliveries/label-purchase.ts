@@ -1,7 +1,8 @@
 // Label purchase, exactly once: the intent committed before the provider is called, and a purchase whose
 // outcome was lost looked up by the provider's own id and finished as it was asked, never bought twice.
 import { randomUUID } from 'node:crypto'
-import type { IntegrationRow, ParcelPlan } from '../db/data-layer.js'
+import type { DataLayer, IntegrationRow, ParcelPlan } from '../db/data-layer.js'
+import type { FastifyBaseLogger } from 'fastify'
 import type { LabelOperationRow, ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { inSpan, instruments } from '../telemetry.js'
@@ -61,6 +62,7 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
       claimFor: dispatcher.claim,
     }))
     const parcel = await committed(outcome, () => new DeliveryErrors.ParcelNotFound(operation.parcelId))
+    await keepForms(deps, operation, label)
     await syncShipmentTracking(operation.shipmentId, { bought: label }, operation.userId)
     return parcel
   }
@@ -171,6 +173,20 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
   }
 
   return { buyLabel: withPurchaseTelemetry(purchase) }
+}
+
+/**
+ * The forms the provider returned with an international label (checked by the provider, one by one),
+ * kept with the parcel's declaration (a no-op without one). The label is committed already: a failure
+ * here is logged, never the purchase's failure (the forms can be had again from the provider).
+ */
+async function keepForms({ data, logger }: { data: Pick<DataLayer, 'customs'>; logger: FastifyBaseLogger }, operation: LabelOperationRow, label: PurchasedLabel): Promise<void> {
+  if (!label.forms || label.forms.length === 0) return
+  try {
+    await data.customs.saveForms(operation.parcelId, label.forms.map(({ type, url }) => ({ type, url })))
+  } catch (error) {
+    logger.error({ err: error, operationId: operation.operationId, parcelId: operation.parcelId }, "The label's customs forms could not be kept")
+  }
 }
 
 /**

@@ -21,6 +21,13 @@ export interface LabelOperation {
   attempts: Array<Omit<LabelAttemptRow, 'id' | 'operationId' | 'createdAt'> & { dateCreated: string }>
 }
 
+/** The forms a provider returned with a parcel's international label, kept with its declaration. */
+export interface ParcelForms {
+  /** False when the parcel has no customs declaration (a domestic parcel): it has no forms either. */
+  declared: boolean
+  forms: Array<{ type: string; url: string }>
+}
+
 export function createLabelReads(shared: DeliveryServiceContext, port: DeliveryLabelPort) {
   const { deps, requireParcel } = shared
   const { data, timeZone } = deps
@@ -69,5 +76,12 @@ export function createLabelReads(shared: DeliveryServiceContext, port: DeliveryL
     )
   }
 
-  return { labelDocument, labelOperations }
+  /** The forms kept with the parcel's label (CN22/CN23, commercial invoice): empty before purchase and for a domestic parcel. */
+  async function labelForms(shipmentId: number, parcelId: number): Promise<ParcelForms> {
+    await requireParcel(shipmentId, parcelId)
+    const declaration = await data.customs.declaration(parcelId)
+    return { declared: declaration !== undefined, forms: (declaration?.forms ?? []).map(({ type, url }) => ({ type, url })) }
+  }
+
+  return { labelDocument, labelOperations, labelForms }
 }

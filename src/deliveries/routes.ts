@@ -21,6 +21,7 @@ import {
   BuyResponseSchema,
   LabelQuerySchema,
   LabelResponseSchema,
+  FormsResponseSchema,
   OperationsResponseSchema,
   ParcelBodySchema,
   ParcelListResponseSchema,
@@ -247,5 +248,10 @@ function registerLabelOperationRoutes({ app, view }: DeliveryRouteScope, { servi
     '/shipments/:id/parcels/:parcelId/label/operations',
     { onRequest: view, schema: { summary: "A parcel's label operations with their attempt logs", params: ParcelParamsSchema, response: { 200: OperationsResponseSchema, ...errors } } },
     async (request) => ({ success: true as const, operations: await service.labelOperations(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId)) }),
+  )
+  app.get(
+    '/shipments/:id/parcels/:parcelId/forms',
+    { onRequest: view, schema: { summary: "The customs forms the provider returned with a parcel's international label", params: ParcelParamsSchema, response: { 200: FormsResponseSchema, ...errors } } },
+    async (request) => ({ success: true as const, ...(await service.labelForms(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId))) }),
   )
 }

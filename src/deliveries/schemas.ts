@@ -64,6 +64,17 @@ export const VoidResponseSchema = Type.Object({ success: Type.Literal(true), par
 export const LabelQuerySchema = Type.Object({ format: Type.Optional(Literals(LABEL_FORMATS)) })
 export const LabelResponseSchema = Type.Object({ success: Type.Literal(true), url: Type.String(), format: Type.String() })
 
+export const FormsResponseSchema = Type.Object({
+  success: Type.Literal(true),
+  declared: Type.Boolean({ description: 'Whether the parcel has a customs declaration (an international parcel).' }),
+  forms: Type.Array(
+    Type.Object({
+      type: Type.String({ description: "The provider's name of the form: commercial_invoice, cn22, cn23, ..." }),
+      url: Type.String({ description: "Where the provider serves the form (its file host's URL, fetched under the labels' outbound rules when printed)." }),
+    }),
+  ),
+})
+
 export const OperationsResponseSchema = Type.Object({
   success: Type.Literal(true),
   operations: Type.Array(

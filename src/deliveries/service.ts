@@ -32,7 +32,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   const { quoteRates, chosenRate } = createRateQuotes(shared, port)
   const { buyLabel } = createLabelPurchase(shared, port, { chosenRate })
   const { voidLabel } = createLabelVoid(shared, port)
-  const { labelDocument, labelOperations } = createLabelReads(shared, port)
+  const { labelDocument, labelOperations, labelForms } = createLabelReads(shared, port)
 
   return {
     /** For the returns service only (the plugin leaves it off `app.shipments.deliveries`). */
@@ -51,6 +51,7 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     voidLabel,
     labelDocument,
     labelOperations,
+    labelForms,
   }
 }
 

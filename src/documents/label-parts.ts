@@ -1,5 +1,7 @@
 // A labelled parcel's label as a part of the labels document: converted by the provider when it is not
-// PDF, PNG or JPEG, and fetched under the rules of outbound webhooks (or by the host's fetchLabel).
+// PDF, PNG or JPEG, and fetched under the rules of outbound webhooks (or by the host's fetchLabel); an
+// international label's forms (CN22/CN23, the carrier's commercial invoice) fetched the same way.
+import type { CustomsFormRow } from '../db/customs.js'
 import { DocumentErrors } from '../errors.js'
 import { getHttp, HttpGetError } from '../http/outbound.js'
 import type { Parcel } from '../model/parcel.js'
@@ -80,5 +82,24 @@ export function createLabelParts(shared: DocumentServiceContext) {
     }
   }
 
-  return { labelPart, labelZpl }
+  /**
+   * A form the provider returned with the parcel's label, as a part: its URL is the provider's answer,
+   * fetched under the labels' rules (host, size, type, time; or by the host's fetchLabel, told its format
+   * is PDF). A form that is not a PDF, PNG or JPEG, or cannot be fetched, fails the job naming it.
+   */
+  async function formPart(shipmentId: number, parcelId: number, form: CustomsFormRow): Promise<MergePart> {
+    const { partKind } = await loadDocumentEngine()
+    try {
+      const bytes = await fetchLabelFile({ url: form.url, format: 'PDF', shipmentId, parcelId })
+      const kind = partKind(bytes)
+      if (kind === null) throw new Error('the file is not a PDF, PNG or JPEG')
+      return kind === 'pdf' ? { kind, bytes } : { kind, bytes, widthInches: options.labelWidthInches }
+    } catch (error) {
+      logger.warn({ err: error, shipmentId, parcelId, form: form.type }, 'A customs form could not be fetched for a print job')
+      const reason = (error as Error)?.message ?? String(error)
+      throw new DocumentErrors.FormUnavailable(form.type, parcelId, error instanceof HttpGetError && error.refused ? `${reason}; documents.allowPrivateAddresses allows such hosts` : reason)
+    }
+  }
+
+  return { labelPart, labelZpl, formPart }
 }

@@ -79,3 +79,38 @@ export const DEFAULT_SHOW: PackingSlipShow = {
   orderedQuantity: true,
   notes: true,
 }
+
+/** One line of a commercial invoice: values exact decimals in the invoice's currency. */
+export interface CommercialInvoiceLine {
+  description: string
+  sku: string | null
+  tariffNumber: string | null
+  originCountry: string | null
+  quantity: number
+  /** The line's total divided by its quantity, rounded up to the total's places (at least two): never below the true unit value. */
+  unitValue: string
+  totalValue: string
+  weight: { value: string; unit: string }
+}
+
+/** Everything a commercial invoice shows: a parcel's customs declaration with its seller and buyer. */
+export interface CommercialInvoiceData {
+  /** Stable: the shipment's reference and the parcel's id (`INV-<reference>-<parcelId>`). */
+  invoiceNumber: string
+  /** When the declaration was last saved: the invoice describes that declaration, so it keeps its date while the declaration is unchanged. */
+  date: Date
+  seller: { name: string; address: PostalAddress | null }
+  buyer: PostalAddress | null
+  shipment: { id: number; reference: string }
+  order: { id: number; reference: string }
+  parcel: { id: number; carrier: string | null; trackingNumber: string | null }
+  currency: string
+  lines: CommercialInvoiceLine[]
+  totalValue: string
+  totalWeight: { value: string; unit: string }
+  incoterm: string
+  /** From the contents type: Sale, Gift, Sample, Return, Documents, or the declaration's explanation for other. */
+  reasonForExport: string
+  eelPfc: string | null
+  signer: string | null
+}

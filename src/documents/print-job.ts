@@ -2,6 +2,10 @@
 // page size; a pick list first and each shipment's packing slip after its labels, as asked), or the labels
 // bought as ZPL concatenated into one file for a thermal printer. Everything that can be refused (a parcel
 // without a label, a label that is not ZPL) is refused, naming the parcels, before a label is fetched.
+// An international parcel (one with a customs declaration) has, after its label, the forms the provider
+// returned with it and the package's commercial invoice; a ZPL file holds labels only, so it leaves them
+// out and says so (`notPrinted`).
+import type { CustomsDeclarationRow, CustomsFormRow } from '../db/customs.js'
 import { ShipmentValidationError } from '../errors.js'
 import type { Parcel } from '../model/parcel.js'
 import type { MergePart } from './merge.js'
@@ -18,6 +22,11 @@ export interface PrintJobOptions {
   include?: { slips?: boolean | undefined; pickList?: boolean | undefined } | undefined
   /** pdf: every label, whatever its format, as pages of one PDF; zpl: the labels bought as ZPL, one file. */
   format: 'pdf' | 'zpl'
+  /**
+   * Filled with what the job left out, in words (a ZPL file cannot hold an international parcel's PDF
+   * forms and invoice): the routes answer it in the `x-shipments-not-printed` header.
+   */
+  notPrinted?: string[] | undefined
 }
 
 /** The most parcels one print job takes: a batch of 200 shipments of up to five parcels. */
@@ -32,6 +41,12 @@ interface PrintJobConcerns {
   writtenSlips(batch: readonly Loaded[], pageCounts: number[]): Promise<Buffer | null>
   hostSlip(loaded: Loaded): Promise<Uint8Array>
   pickListOf(batch: readonly Loaded[]): Promise<Buffer>
+  /** The customs declarations of the parcels named that have one (international parcels), by parcel id. */
+  declarationsOf(parcelIds: readonly number[]): Promise<Map<number, CustomsDeclarationRow>>
+  /** A form the provider returned with a label, fetched under the labels' outbound rules, as a part. */
+  formPart(shipmentId: number, parcelId: number, form: CustomsFormRow): Promise<MergePart>
+  /** The commercial invoices of the parcels in one PDF, the pages of each counted into `pageCounts`. */
+  invoicesOf(entries: ReadonlyArray<{ loaded: Loaded; parcel: Parcel; declaration: CustomsDeclarationRow }>, pageCounts: number[]): Promise<Buffer>
 }
 
 const isId = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= 2_147_483_647
@@ -109,13 +124,48 @@ export function createPrintJob(shared: DocumentServiceContext, concerns: PrintJo
         } else slipParts.set(loaded.shipment.id, { kind: 'pdf', bytes: await concerns.hostSlip(loaded) })
       }
     }
+    const customs = await customsParts(resolved)
     for (const [index, label] of labels.entries()) {
-      parts.push(label)
+      parts.push(label, ...(customs.get(resolved[index]!.parcel.id) ?? []))
       const shipmentId = resolved[index]!.loaded.shipment.id
       const slip = slipParts.get(shipmentId)
       if (slip && lastLabelOf.get(shipmentId) === index) parts.push(slip)
     }
     return (await loadDocumentEngine()).mergeParts(parts, { title: batchTitle('Print job', batch), date: now() })
+  }
+
+  /** Each international parcel's forms (fetched a few at a time) and commercial invoice (one document, taken page by page), by parcel id. */
+  async function customsParts(resolved: ReadonlyArray<{ loaded: Loaded; parcel: Parcel }>): Promise<Map<number, MergePart[]>> {
+    const declarations = await concerns.declarationsOf(resolved.map(({ parcel }) => parcel.id))
+    const international = resolved.flatMap((entry) => {
+      const declaration = declarations.get(entry.parcel.id)
+      return declaration ? [{ ...entry, declaration }] : []
+    })
+    const byParcel = new Map<number, MergePart[]>()
+    if (international.length === 0) return byParcel
+    const forms = international.flatMap((entry) => entry.declaration.forms.map((form) => ({ entry, form })))
+    const fetched = await inOrder(forms, ({ entry, form }) => concerns.formPart(entry.loaded.shipment.id, entry.parcel.id, form))
+    for (const [index, { entry }] of forms.entries()) byParcel.set(entry.parcel.id, [...(byParcel.get(entry.parcel.id) ?? []), fetched[index]!])
+    const pageCounts: number[] = []
+    const invoices = await concerns.invoicesOf(international, pageCounts)
+    let firstPage = 0
+    for (const [index, { parcel }] of international.entries()) {
+      const count = pageCounts[index]!
+      byParcel.set(parcel.id, [...(byParcel.get(parcel.id) ?? []), { kind: 'pdf', bytes: invoices, pages: Array.from({ length: count }, (_, page) => firstPage + page) }])
+      firstPage += count
+    }
+    return byParcel
+  }
+
+  /** What a ZPL job leaves out: each international parcel's forms and invoice, which come as PDF. */
+  async function leftOutOfZpl(resolved: ReadonlyArray<{ loaded: Loaded; parcel: Parcel }>, notPrinted: string[] | undefined): Promise<void> {
+    const declarations = await concerns.declarationsOf(resolved.map(({ parcel }) => parcel.id))
+    for (const { loaded, parcel } of resolved) {
+      const declaration = declarations.get(parcel.id)
+      if (!declaration) continue
+      const documents = [...declaration.forms.map((form) => form.type), 'commercial invoice'].join(', ')
+      notPrinted?.push(`parcel ${parcel.id} of shipment ${loaded.shipment.reference}: ${documents} (PDF only)`)
+    }
   }
 
   /**
@@ -129,6 +179,7 @@ export function createPrintJob(shared: DocumentServiceContext, concerns: PrintJo
     const resolved = resolveParcels(named, batch, jobOptions.format)
     if (jobOptions.format === 'pdf') return pdfJob(resolved, batch, jobOptions.include)
     const labels = await inOrder(resolved, ({ loaded, parcel }) => concerns.labelZpl(loaded.shipment.id, parcel))
+    await leftOutOfZpl(resolved, jobOptions.notPrinted)
     // Each label is one ^XA...^XZ format (or several); a line break between them keeps printers and readers apart.
     const newline = Buffer.from('\n')
     return Buffer.concat(labels.flatMap((bytes) => (bytes[bytes.length - 1] === 0x0a ? [bytes] : [bytes, newline])))

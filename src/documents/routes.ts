@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
+import { DeliveryErrors, errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableProblems } from '../http/validation-messages.js'
 import type { HasPermission, ResolveUser } from '../http/access.js'
 import { FrameworkErrorSchema, IdParamsSchema, ServiceErrorSchema, ValidationErrorSchema } from '../shipments/schemas.js'
@@ -61,6 +61,24 @@ function shipmentIdOf(raw: string): number {
   const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
   if (!(id <= 2_147_483_647)) throw new ShipmentsErrors.ShipmentNotFound(raw)
   return id
+}
+
+function parcelIdOf(raw: string): number {
+  const id = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(id <= 2_147_483_647)) throw new DeliveryErrors.ParcelNotFound(raw)
+  return id
+}
+
+const ParcelParamsSchema = Type.Object({ id: Type.String({ description: 'Shipment id' }), parcelId: Type.String({ description: 'Parcel id' }) })
+
+/**
+ * What a print job left out (a ZPL file cannot hold an international parcel's PDF forms and invoice), as
+ * the `x-shipments-not-printed` header: ASCII, bounded.
+ */
+export function notPrintedHeader(reply: FastifyReply, notPrinted: readonly string[]) {
+  if (notPrinted.length === 0) return reply
+  const text = notPrinted.join('; ').replace(/[^\x20-\x7e]/g, '?')
+  return reply.header('x-shipments-not-printed', text.length > 2000 ? `${text.slice(0, 1990)} (more)` : text)
 }
 
 /** The batch's ids: anything that is not a list of positive integers is a 422 on `ids`. */
@@ -128,6 +146,19 @@ export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (
     },
   )
 
+  app.get(
+    '/shipments/:id/parcels/:parcelId/commercial-invoice',
+    {
+      onRequest: view,
+      schema: { summary: "An international parcel's commercial invoice (PDF), from its customs declaration", params: ParcelParamsSchema, response: { 200: pdf('The commercial invoice, a PDF.'), ...errors } },
+    },
+    async (request, reply) => {
+      const id = shipmentIdOf(request.params.id)
+      const parcelId = parcelIdOf(request.params.parcelId)
+      return sendPdf(reply, await service.commercialInvoice(id, parcelId), `commercial-invoice-${id}-${parcelId}.pdf`)
+    },
+  )
+
   const batch = (path: string, summary: string, make: (ids: number[]) => Promise<Buffer>, name: string) =>
     app.get(
       path,
@@ -156,7 +187,9 @@ export const documentRoutes: FastifyPluginAsync<DocumentRoutesOptions> = async (
     },
     async (request, reply) => {
       const { parcels, include, format } = request.body
-      const bytes = await service.printJob(parcels, { include, format })
+      const notPrinted: string[] = []
+      const bytes = await service.printJob(parcels, { include, format, notPrinted })
+      notPrintedHeader(reply, notPrinted)
       const name = `print-job-${parcels.length}-parcel${parcels.length === 1 ? '' : 's'}`
       if (format === 'pdf') return sendPdf(reply, bytes, `${name}.pdf`)
       return sendZpl(reply, bytes, `${name}.zpl`)

@@ -11,6 +11,7 @@ import type { Shipment } from '../model/shipment.js'
 import type { ShipmentService } from '../shipments/service.js'
 import { onFirstUse } from '../lazy.js'
 import type { FontStack } from './fonts.js'
+import type { CustomsStore } from '../db/customs.js'
 import type { ResolvedDocumentsOptions } from './options.js'
 
 /** The PDF libraries and fonts, imported with the first document (see loadDocumentFonts). */
@@ -21,7 +22,9 @@ export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediat
 
 export interface DocumentServiceDependencies {
   shipments: ShipmentService
-  deliveries: Pick<DeliveryService, 'labelDocument'>
+  deliveries: Pick<DeliveryService, 'labelDocument' | 'shipFrom'>
+  /** Parcels' customs declarations and their forms (the commercial invoice, the forms printed with labels). */
+  customs: Pick<CustomsStore, 'declaration' | 'declarationsFor'>
   orderStore: OrderStore
   options: ResolvedDocumentsOptions
   /** The fonts: read once, by the first caller (registration, or the first document). */

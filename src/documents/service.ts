@@ -7,6 +7,9 @@ import type { PackingSlipData } from './model.js'
 import type { PickedLine } from './pick-list.js'
 import { createLabelParts } from './label-parts.js'
 import { createPackingSlips } from './slips.js'
+import { createCommercialInvoices } from './invoices.js'
+import type { CustomsDeclarationRow } from '../db/customs.js'
+import { DeliveryErrors } from '../errors.js'
 import { createPrintJob, type PrintJobOptions, type PrintJobParcel } from './print-job.js'
 import { batchIds, createDocumentServiceContext, loadDocumentEngine, type DocumentServiceDependencies, type Loaded } from './service-context.js'
 
@@ -19,7 +22,8 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
   const shared = createDocumentServiceContext(deps)
   const { options, fontStack, dateText, now, load, rendering, batchTitle } = shared
   const { slipData, writeSlips, slips, hostSlip } = createPackingSlips(shared)
-  const { labelPart, labelZpl } = createLabelParts(shared)
+  const { labelPart, labelZpl, formPart } = createLabelParts(shared)
+  const { invoiceData, writeInvoices, declarationOf } = createCommercialInvoices(shared)
 
   /** The pick list of a batch already read: SKUs summed, sorted by the lines' location. */
   async function pickListOf(batch: readonly Loaded[]): Promise<Buffer> {
@@ -50,6 +54,12 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
   const printJob = createPrintJob(shared, {
     labelPart,
     labelZpl,
+    formPart,
+    declarationsOf: async (parcelIds) => new Map((await deps.customs.declarationsFor(parcelIds)).map((row): [number, CustomsDeclarationRow] => [row.parcelId, row])),
+    invoicesOf: async (entries, pageCounts) => {
+      const invoices = await Promise.all(entries.map(({ loaded, parcel, declaration }) => invoiceData(loaded, parcel, declaration)))
+      return writeInvoices(invoices, batchTitle('Commercial invoices', entries.map(({ loaded }) => loaded)), pageCounts)
+    },
     hostSlip,
     pickListOf,
     writtenSlips: (batch, pageCounts) => (options.renderPackingSlip ? Promise.resolve(null) : rendering(() => writeSlips(batch, batchTitle(`${options.title}s`, batch), pageCounts))),
@@ -75,6 +85,19 @@ export function createDocumentService(deps: DocumentServiceDependencies) {
     async packingSlips(ids: readonly number[]): Promise<Buffer> {
       const batch = await load(batchIds(ids, options.maxBatchSize))
       return slips(batch, batchTitle(`${options.title}s`, batch))
+    },
+
+    /**
+     * The commercial invoice of an international parcel, a PDF, from its customs declaration: 404 for an
+     * unknown or deleted shipment, a parcel not of it, or a parcel without a declaration (coded
+     * SHIPMENTS_DOCUMENT_NO_DECLARATION).
+     */
+    async commercialInvoice(shipmentId: number, parcelId: number): Promise<Buffer> {
+      const [loaded] = await load(batchIds([shipmentId], 1))
+      const parcel = loaded!.parcels.find((each) => each.id === parcelId)
+      if (!parcel) throw new DeliveryErrors.ParcelNotFound(parcelId)
+      const invoice = await invoiceData(loaded!, parcel, await declarationOf(parcelId))
+      return writeInvoices([invoice], `Commercial invoice ${invoice.invoiceNumber}`)
     },
 
     /** The pick list of a batch: SKUs summed, sorted by the lines' location, with the shipments each goes to. */

@@ -7,6 +7,7 @@ import type { ProviderContext } from '../providers.js'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { answerExcerpt } from '../../http/answer-excerpt.js'
 import { servicesOfCarrierAccounts } from './easypost-services.js'
+import { customsSummary, easyPostCustoms, formsOf } from './easypost-customs.js'
 
 export const EASYPOST_DEFAULT_TIMEOUT_MS = 15_000
 
@@ -41,6 +42,8 @@ interface EasyPostShipment {
   tracking_code?: string | null
   tracker?: { id?: string; public_url?: string | null } | null
   refund_status?: string | null
+  /** With a bought international shipment: CN22/CN23, commercial invoice... (untrusted: see formsOf). */
+  forms?: unknown
 }
 export interface EasyPostClient {
   CarrierAccount: { all(params?: Record<string, unknown>): Promise<unknown> }
@@ -222,7 +225,10 @@ const labelUrlIn = (shipment: EasyPostShipment, format: string): string | null =
   return label.label_url ?? null
 }
 
-function purchasedLabel(shipment: EasyPostShipment, format: string): PurchasedLabel {
+/** A logger's warning, as much as the forms' check needs. */
+type Warn = (details: Record<string, unknown>, message: string) => void
+
+function purchasedLabel(shipment: EasyPostShipment, format: string, warn: Warn): PurchasedLabel {
   const rate = shipment.selected_rate
   const url = labelUrlIn(shipment, format) ?? shipment.postage_label?.label_url ?? null
   if (!rate || !shipment.tracking_code || !url) throw new DeliveryProviderError(`EasyPost answered shipment ${shipment.id} without its label, tracking code or rate.`, 'unknown')
@@ -236,14 +242,20 @@ function purchasedLabel(shipment: EasyPostShipment, format: string): PurchasedLa
     cost: String(rate.rate),
     currency: rate.currency,
     trackingUrl: shipment.tracker?.public_url ?? null,
+    // A bad form is dropped (and logged); the label and the good forms are kept.
+    forms: formsOf(shipment.forms, (problem, index) => warn({ shipment: shipment.id, index, problem }, 'EasyPost answered a form that is not kept')),
   }
 }
+
+const warnOf = (context: ProviderContext<EasyPostLabelSettings>): Warn => (details, message) => context.logger.warn(details, message)
 
 /** The delivery methods of the built-in EasyPost provider, over its settings. */
 export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defaultBaseUrl: string): DeliveryMethods<ProviderContext<Settings>> {
   /** A new EasyPost shipment for the parcel, with our id as its reference. */
   async function createShipment(client: EasyPostClient, settings: Settings, journal: DeliveryJournal | null, request: RateRequest, reference: string) {
     const { parcel } = request
+    // An international parcel's declaration (complete and checked before any call); the incoterm is a shipment option.
+    const customs = request.customs ? easyPostCustoms(request.customs) : null
     const params = {
       to_address: easyPostAddress(request.to),
       from_address: easyPostAddress(request.from),
@@ -256,10 +268,12 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       reference,
       // EasyPost swaps the addresses of a return shipment itself: the label goes from the customer to the shop.
       ...(request.isReturn ? { is_return: true } : {}),
+      ...(customs ? { customs_info: customs.customs_info } : {}),
       // PNG, the one format EasyPost converts from later: the others are had by conversion.
-      options: { label_format: 'PNG' },
+      options: { label_format: 'PNG', ...(customs ? { incoterm: customs.incoterm } : {}) },
     }
-    const shipment = await logged(journal, settings, 'create', { reference, parcel: params.parcel, to: { country: request.to.country, zip: request.to.postalCode }, isReturn: request.isReturn === true }, () => client.Shipment.create(params))
+    const logRequest = { reference, parcel: params.parcel, to: { country: request.to.country, zip: request.to.postalCode }, isReturn: request.isReturn === true, ...(customs ? { customs: customsSummary(request.customs) } : {}) }
+    const shipment = await logged(journal, settings, 'create', logRequest, () => client.Shipment.create(params))
     checkMode(shipment, settings)
     return shipment
   }
@@ -292,7 +306,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
         // An earlier attempt created it (its outcome unknown, found not bought): buy on it, never on a new one.
         shipment = await logged(journal, context.settings, 'retrieve', { id: request.externalId }, () => client.Shipment.retrieve(request.externalId!))
         checkMode(shipment, context.settings)
-        if (shipment.postage_label) return purchasedLabel(shipment, request.labelFormat)
+        if (shipment.postage_label) return purchasedLabel(shipment, request.labelFormat, warnOf(context))
       } else {
         shipment = await createShipment(client, context.settings, journal, request, request.operationId)
         await journal.externalIdKnown(shipment.id)
@@ -314,7 +328,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
           label = bought
         }
       }
-      return purchasedLabel({ ...bought, postage_label: label.postage_label ?? bought.postage_label }, request.labelFormat)
+      return purchasedLabel({ ...bought, postage_label: label.postage_label ?? bought.postage_label }, request.labelFormat, warnOf(context))
     },
 
     async recoverLabel(request, context, journal) {
@@ -322,7 +336,7 @@ export function easyPostDeliveries<Settings extends EasyPostLabelSettings>(defau
       const shipment = await logged(journal, context.settings, 'retrieve', { id: request.externalId }, () => client.Shipment.retrieve(request.externalId))
       checkMode(shipment, context.settings)
       if (!shipment.postage_label) return { state: 'not-purchased' }
-      return { state: 'purchased', label: purchasedLabel(shipment, request.labelFormat) }
+      return { state: 'purchased', label: purchasedLabel(shipment, request.labelFormat, warnOf(context)) }
     },
 
     async labelDocument(label, context, journal) {
