@@ -120,7 +120,9 @@ export function createAddressChecks(shared: DeliveryServiceContext, port: Pick<D
     if (current.mode === 'block' && !shipTo.current) shipTo = (await verify(shipment.id)).shipTo
     const check = shipTo.current ? shipTo.check : undefined
     if (current.mode === 'block' && check?.verdict === 'undeliverable' && check.decision !== 'asIs') {
-      throw new AddressErrors.Undeliverable(shipment.reference, problemsInWords(check.problems))
+      const words = problemsInWords(check.problems)
+      // The carrier's words alone ride along, for a batch's "skipped: address undeliverable: ..." line.
+      throw Object.assign(new AddressErrors.Undeliverable(shipment.reference, words), { addressProblems: words })
     }
     return addressWarning(current, shipTo)
   }
