@@ -166,13 +166,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
   // The form is fetched under the labels' outbound rules (documents.allowPrivateAddresses, labelTimeoutMs).
   const manifests = createManifestService({
-    data,
-    labels: labelPort,
-    shipFrom: deliveries.shipFrom,
-    dispatcher,
-    logger,
-    timeZone: options.timezone,
-    clock: options.clock,
+    ...{ data, labels: labelPort, shipFrom: deliveries.shipFrom, dispatcher, logger, timeZone: options.timezone, clock: options.clock },
     form: { timeoutMs: options.documents.labelTimeoutMs, allowPrivateAddresses: options.documents.allowPrivateAddresses },
   })
   const batches = createBatchServices(app, base, { shipments, deliveries, boxes, rules, dispatcher })
