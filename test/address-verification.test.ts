@@ -6,10 +6,12 @@
 // and odd provider answers read as "unverified" rather than crashing.
 import t, { type Test } from 'tap'
 import { eq } from 'drizzle-orm'
+import PDFDocument from 'pdfkit'
 import type { FastifyInstance } from 'fastify'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
+import { adminClient, buildAdminApp } from './fixtures/admin.js'
 import type { ShipmentsPluginOptions } from '../src/index.js'
 import { verificationOf } from '../src/gateway/providers/easypost-addresses.js'
 
@@ -56,6 +58,18 @@ async function storedCheck(app: FastifyInstance, shipmentId: number) {
   const { db, schema } = tables(app)
   const [row] = await db.select().from(schema.addressChecks).where(eq(schema.addressChecks.shipmentId, shipmentId))
   return row
+}
+
+/** A one-page PDF for the packing slip hook (its bytes are merged, so they must be a real PDF). */
+async function blankPdf(): Promise<Buffer> {
+  const doc = new PDFDocument({ size: 'LETTER' })
+  const chunks: Buffer[] = []
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk))
+  const ended = new Promise((resolve) => doc.on('end', resolve))
+  doc.text('slip')
+  doc.end()
+  await ended
+  return Buffer.concat(chunks)
 }
 
 const creates = (imitation: Awaited<ReturnType<typeof easyPostImitation>>) => imitation.calls.filter((call) => call.step === 'create')
@@ -110,7 +124,13 @@ t.test('each verdict from the imitation, stored with the fingerprint of the addr
 })
 
 t.test("accepting the correction: the next rate request ships to it, the order's address stays", async (t) => {
-  const { app, imitation } = await setup(t)
+  const slips: unknown[] = []
+  const blank = await blankPdf()
+  const renderPackingSlip = (slip: { shipTo: unknown }) => {
+    slips.push(slip.shipTo)
+    return new Uint8Array(blank)
+  }
+  const { app, imitation } = await setup(t, { documents: { renderPackingSlip } })
   const { orderId, shipmentId, parcelId } = await shipmentTo(app, ADDRESSES.corrected)
   const noCheck = await send(app, 'POST', `/shipments/${shipmentId}/address-check/accept`)
   t.equal(noCheck.statusCode, 409)
@@ -130,6 +150,8 @@ t.test("accepting the correction: the next rate request ships to it, the order's
   const [order] = await db.select().from(schema.orderAddresses).where(eq(schema.orderAddresses.orderId, orderId))
   t.match(order, { address1: '417 montgomery street', address2: 'FL 5', city: 'San Francisco', postalCode: '94104' }, "the order's address in the order store is unchanged")
   t.match((await app.shipments.deliveries.shipTo({ id: shipmentId, orderId })).address, { street1: '417 MONTGOMERY ST FL 5' }, 'documents read the same ship-to')
+  await app.shipments.documents.packingSlip(shipmentId)
+  t.match(slips, [{ street1: '417 MONTGOMERY ST FL 5', city: 'SAN FRANCISCO' }], "the packing slip shows the shipment's own ship-to")
 
   // A deliverable verdict has nothing to accept.
   const plain = await shipmentTo(app, ADDRESSES.deliverable)
@@ -250,4 +272,35 @@ t.test("EasyPost's answer is untrusted: odd fields make the verdict unverified, 
   const mixed = verificationOf({ ...ok, verifications: { delivery: { success: false, errors: [{ code: 'E.ADDRESS.NOT_FOUND', message: 'Address not found', field: 'address', suggestion: null }, 7, { code: {} }] } } }, sent)
   t.match(mixed, { verdict: 'undeliverable', problems: [{ code: 'E.ADDRESS.NOT_FOUND' }, { code: 'ANSWER.UNREADABLE', message: /2 of EasyPost's verification errors/ }] }, 'each error read on its own')
   t.match(verificationOf({ ...ok, verifications: { delivery: { success: false } } }, sent), { verdict: 'undeliverable', problems: [{ code: 'ADDRESS.UNDELIVERABLE' }] })
+})
+
+t.test("the admin's buttons: a refusal shows beside the panel, a decision comes back to the shipment page", async (t) => {
+  const imitation = await easyPostImitation(t, { apiKey: API_KEY })
+  const app = await buildAdminApp(t, { deliveries: { shipFrom: SHIP_FROM } })
+  await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 3000 } })
+  const { shipmentId } = await shipmentTo(app, ADDRESSES.undeliverable)
+  const admin = adminClient(app, 'admin')
+  const page = await admin.get(`/shipments/${shipmentId}`)
+  t.match(page.body, /<section id="ship-to"[\s\S]*Not verified yet\.[\s\S]*Address verification is off/)
+  const unset = await admin.post(`/shipments/${shipmentId}/address-check`, {})
+  t.equal(unset.statusCode, 422)
+  t.match(unset.body, /<p class="field-error" role="alert">is required: no integration is set to verify addresses/)
+  const badSetting = await admin.post('/address-verification', { addressMode: 'block', addressIntegration: '' })
+  t.equal(badSetting.statusCode, 422)
+  t.match(badSetting.body, /is required in block mode/)
+  t.match(await app.shipments.addresses.setting(), { mode: 'off', savedAt: null }, 'nothing saved')
+  t.equal((await admin.post('/address-verification', { addressMode: 'block', addressIntegration: 'easypost' })).statusCode, 303)
+  await admin.get(`/shipments/${shipmentId}`)
+  const verified = await admin.post(`/shipments/${shipmentId}/address-check`, {})
+  t.equal(verified.statusCode, 303)
+  t.equal(verified.headers.location, `/shipments/admin/shipments/${shipmentId}?notice=saved#ship-to`)
+  const after = await admin.get(`/shipments/${shipmentId}`)
+  t.match(after.body, /Undeliverable[\s\S]*Address not found[\s\S]*Ship as is/)
+  t.notMatch(after.body, /Accept the correction/, 'nothing to accept')
+  const accept = await admin.post(`/shipments/${shipmentId}/address-check/accept`, {})
+  t.equal(accept.statusCode, 409)
+  t.match(accept.body, /suggested no correction/)
+  t.equal((await admin.post(`/shipments/${shipmentId}/address-check/as-is`, {})).statusCode, 303)
+  t.match((await admin.get(`/shipments/${shipmentId}`)).body, /Shipping to the address as it is \(chosen knowingly\)\./)
+  t.equal((await adminClient(app, 'viewer').post(`/shipments/${shipmentId}/address-check`, {})).statusCode, 403)
 })
