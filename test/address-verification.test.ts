@@ -213,12 +213,15 @@ t.test('warn mode: rating and buying proceed, the check says why the address is 
   t.match((await get(app, '/address-verification')).json(), { mode: 'warn', integration: 'easypost', savedAt: null }, "the option's value until saved")
   const { shipmentId, parcelId } = await shipmentTo(app, ADDRESSES.undeliverable)
   t.match((await get(app, `/shipments/${shipmentId}/address-check`)).json(), { status: 'unchecked', warning: 'The ship-to address has not been verified.' })
-  t.equal((await send(app, 'POST', `/shipments/${shipmentId}/parcels/${parcelId}/rates`, { integration: 'easypost' })).statusCode, 200)
+  const rated = await send(app, 'POST', `/shipments/${shipmentId}/parcels/${parcelId}/rates`, { integration: 'easypost' })
+  t.equal(rated.statusCode, 200)
+  t.match(rated.json(), { quotes: [{}, {}, {}], addressWarning: 'The ship-to address has not been verified.' }, 'the rates answer carries the warning')
   t.equal(imitation.calls.filter((call) => call.step === 'address').length, 0, 'warn mode verifies nothing by itself')
   await send(app, 'POST', `/shipments/${shipmentId}/address-check`)
   t.match((await get(app, `/shipments/${shipmentId}/address-check`)).json(), { verdict: 'undeliverable', warning: /cannot deliver.*Address not found/ })
   const bought = await send(app, 'POST', `/shipments/${shipmentId}/parcels/${parcelId}/label`, { integration: 'easypost', carrier: 'USPS', service: 'Priority' })
   t.equal(bought.statusCode, 200, bought.body)
+  t.match(bought.json(), { parcel: { status: 'labelled' }, addressWarning: /cannot deliver/ }, 'bought, with the warning')
 })
 
 t.test('a batch in block mode skips the parcel whose address is undeliverable, with the reason', async (t) => {

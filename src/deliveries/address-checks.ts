@@ -127,7 +127,13 @@ export function createAddressChecks(shared: DeliveryServiceContext, port: Pick<D
     return addressWarning(current, shipTo)
   }
 
-  return { setting, verify, gate }
+  /** Why the shipment's ship-to is in doubt under the setting now, or null: beside rates and labels in warn mode. */
+  async function warningFor(shipmentId: number): Promise<string | null> {
+    const [shipment, current] = await Promise.all([requireShipment(shipmentId), setting()])
+    return current.mode === 'off' ? null : addressWarning(current, await port.shipTo(shipment))
+  }
+
+  return { setting, verify, gate, warningFor }
 }
 
 export type AddressChecks = ReturnType<typeof createAddressChecks>

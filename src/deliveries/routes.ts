@@ -157,6 +157,7 @@ function registerLabelRoutes({ app, view, edit, buy, userIdOf }: DeliveryRouteSc
     async (request) => ({
       success: true as const,
       quotes: await service.quoteRates(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body),
+      addressWarning: await service.addressChecks.warningFor(shipmentIdOf(request.params.id)),
     }),
   )
 
@@ -165,7 +166,7 @@ function registerLabelRoutes({ app, view, edit, buy, userIdOf }: DeliveryRouteSc
     { onRequest: buy, schema: { summary: 'Buy a label for a parcel, exactly once', params: ParcelParamsSchema, body: BuyBodySchema, response: { 200: BuyResponseSchema, ...errors } } },
     async (request) => {
       const result = await service.buyLabel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body as BuyLabelInput, { userId: userIdOf(request) })
-      return { success: true as const, ...result }
+      return { success: true as const, ...result, addressWarning: await service.addressChecks.warningFor(result.parcel.shipmentId) }
     },
   )
 
