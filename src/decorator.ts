@@ -22,6 +22,7 @@ import type { HealthService } from './health/service.js'
 import type { SystemOverviewService } from './health/system.js'
 import type { PackStationService } from './pack-station/service.js'
 import type { ManifestService } from './manifests/service.js'
+import type { AddressService } from './addresses/service.js'
 import type { LabelBatchService } from './batches/service.js'
 
 /** What `app.shipments` holds. */
@@ -93,6 +94,11 @@ export interface ShipmentsDecorator {
    * job any instance finishes (create, get with its items, list, retry the failed, cancel; see docs/batches.md).
    */
   batches: LabelBatchService
+  /**
+   * Verified addresses: a shipment's ship-to check (`check`, `verify`, `accept`, `asIs`) and the setting
+   * (`setting`, `saveSetting`: off, warn or block; see docs/shipping-abroad.md#verified-addresses).
+   */
+  addresses: AddressService
 }
 
 declare module 'fastify' {
@@ -140,6 +146,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     packStation: services.packStation,
     manifests: services.manifests,
     batches: services.batches,
+    addresses: services.addresses,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

@@ -118,6 +118,17 @@ export const ManifestErrors = {
   FormUnavailable: createError<[id: number, reason: string]>('SHIPMENTS_MANIFEST_FORM_UNAVAILABLE', 'The form of manifest %s could not be fetched: %s', 502),
 } as const
 
+/** Errors of a shipment's ship-to check (verified addresses), in the framework envelope of the shipment API. */
+export const AddressErrors = {
+  Undeliverable: createError<[reference: string, problems: string]>(
+    'SHIPMENTS_ADDRESS_UNDELIVERABLE',
+    'The carrier cannot deliver to the ship-to address of shipment %s: %s. Correct the address on the order, or choose "Ship as is" on the shipment.',
+    422,
+  ),
+  NotChecked: createError<[reference: string]>('SHIPMENTS_ADDRESS_NOT_CHECKED', 'The ship-to address of shipment %s has not been verified as it is now: verify it first.', 409),
+  NoCorrection: createError<[reference: string]>('SHIPMENTS_ADDRESS_NO_CORRECTION', 'The carrier suggested no correction of the ship-to address of shipment %s: there is nothing to accept.', 409),
+} as const
+
 /**
  * Errors of the order exchange (spec 7.3). The message is the short reason the client sees; the
  * full reason goes to the log.

@@ -56,7 +56,8 @@ import { decoratorOf, type OrderExchangeRoutes, type PluginServices } from './de
 import { createLabelBatches, type LabelBatchService } from './batches/service.js'
 import { createBatchWorker } from './batches/worker.js'
 import { batchRoutes } from './batches/routes.js'
-
+import { createAddressService } from './addresses/service.js'
+import { addressRoutes } from './addresses/routes.js'
 
 /** What the factories below share: the data layer, the logger, the resolved options (of which each service is handed its own part). */
 interface ServiceBase {
@@ -166,16 +167,11 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
   // The form is fetched under the labels' outbound rules (documents.allowPrivateAddresses, labelTimeoutMs).
   const manifests = createManifestService({
-    data,
-    labels: labelPort,
-    shipFrom: deliveries.shipFrom,
-    dispatcher,
-    logger,
-    timeZone: options.timezone,
-    clock: options.clock,
+    ...{ data, labels: labelPort, shipFrom: deliveries.shipFrom, dispatcher, logger, timeZone: options.timezone, clock: options.clock },
     form: { timeoutMs: options.documents.labelTimeoutMs, allowPrivateAddresses: options.documents.allowPrivateAddresses },
   })
   const batches = createBatchServices(app, base, { shipments, deliveries, boxes, rules, dispatcher })
+  const addresses = createAddressService({ data, deliveries, shipments, labels: labelPort, clock: options.clock, timeZone: options.timezone })
 
   const { health } = createHealth({ data, instanceId: dispatcher.claim.instanceId, clock: options.clock, options: options.health, orderExchange: exchange.service !== null })
   const referenceOrders = options.orders.orderStore ? null : createReferenceOrders(data, options.clock, shipments.orderChanged)
@@ -211,6 +207,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     health,
     system: createSystemOverview({ data, health, clock: options.clock }),
     batches,
+    addresses,
   }
 }
 
@@ -279,6 +276,7 @@ function createParcelServices(
     lockTimeoutMs: options.lockTimeoutMs,
     shipFrom,
     quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
+    addressVerification: options.addresses.verification,
   })
   const returns = createReturnService({
     data,
@@ -376,6 +374,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(shippingRuleRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.rules, ...access })
   await app.register(manifestRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.manifests, ...access })
   await app.register(batchRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.batches, documents: services.documents, ...access })
+  await app.register(addressRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.addresses, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -472,6 +471,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     system: services.system,
     outbox: services.outbox,
     batches: services.batches,
+    addresses: services.addresses,
   })
 }
 

@@ -48,6 +48,9 @@ t.test('the documented error codes are exactly the codes the package defines', a
 
 /** Codes no request of this test provokes, and why (each is answered by the same handlers as the rest). */
 const NOT_PROVOKED: Record<string, string> = {
+  SHIPMENTS_ADDRESS_UNDELIVERABLE: 'block mode and an undeliverable address (address-verification.test.ts checks its errorCode and status)',
+  SHIPMENTS_ADDRESS_NOT_CHECKED: 'address-verification.test.ts checks its errorCode and status',
+  SHIPMENTS_ADDRESS_NO_CORRECTION: 'address-verification.test.ts checks its errorCode and status',
   SHIPMENTS_LABEL_PURCHASE_BUSY: 'two instances buying one parcel at the same moment (labels.test.ts races them)',
   SHIPMENTS_RETURN_LABEL_BUSY: 'two instances buying one return label at the same moment',
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',

@@ -184,6 +184,11 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/label-batches/{id}/retry',
     '/api/v2/shipments/label-batches/{id}/cancel',
     '/api/v2/shipments/label-batches/{id}/print',
+    // Verified addresses (issue 48).
+    '/api/v2/shipments/address-verification',
+    '/api/v2/shipments/shipments/{id}/address-check',
+    '/api/v2/shipments/shipments/{id}/address-check/accept',
+    '/api/v2/shipments/shipments/{id}/address-check/as-is',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -289,12 +294,14 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /shipments/api/returns/{returnId}/label',
     'POST /shipments/api/returns/{returnId}/receive',
     'POST /shipments/api/shipments/{id}',
+    'POST /shipments/api/shipments/{id}/address-check',
     'POST /shipments/api/shipments/{id}/parcels',
     'POST /shipments/api/shipments/{id}/parcels/suggest',
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}',
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}/label',
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}/rates',
     'PUT /actions/shipments/gateway/handle',
+    'PUT /shipments/api/address-verification',
     'PUT /shipments/api/ship-from',
     'PUT /shipments/api/shipping-rules',
   ], 'every route that reads a body documents it')

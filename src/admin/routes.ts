@@ -35,6 +35,7 @@ import { registerShipStationRoutes } from './shipstation-routes.js'
 import { registerPackStationRoutes } from './pack-station-routes.js'
 import { registerRulesRoutes } from './rules-routes.js'
 import { registerBatchRoutes } from './batch-routes.js'
+import { registerAddressRoutes } from './address-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -173,6 +174,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   registerShipStationRoutes(screen)
   registerPackStationRoutes(screen)
   registerBatchRoutes(screen)
+  registerAddressRoutes(screen, renderShipment)
 }
 
 /**

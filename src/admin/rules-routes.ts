@@ -7,6 +7,8 @@ import type { ShippingRule } from '../rules/model.js'
 import type { ShippingRulesInput } from '../rules/validation.js'
 import type { ShipmentExplanation } from '../rules/explain.js'
 import type { FieldErrors } from './components.js'
+import { html } from '../html.js'
+import { addressSettingSectionOf } from './address-pages.js'
 import { besideField, defaultValues, RULE_FIELDS, ruleFormPage, ruleValues, rulesListPage } from './rules-pages.js'
 import type { RenderShipment } from './shipment-routes.js'
 import { adminUserId, AdminNotFound, formSchema, hide, refusalOf, routePermissions, shipmentId, text, type AdminScreen, type Form } from './screen.js'
@@ -95,7 +97,8 @@ export function registerRulesRoutes(screen: AdminScreen, renderShipment: RenderS
 
   async function renderList(request: FastifyRequest, reply: FastifyReply, state: { errors?: FieldErrors; values?: Record<string, string>; status?: number } = {}) {
     const [saved, integrations, boxes] = await Promise.all([rules.saved(), labelIntegrations(), options.boxes.listBoxes()])
-    const content = rulesListPage(context(request, reply), { saved, labelIntegrations: integrations, boxes, defaultValues: state.values ?? defaultValues(saved.fallback), errors: state.errors ?? {}, flash: noticeOf(request) })
+    const pageContext = context(request, reply)
+    const content = html`${rulesListPage(pageContext, { saved, labelIntegrations: integrations, boxes, defaultValues: state.values ?? defaultValues(saved.fallback), errors: state.errors ?? {}, flash: noticeOf(request) })}${await addressSettingSectionOf(options, pageContext)}`
     return sendPage(request, reply, 'Shipping rules', content, state.status)
   }
 

@@ -26,6 +26,7 @@ import type { PackStationService } from '../pack-station/service.js'
 import type { ManifestService } from '../manifests/service.js'
 import type { WebhookService } from '../outbox/webhooks.js'
 import type { LabelBatchService } from '../batches/service.js'
+import type { AddressService } from '../addresses/service.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
 import type { ResolvedAdminOptions } from './options.js'
@@ -78,6 +79,8 @@ export interface AdminRoutesOptions {
   manifests: ManifestService
   /** Label batches: bought from the shipment list, followed on their progress page. */
   batches: LabelBatchService
+  /** Verified addresses: the shipment page's address panel and the setting's section of the Shipping rules page. */
+  addresses: AddressService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

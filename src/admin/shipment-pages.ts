@@ -261,6 +261,8 @@ export interface ShipmentPageData {
   parcels?: PageSection | null
   /** "Which rule and why" (rules-pages.ts): the shipping rules' dry run for the shipment's parcels. */
   rulesPanel?: SafeHtml | null
+  /** The ship-to address panel (address-pages.ts): the carrier's verdict and corrections, Verify, Accept, Ship as is. */
+  addressPanel?: SafeHtml | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -284,6 +286,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
   const pageLinks = [
     context.can.transition ? html`<a href="#change-status">Change status</a>` : '',
     data.items ? html`<a href="#items">Items</a>` : '',
+    data.addressPanel ? html`<a href="#ship-to">Ship-to address</a>` : '',
     data.parcels ? html`<a href="#parcels">Parcels</a>` : '',
     data.rulesPanel ? html`<a href="#shipping-rules">Which rule and why</a>` : '',
     data.checkpoints?.length ? html`<a href="#checkpoints">Carrier checkpoints</a>` : '',
@@ -312,6 +315,7 @@ ${data.fields.length > 0 ? html`<h2>Custom fields</h2>${data.fields.map((definit
 ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` : html`<p class="meta">You may view this shipment, not edit it.</p>`}
 </form>
 ${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
+${data.addressPanel ?? ''}
 ${data.parcels?.content ?? ''}
 ${data.rulesPanel ?? ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}

@@ -10,6 +10,7 @@ import type { ShipmentExplanation } from '../rules/explain.js'
 import { STATUS_LABELS, type FieldErrors, type PageContext } from './components.js'
 import { parcelsSection } from './parcel-pages.js'
 import { rulesPanel } from './rules-pages.js'
+import { addressPanelOf } from './address-pages.js'
 import { trackingLinkSection } from './notification-pages.js'
 import { itemEditorLines, readItemQuantities, shipmentItemValues } from './line-item-pages.js'
 import {
@@ -80,6 +81,8 @@ function createShipmentPageRenderer(screen: AdminScreen) {
       quotes?: { parcelId: number; quotes: RateQuote[] }
       /** The dry run rated by "Rate by the rules"; without it the page runs it unrated. */
       rulesExplanation?: ShipmentExplanation
+      /** A refusal of the address panel's last button (address-routes.ts). */
+      addressProblem?: string
       status?: number
     } = {},
   ) {
@@ -123,6 +126,7 @@ function createShipmentPageRenderer(screen: AdminScreen) {
         values: state.parcelValues ?? {},
       }),
       rulesPanel: await rulesPanelOf(request, pageContext, id, state.rulesExplanation),
+      addressPanel: await addressPanelOf(options, request, pageContext, id, state.addressProblem),
     })
     return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
   }

@@ -71,6 +71,8 @@ function outcomeOfError(error: unknown): ItemOutcome | 'label-exists' | 'unexpec
   // A quote that went stale between the decision and the purchase: decided again.
   if (code === 'SHIPMENTS_QUOTE_EXPIRED' || code === 'SHIPMENTS_QUOTE_CHANGED') return { kind: 'later', reason: message, rateLimited: false, retryAfterMs: null }
   if (code === 'SHIPMENTS_SHIPMENT_NOT_FOUND' || code === 'SHIPMENTS_PARCEL_NOT_FOUND') return { kind: 'skipped', reason: 'the shipment or the parcel no longer exists' }
+  // Block mode's ship-to gate: nothing was bought; the admin corrects the order's address or ships it as is.
+  if (code === 'SHIPMENTS_ADDRESS_UNDELIVERABLE') return { kind: 'skipped', reason: `address undeliverable: ${(error as { addressProblems?: string }).addressProblems ?? message}` }
   if (error instanceof ShipmentValidationError) {
     return { kind: 'failed', reason: Object.entries(error.errors).map(([field, problems]) => `${field}: ${problems.join('; ')}`).join(' ') }
   }

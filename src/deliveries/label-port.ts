@@ -10,6 +10,7 @@ import type { AnyProviderDefinition, ProviderContext } from '../gateway/provider
 import type { PostalAddress } from '../order-store.js'
 import type { DeliveryServiceContext } from './service-context.js'
 import { toInches, toOunces, type DimensionUnit, type WeightUnit } from '../model/units.js'
+import { shipToOf, type ShipTo } from './ship-to.js'
 
 /** An integration that sells labels, its provider and a context to call it with. */
 export interface DeliveryProviderAt {
@@ -56,11 +57,21 @@ export function createLabelPort(shared: DeliveryServiceContext) {
     return { weightOunces: toOunces(parcel.weight, parcel.weightUnit as WeightUnit), lengthInches: side(parcel.length), widthInches: side(parcel.width), heightInches: side(parcel.height) }
   }
 
-  async function addresses(orderId: number): Promise<{ from: PostalAddress; to: PostalAddress }> {
-    const [{ address: from }, order] = await Promise.all([deps.shipFrom.get(), deps.orderStore.findOrder(orderId)])
+  /** The shipment's ship-to (its own when a correction was accepted and its check holds, else the order's) with its check. */
+  async function shipTo(shipment: { id: number | null; orderId: number }): Promise<ShipTo & { orderReference: string | null }> {
+    const [order, check] = await Promise.all([deps.orderStore.findOrder(shipment.orderId), shipment.id === null ? undefined : data.customs.addressCheck(shipment.id)])
+    return { ...shipToOf(order?.shippingAddress ?? null, check), orderReference: order?.reference ?? null }
+  }
+
+  /**
+   * Both addresses of a shipment's rates and labels: the ship-from setting and the shipment's ship-to. A
+   * return (of the order, not of one shipment: `id` null) goes back from the order's address.
+   */
+  async function addresses(shipment: { id: number | null; orderId: number }): Promise<{ from: PostalAddress; to: PostalAddress }> {
+    const [{ address: from }, to] = await Promise.all([deps.shipFrom.get(), shipTo(shipment)])
     if (!from) throw new ShipmentUpdateRejectedError('No ship-from address is set (on the Boxes page, or the deliveries.shipFrom option): rates and labels need one.')
-    if (!order?.shippingAddress) throw new ShipmentUpdateRejectedError(`Order ${order?.reference ?? orderId} has no shipping address: rates and labels need one.`)
-    return { from, to: order.shippingAddress }
+    if (!to.address) throw new ShipmentUpdateRejectedError(`Order ${to.orderReference ?? shipment.orderId} has no shipping address: rates and labels need one.`)
+    return { from, to: to.address }
   }
 
   function journalFor(operationId: string): DeliveryJournal {
@@ -88,7 +99,7 @@ export function createLabelPort(shared: DeliveryServiceContext) {
     return deliveryProvider(row.handle)
   }
 
-  return { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal }
+  return { deliveryProvider, deliveryProviderById, journalFor, addresses, shipTo, measures, refusal }
 }
 
 export type DeliveryLabelPort = ReturnType<typeof createLabelPort>

@@ -12,6 +12,7 @@ import type { PostalAddress } from '../order-store.js'
 import type { DeliveryLabelPort } from './label-port.js'
 import type { Parcel } from '../model/parcel.js'
 import type { DeliveryContext, DeliveryServiceContext } from './service-context.js'
+import type { AddressGate } from './ship-to.js'
 
 export interface BuyLabelInput {
   /** The handle of the integration whose provider buys the label. */
@@ -34,9 +35,11 @@ export interface LabelPurchaseResult {
 /** What a purchase needs of the rates: the carrier and service to buy, from a quote or named. */
 export interface LabelPurchaseRates {
   chosenRate(input: BuyLabelInput, parcel: ParcelRow, integration: IntegrationRow, from: PostalAddress, to: PostalAddress): Promise<{ carrier: string; service: string }>
+  /** The ship-to gate (address-checks.ts), before anything is written or asked of the provider. */
+  addressGate?: AddressGate | undefined
 }
 
-export function createLabelPurchase(shared: DeliveryServiceContext, port: DeliveryLabelPort, { chosenRate }: LabelPurchaseRates) {
+export function createLabelPurchase(shared: DeliveryServiceContext, port: DeliveryLabelPort, { chosenRate, addressGate }: LabelPurchaseRates) {
   const { deps, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking } = shared
   const { data, dispatcher } = deps
   const { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal } = port
@@ -70,10 +73,11 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
   async function purchase(shipmentId: number, parcelId: number, input: BuyLabelInput, context: DeliveryContext): Promise<LabelPurchaseResult> {
     await requireParcel(shipmentId, parcelId)
     const shipment = await requireShipment(shipmentId)
+    await addressGate?.(shipment)
     const labelFormat = input.labelFormat ?? 'PDF'
     if (!(LABEL_FORMATS as readonly string[]).includes(labelFormat)) throw new ShipmentValidationError({ labelFormat: [`must be one of ${LABEL_FORMATS.join(', ')}`] })
     const at = await deliveryProvider(input.integration)
-    const { from, to } = await addresses(shipment.orderId)
+    const { from, to } = await addresses(shipment)
 
     return withParcelLock(parcelId, async () => {
       const parcel = await requireParcel(shipmentId, parcelId)

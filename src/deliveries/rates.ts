@@ -13,6 +13,7 @@ import type { DeliveryLabelPort } from './label-port.js'
 import { checkOffers } from './rate-offers.js'
 import { inSpan } from '../telemetry.js'
 import type { DeliveryServiceContext } from './service-context.js'
+import type { AddressGate } from './ship-to.js'
 
 export interface RateQuote {
   id: number
@@ -27,7 +28,7 @@ export interface RateQuote {
   expiresAt: string
 }
 
-export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryLabelPort) {
+export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryLabelPort, addressGate: AddressGate = async () => null) {
   const { deps, requireShipment, requireParcel } = shared
   const { data, timeZone } = deps
   const { deliveryProvider, journalFor, addresses, measures, refusal } = port
@@ -41,9 +42,10 @@ export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryL
   async function quoteRates(shipmentId: number, parcelId: number, input: { integration?: unknown }): Promise<RateQuote[]> {
     const parcel = await requireParcel(shipmentId, parcelId)
     const shipment = await requireShipment(shipmentId)
+    await addressGate(shipment)
     const at = await deliveryProvider(input.integration)
     if (!at.provider.deliveries.quoteRates) throw new ShipmentValidationError({ integration: [`the integration "${at.row.handle}" gives no rates`] })
-    const { from, to } = await addresses(shipment.orderId)
+    const { from, to } = await addresses(shipment)
     const request = { shipmentReference: shipment.reference, parcelId, parcel: measures(parcel), from, to }
     // The rates calls of a parcel share one entry of the attempt log: there is no label operation yet.
     const journal = journalFor(`rates:${parcelId}`)

@@ -5,7 +5,7 @@ import { DeliveryErrors, errorCodeOf, frameworkErrorBody, RequestErrorCodes, ser
 import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
-import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
+import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -45,7 +45,8 @@ export interface DeliveryRoutesOptions {
   hasPermission: HasPermission
 }
 
-const errors = SERVICE_ROUTE_ERRORS
+// A coded 422 too: rates and labels refused by the ship-to gate (SHIPMENTS_ADDRESS_UNDELIVERABLE).
+const errors = SERVICE_ROUTE_ERRORS_WITH_CODED_422
 
 const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.ShipmentNotFound(value))
 const parcelIdOf = (raw: string) => pathId(raw, (value) => new DeliveryErrors.ParcelNotFound(value))
@@ -157,6 +158,7 @@ function registerLabelRoutes({ app, view, edit, buy, userIdOf }: DeliveryRouteSc
     async (request) => ({
       success: true as const,
       quotes: await service.quoteRates(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body),
+      addressWarning: await service.addressChecks.warningFor(shipmentIdOf(request.params.id)),
     }),
   )
 
@@ -165,7 +167,7 @@ function registerLabelRoutes({ app, view, edit, buy, userIdOf }: DeliveryRouteSc
     { onRequest: buy, schema: { summary: 'Buy a label for a parcel, exactly once', params: ParcelParamsSchema, body: BuyBodySchema, response: { 200: BuyResponseSchema, ...errors } } },
     async (request) => {
       const result = await service.buyLabel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body as BuyLabelInput, { userId: userIdOf(request) })
-      return { success: true as const, ...result }
+      return { success: true as const, ...result, addressWarning: await service.addressChecks.warningFor(result.parcel.shipmentId) }
     },
   )
 

@@ -46,7 +46,10 @@ export const QuoteSchema = Type.Object({
   deliveryDate: NullableString,
   expiresAt: Type.String(),
 })
-export const RatesResponseSchema = Type.Object({ success: Type.Literal(true), quotes: Type.Array(QuoteSchema) })
+/** Address verification's warn mode: why the ship-to address is in doubt, or null (docs/shipping-abroad.md#verified-addresses). */
+const AddressWarning = Type.Optional(Nullable(Type.String({ description: 'Why the ship-to address is in doubt under address verification (warn and block modes), or null' })))
+
+export const RatesResponseSchema = Type.Object({ success: Type.Literal(true), quotes: Type.Array(QuoteSchema), addressWarning: AddressWarning })
 
 export const BuyBodySchema = Type.Object(
   {
@@ -58,7 +61,7 @@ export const BuyBodySchema = Type.Object(
   },
   { additionalProperties: false },
 )
-export const BuyResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema, operationId: Type.String(), recovered: Type.Boolean() })
+export const BuyResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema, operationId: Type.String(), recovered: Type.Boolean(), addressWarning: AddressWarning })
 export const VoidResponseSchema = Type.Object({ success: Type.Literal(true), parcel: ParcelSchema, refundStatus: Type.String() })
 
 export const LabelQuerySchema = Type.Object({ format: Type.Optional(Literals(LABEL_FORMATS)) })

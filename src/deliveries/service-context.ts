@@ -3,6 +3,7 @@
 // and the shipment's own tracking number following its label. It knows none of the concerns: what one
 // needs of another is passed to its factory, never imported.
 import type { ShipFromSetting } from './ship-from.js'
+import type { AddressVerificationSetting } from './ship-to.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { LockTimeoutError, type DataLayer, type NewOutboxMessage, type OutboxRow } from '../db/data-layer.js'
 import type { ParcelRow } from '../db/parcels.js'
@@ -34,6 +35,8 @@ export interface DeliveryServiceDependencies {
   shipFrom: ShipFromSetting
   /** How long a rate quote stays valid. */
   quoteLifetimeMs: number
+  /** Address verification's value until a store admin saves the setting (the `addresses.verification` option); default off. */
+  addressVerification?: AddressVerificationSetting | undefined
 }
 
 const parcelKey = (shipmentId: number) => `shipment:${shipmentId}`

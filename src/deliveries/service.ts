@@ -11,6 +11,7 @@ import { createLabelReads } from './label-reads.js'
 import { createLabelVoid } from './label-void.js'
 import { createParcelChanges } from './parcel-changes.js'
 import { createRateQuotes } from './rates.js'
+import { createAddressChecks } from './address-checks.js'
 import { createDeliveryServiceContext, type DeliveryServiceDependencies } from './service-context.js'
 
 export type { DeliveryContext, DeliveryServiceDependencies } from './service-context.js'
@@ -29,14 +30,15 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
   const port = createLabelPort(shared)
   const { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal } = port
   const { listParcels, addParcel, updateParcel, removeParcel, trackParcel } = createParcelChanges(shared)
-  const { quoteRates, chosenRate } = createRateQuotes(shared, port)
-  const { buyLabel } = createLabelPurchase(shared, port, { chosenRate })
+  const addressChecks = createAddressChecks(shared, port)
+  const { quoteRates, chosenRate } = createRateQuotes(shared, port, addressChecks.gate)
+  const { buyLabel } = createLabelPurchase(shared, port, { chosenRate, addressGate: addressChecks.gate })
   const { voidLabel } = createLabelVoid(shared, port)
   const { labelDocument, labelOperations, labelForms } = createLabelReads(shared, port)
 
   return {
     /** For the returns service only (the plugin leaves it off `app.shipments.deliveries`). */
-    labelPort: { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal },
+    labelPort: { deliveryProvider, deliveryProviderById, journalFor, addresses, shipTo: port.shipTo, measures, refusal },
     trackParcel,
     /** Where parcels ship from: the stored setting, else the `deliveries.shipFrom` option. */
     shipFrom: () => deps.shipFrom.get(),
@@ -52,6 +54,10 @@ export function createDeliveryService(deps: DeliveryServiceDependencies) {
     labelDocument,
     labelOperations,
     labelForms,
+    /** The ship-to check: the setting, a verification now, the gate (the addresses room presents and decides). */
+    addressChecks,
+    /** The shipment's ship-to as rates, labels and documents use it, with its check. */
+    shipTo: port.shipTo,
   }
 }
 

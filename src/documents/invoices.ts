@@ -68,7 +68,7 @@ export function createCommercialInvoices(shared: DocumentServiceContext) {
       invoiceNumber: `INV-${shipment.reference}-${parcel.id}`,
       date: declaration.updatedAt,
       seller: { name: address?.company || options.shop.name || address?.name || '', address },
-      buyer: order?.shippingAddress ?? null,
+      buyer: loaded.shipTo,
       shipment: { id: shipment.id, reference: shipment.reference },
       order: { id: shipment.orderId, reference: order?.reference ?? String(shipment.orderId) },
       parcel: { id: parcel.id, carrier: parcel.carrier, trackingNumber: parcel.trackingNumber },

@@ -4,7 +4,7 @@
 import { inSpan } from '../telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { DocumentErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
-import type { OrderLine, OrderStore, OrderSummary } from '../order-store.js'
+import type { OrderLine, OrderStore, OrderSummary, PostalAddress } from '../order-store.js'
 import type { Parcel } from '../model/parcel.js'
 import type { DeliveryService } from '../deliveries/service.js'
 import type { Shipment } from '../model/shipment.js'
@@ -22,7 +22,8 @@ export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediat
 
 export interface DocumentServiceDependencies {
   shipments: ShipmentService
-  deliveries: Pick<DeliveryService, 'labelDocument' | 'shipFrom'>
+  /** Labels' files, the ship-from, and each shipment's ship-to (its own when a correction was accepted, else the order's). */
+  deliveries: Pick<DeliveryService, 'labelDocument' | 'shipFrom'> & Partial<Pick<DeliveryService, 'shipTo'>>
   /** Parcels' customs declarations and their forms (the commercial invoice, the forms printed with labels). */
   customs: Pick<CustomsStore, 'declaration' | 'declarationsFor'>
   orderStore: OrderStore
@@ -41,6 +42,8 @@ export interface Loaded {
   lines: OrderLine[] | null
   parcels: Parcel[]
   partOfSeveral: boolean
+  /** The address the slip shows: the shipment's own ship-to when a correction was accepted, else the order's. */
+  shipTo: PostalAddress | null
 }
 
 /** The ids of a batch: positive integers, at most `max`, each once (a repeat is dropped). */
@@ -87,7 +90,8 @@ export function createDocumentServiceContext(deps: DocumentServiceDependencies) 
       if (!shipment || shipment.dateDeleted !== null) throw new ShipmentsErrors.ShipmentNotFound(id)
       const { order, lines, several } = await orderOf(shipment.orderId)
       // The shipment's read carries its parcels (the row keeps a copy of them).
-      loaded.push({ shipment, order, lines, parcels: shipment.parcels, partOfSeveral: several })
+      const shipTo = deps.deliveries.shipTo ? (await deps.deliveries.shipTo(shipment)).address : (order?.shippingAddress ?? null)
+      loaded.push({ shipment, order, lines, parcels: shipment.parcels, partOfSeveral: several, shipTo })
       // An embedded SQLite answers synchronously: without a turn of the loop, 200 shipments' reads would run as one task.
       await yieldToEventLoop()
     }

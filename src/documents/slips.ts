@@ -9,7 +9,7 @@ export function createPackingSlips(shared: DocumentServiceContext) {
   const { deps, options, fontStack, dateText, now, rendering } = shared
   const { logger } = deps
 
-  function slipData({ shipment, order, lines, parcels, partOfSeveral }: Loaded): PackingSlipData {
+  function slipData({ shipment, order, lines, parcels, partOfSeveral, shipTo }: Loaded): PackingSlipData {
     const byId = new Map((lines ?? []).map((line) => [line.id, line]))
     const lineOf = (lineItemId: number, quantity: number, fallback?: { sku: string | null; name: string }): PackingSlipLine => {
       const line = byId.get(lineItemId)
@@ -43,7 +43,7 @@ export function createPackingSlips(shared: DocumentServiceContext) {
       shop: { name: options.shop.name, address: options.shop.address, logo: options.shop.logo },
       shipment: { id: shipment.id, reference: shipment.reference, status: shipment.status, carrier: shipment.carrier, service: shipment.service, trackingNumber: shipment.trackingNumber },
       order: { id: shipment.orderId, reference: order?.reference ?? String(shipment.orderId), dateOrdered: order?.dateOrdered ?? null },
-      shipTo: order?.shippingAddress ?? null,
+      shipTo,
       groups,
       notes: [shipment.shippingNotes, order?.customerNotes].filter((note): note is string => typeof note === 'string' && note.trim() !== ''),
       partOfSeveral,

@@ -54,7 +54,7 @@ export function createReturnLabelPurchase(shared: ReturnServiceContext) {
     const parsed = parseLabelInput(input)
     const row = await requireReturn(id)
     const at = await labels.deliveryProvider(parsed.integration)
-    const { from, to } = await labels.addresses(row.orderId)
+    const { from, to } = await labels.addresses({ id: null, orderId: row.orderId })
     return withLabelLock(id, async () => {
       let current = await requireReturn(id)
       if (current.labelState === 'purchased' || (current.labelOperationId === null && current.trackingNumber !== null)) throw new ReturnErrors.LabelExists(id)

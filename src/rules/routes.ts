@@ -7,7 +7,7 @@ import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, S
 import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
-import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
+import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -21,7 +21,8 @@ export interface ShippingRuleRoutesOptions {
   hasPermission: HasPermission
 }
 
-const errors = { ...SERVICE_ROUTE_ERRORS, 502: FrameworkErrorSchema }
+// A coded 422 too: a rated dry run refused by the ship-to gate (SHIPMENTS_ADDRESS_UNDELIVERABLE).
+const errors = { ...SERVICE_ROUTE_ERRORS_WITH_CODED_422, 502: FrameworkErrorSchema }
 
 /**
  * The rules' body is only required to be an object here; the service checks the rest and names each

@@ -97,6 +97,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shipments'],
   ['gateway'],
   ['deliveries'],
+  ['addresses'],
   ['rules'],
   ['returns'],
   ['notifications'],

@@ -10,6 +10,7 @@ import { TEXT_LIMITS, textProblem } from '../../text.js'
 import { defineProvider } from '../providers.js'
 import { easyPostDeliveries } from './easypost-labels.js'
 import { easyPostScanForms } from './easypost-scan-forms.js'
+import { easyPostAddresses } from './easypost-addresses.js'
 import {
   API_BASE_URL_PATTERN,
   applyTrackingEvent,
@@ -131,7 +132,7 @@ export const easyPostProvider = defineProvider({
     return applyTrackingEvent(trackingEvent, context)
   },
 
-  deliveries: { ...easyPostDeliveries(EASYPOST_API_BASE_URL), ...easyPostScanForms(EASYPOST_API_BASE_URL) },
+  deliveries: { ...easyPostDeliveries(EASYPOST_API_BASE_URL), ...easyPostScanForms(EASYPOST_API_BASE_URL), ...easyPostAddresses(EASYPOST_API_BASE_URL) },
 
   async checkConnection(context) {
     const { apiKey, apiBaseUrl = EASYPOST_API_BASE_URL } = context.settings
