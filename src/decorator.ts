@@ -22,6 +22,7 @@ import type { HealthService } from './health/service.js'
 import type { SystemOverviewService } from './health/system.js'
 import type { PackStationService } from './pack-station/service.js'
 import type { ManifestService } from './manifests/service.js'
+import type { CustomsService } from './customs/service.js'
 import type { LabelBatchService } from './batches/service.js'
 
 /** What `app.shipments` holds. */
@@ -93,6 +94,12 @@ export interface ShipmentsDecorator {
    * job any instance finishes (create, get with its items, list, retry the failed, cancel; see docs/batches.md).
    */
   batches: LabelBatchService
+  /**
+   * Customs (see docs/shipping-abroad.md): the shop's `settings` (`replaceSettings`, whole, checked first)
+   * and an international parcel's declaration: `parcelCustoms` (built when none is stored, with its totals
+   * and problems), `saveDeclaration` (an edit, whole), `resetDeclaration` (back to the built one).
+   */
+  customs: CustomsService
 }
 
 declare module 'fastify' {
@@ -140,6 +147,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     packStation: services.packStation,
     manifests: services.manifests,
     batches: services.batches,
+    customs: services.customs,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

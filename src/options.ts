@@ -23,6 +23,7 @@ import { resolveReturnsOptions, ReturnsOptionsSchema, takeCustomerMayReturn, typ
 import { resolveDocumentsOptions, type DocumentsOptions, type ResolvedDocumentsOptions } from './documents/options.js'
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
 import { BatchesOptionsSchema, type BatchesOptions, type ResolvedBatchesOptions } from './batches/options.js'
+import { CustomsOptionsSchema, type CustomsOptions, type ResolvedCustomsOptions } from './customs/options.js'
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
@@ -54,9 +55,10 @@ const DataOptionsSchema = Type.Object({
   ...ReturnsOptionsSchema.properties,
   ...HealthOptionsSchema.properties,
   ...BatchesOptionsSchema.properties,
+  ...CustomsOptionsSchema.properties,
 })
 
-export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions, BatchesOptions {
+export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions, BatchesOptions, CustomsOptions {
   /**
    * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
    * closes; or the host's Drizzle database over better-sqlite3 or a node-postgres Pool, left open.
@@ -151,6 +153,7 @@ export interface ResolvedOptions {
   admin: ResolvedAdminOptions | null
   health: ResolvedHealthOptions
   batches: ResolvedBatchesOptions
+  customs: ResolvedCustomsOptions
 }
 
 function fail(option: string, reason: string): never {
@@ -229,5 +232,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     admin: adminOptions,
     health: checked.health,
     batches: checked.batches,
+    customs: checked.customs,
   }
 }

@@ -7,7 +7,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { LockTimeoutError, type DataLayer, type NewOutboxMessage, type OutboxRow } from '../db/data-layer.js'
 import type { ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors } from '../errors.js'
-import type { PurchasedLabel } from '../gateway/delivery-provider.js'
+import type { CustomsInfo, PostalAddress, PurchasedLabel } from '../gateway/delivery-provider.js'
+import type { ParcelItem } from '../db/parcels.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore } from '../order-store.js'
@@ -17,6 +18,16 @@ import { toParcel, type Parcel } from '../model/parcel.js'
 
 export interface DeliveryContext {
   userId?: string | null | undefined
+}
+
+/** What rates and purchases ask of the customs side (a room above deliveries; the plugin wires it in). */
+export interface CustomsGate {
+  /**
+   * The parcel's declaration as its provider is sent it, or undefined when ship-from and ship-to share a
+   * country. An incomplete one is refused (CustomsIncompleteError, 422, each line and field named) before
+   * any provider call; with `keep` (a purchase) the declaration the label is bought with is stored first.
+   */
+  declarationFor(request: { shipment: { id: number; items: readonly ParcelItem[] }; parcel: ParcelRow; from: PostalAddress; to: PostalAddress; keep: boolean }): Promise<CustomsInfo | undefined>
 }
 
 export interface DeliveryServiceDependencies {
@@ -34,6 +45,8 @@ export interface DeliveryServiceDependencies {
   shipFrom: ShipFromSetting
   /** How long a rate quote stays valid. */
   quoteLifetimeMs: number
+  /** International parcels' declarations (none: every parcel is rated and bought without one). */
+  customs?: CustomsGate | undefined
 }
 
 const parcelKey = (shipmentId: number) => `shipment:${shipmentId}`
@@ -109,7 +122,10 @@ export function createDeliveryServiceContext(deps: DeliveryServiceDependencies) 
     }
   }
 
-  return { deps, present, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking }
+  /** The parcel's customs declaration for its provider (undefined: domestic, or no customs side); refuses an incomplete one. */
+  const customsFor: CustomsGate['declarationFor'] = async (request) => (deps.customs ? deps.customs.declarationFor(request) : undefined)
+
+  return { deps, present, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking, customsFor }
 }
 
 export type DeliveryServiceContext = ReturnType<typeof createDeliveryServiceContext>

@@ -13,7 +13,7 @@ import { createParcelChanges } from './parcel-changes.js'
 import { createRateQuotes } from './rates.js'
 import { createDeliveryServiceContext, type DeliveryServiceDependencies } from './service-context.js'
 
-export type { DeliveryContext, DeliveryServiceDependencies } from './service-context.js'
+export type { CustomsGate, DeliveryContext, DeliveryServiceDependencies } from './service-context.js'
 export type { DeliveryProviderAt } from './label-port.js'
 export type { BuyLabelInput, LabelPurchaseResult } from './label-purchase.js'
 export type { LabelOperation } from './label-reads.js'
