@@ -92,7 +92,8 @@ function item(input: unknown, index: number, problems: Problems): CustomsItemRow
   const originCountry = text(problems, `${at}.originCountry`, input.originCountry, true, 2)
   return {
     lineItemId: lineItemId as number | null,
-    description: text(problems, `${at}.description`, input.description, false) ?? '',
+    // A blank description is the declaration's problem (incomplete), not the form's.
+    description: text(problems, `${at}.description`, input.description, true) ?? '',
     quantity: input.quantity as number,
     value,
     weight: { value: String(weight.value ?? ''), unit: weight.unit as WeightUnit },
