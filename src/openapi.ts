@@ -10,6 +10,7 @@ import { packStationRoutes } from './pack-station/routes.js'
 import { shippingRuleRoutes } from './rules/routes.js'
 import { manifestRoutes } from './manifests/routes.js'
 import { batchRoutes } from './batches/routes.js'
+import { customsRoutes } from './customs/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
 import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './prefixes.js'
@@ -206,6 +207,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   await app.register(shippingRuleRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(manifestRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(batchRoutes, { prefix: prefixes.shipmentApi, service: absent, documents: absent, resolveUser: absent, hasPermission: absent })
+  await app.register(customsRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(gatewayRoutes, { prefix: prefixes.gateway, integrations: absent, registry: absent, bodyLimit: 1 })
   if (options.orderExchange ?? true) {
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings

@@ -97,7 +97,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['shipments'],
   ['gateway'],
   ['deliveries'],
-  ['rules'],
+  ['rules', 'customs'],
   ['returns'],
   ['notifications'],
   ['order-exchange'],
