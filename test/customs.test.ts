@@ -99,8 +99,8 @@ t.test("the reference store keeps each line's customs data and gives it as Order
   const lines = await s.app.shipments.orders.orderLines!((await s.app.shipments.shipments.get(s.shipmentId))!.orderId)
   t.same(lines![0]!.customs, { tariffNumber: '6109.10', originCountry: 'PT', description: 'Cotton T-shirt', value: { amount: '19.99', currency: 'USD' } })
   t.equal(lines![1]!.customs, undefined, 'a line without customs data has none')
-  await t.rejects(completedOrderWithLines(s.app, 'CUS-BAD', [{ name: 'X', customs: { originCountry: 'Portugal' } }]), { field: 'items.0.customs.originCountry' })
-  await t.rejects(completedOrderWithLines(s.app, 'CUS-BAD2', [{ name: 'X', customs: { value: { amount: '1,5', currency: 'USD' } } }]), { field: 'items.0.customs.value.amount' })
+  await t.rejects(completedOrderWithLines(s.app, 'CUS-BAD', [{ name: 'X', customs: { originCountry: 'Portugal' } }]), { message: /^items\.0\.customs\.originCountry: / })
+  await t.rejects(completedOrderWithLines(s.app, 'CUS-BAD2', [{ name: 'X', customs: { value: { amount: '1,5', currency: 'USD' } } }]), { message: /^items\.0\.customs\.value\.amount: / })
 })
 
 t.test('a domestic parcel needs no declaration: required false, and an edit is refused with a coded 409', async (t) => {
