@@ -462,6 +462,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     system: services.system,
     outbox: services.outbox,
     batches: services.batches,
+    customs: services.customs,
   })
 }
 

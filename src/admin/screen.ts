@@ -28,6 +28,7 @@ import type { WebhookService } from '../outbox/webhooks.js'
 import type { LabelBatchService } from '../batches/service.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
+import type { CustomsService } from '../customs/service.js'
 import type { ResolvedAdminOptions } from './options.js'
 import type { PageContext } from './shipment-pages.js'
 
@@ -78,6 +79,8 @@ export interface AdminRoutesOptions {
   manifests: ManifestService
   /** Label batches: bought from the shipment list, followed on their progress page. */
   batches: LabelBatchService
+  /** Customs: the settings page and the shipment page's declarations. */
+  customs: CustomsService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

@@ -261,6 +261,8 @@ export interface ShipmentPageData {
   parcels?: PageSection | null
   /** "Which rule and why" (rules-pages.ts): the shipping rules' dry run for the shipment's parcels. */
   rulesPanel?: SafeHtml | null
+  /** Customs (customs-pages.ts): each international parcel's declaration, its form's problems in the summary. */
+  customs?: PageSection | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -279,12 +281,14 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     ...summaryEntries(data.items?.errors ?? {}, itemFields),
     ...summaryEntries(data.transitionErrors, new Set(['status', 'statusMessage'])),
     ...(data.parcels?.problems ?? []),
+    ...(data.customs?.problems ?? []),
   ]
   // The status change sits below every field: a link near the top reaches it in a few tab stops.
   const pageLinks = [
     context.can.transition ? html`<a href="#change-status">Change status</a>` : '',
     data.items ? html`<a href="#items">Items</a>` : '',
     data.parcels ? html`<a href="#parcels">Parcels</a>` : '',
+    data.customs ? html`<a href="#customs">Customs</a>` : '',
     data.rulesPanel ? html`<a href="#shipping-rules">Which rule and why</a>` : '',
     data.checkpoints?.length ? html`<a href="#checkpoints">Carrier checkpoints</a>` : '',
     html`<a href="#history">History</a>`,
@@ -313,6 +317,7 @@ ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` :
 </form>
 ${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
 ${data.parcels?.content ?? ''}
+${data.customs?.content ?? ''}
 ${data.rulesPanel ?? ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
 </div><aside>

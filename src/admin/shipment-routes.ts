@@ -21,6 +21,7 @@ import {
   type BulkOutcome,
   type ShipmentListFilters,
 } from './shipment-pages.js'
+import { loadCustomsSection, type CustomsFormState } from './customs-pages.js'
 import { AdminBadRequest, AdminNotFound, formSchema, hide, routePermissions, shipmentId, text, type AdminScreen, type Form } from './screen.js'
 
 /** Renders a shipment's page, with a refused form's values and errors: the parcel forms answer with it too. */
@@ -80,6 +81,8 @@ function createShipmentPageRenderer(screen: AdminScreen) {
       quotes?: { parcelId: number; quotes: RateQuote[] }
       /** The dry run rated by "Rate by the rules"; without it the page runs it unrated. */
       rulesExplanation?: ShipmentExplanation
+      /** A customs declaration's form as sent, with its problems (customs-routes.ts). */
+      customs?: CustomsFormState
       status?: number
     } = {},
   ) {
@@ -123,6 +126,7 @@ function createShipmentPageRenderer(screen: AdminScreen) {
         values: state.parcelValues ?? {},
       }),
       rulesPanel: await rulesPanelOf(request, pageContext, id, state.rulesExplanation),
+      customs: await loadCustomsSection(options.customs, pageContext, shipment, state.customs ?? null, (error) => request.log.error({ err: error, shipmentId: id }, 'The customs section of the shipment page failed')),
     })
     return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
   }
