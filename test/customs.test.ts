@@ -346,3 +346,11 @@ t.test('a label batch fails an incomplete international parcel with the same wor
   t.equal(s.seller.bought.length, 0, 'the provider was not called')
   t.same(await labelOperations(s.app), [])
 })
+
+t.test("the shipping rules' dry run, rated, says why an incomplete declaration gets no offer, naming the fields", async (t) => {
+  const s = await scene(t)
+  await s.app.shipments.rules.replace({ rules: [], fallback: { integration: 'seller', choice: { kind: 'cheapest' } } })
+  const explained = await s.app.shipments.rules.explain(s.shipmentId, { rate: true })
+  t.match(explained.parcels[0], { offer: null, refused: /^The customs declaration of parcel \d+ is incomplete: items\[1\]\.tariffNumber is required/ })
+  t.equal(s.seller.rated.length, 0)
+})
