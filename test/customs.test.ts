@@ -354,3 +354,11 @@ t.test("the shipping rules' dry run, rated, says why an incomplete declaration g
   t.match(explained.parcels[0], { offer: null, refused: /^The customs declaration of parcel \d+ is incomplete: items\[1\]\.tariffNumber is required/ })
   t.equal(s.seller.rated.length, 0)
 })
+
+t.test("a parcel that lists no items declares the shipment's (an order-level shipment: the order's shippable lines)", async (t) => {
+  const s = await scene(t)
+  const bare = await s.app.shipments.deliveries.addParcel(s.shipmentId, { weight: { value: '3', unit: 'kg' } })
+  const response = await s.app.inject({ method: 'GET', url: customsUrl({ shipmentId: s.shipmentId, parcelId: bare.id }), headers: as('viewer') })
+  t.equal(response.statusCode, 200, response.body)
+  t.same(response.json().declaration.items.map((item: { lineItemId: number; quantity: number }) => [item.lineItemId, item.quantity]), [[s.lineIds[0], 3], [s.lineIds[1], 2]])
+})

@@ -55,9 +55,14 @@ const COUNTRY = /^[A-Z]{2}$/
 /** Whether a parcel from `from` to `to` crosses a border (countries compared as ISO codes, any case). */
 export const crossesBorder = (fromCountry: string, toCountry: string) => fromCountry.trim().toUpperCase() !== toCountry.trim().toUpperCase()
 
-/** The items a parcel holds: its own list, else (a parcel that lists none) the shipment's items. */
-export const itemsOfParcel = (parcel: Pick<ParcelRow, 'items'>, shipmentItems: readonly ParcelItem[]): ParcelItem[] =>
-  (parcel.items.length > 0 ? parcel.items : shipmentItems).map((item) => ({ lineItemId: item.lineItemId, quantity: item.quantity }))
+/**
+ * The items a parcel holds: its own list; else (a parcel that lists none) the shipment's items; else (an
+ * order-level shipment, which ships every shippable line in full) the order's shippable lines.
+ */
+export function itemsOfParcel(parcel: Pick<ParcelRow, 'items'>, shipmentItems: readonly ParcelItem[], lines: ReadonlyMap<number, OrderLine>): ParcelItem[] {
+  const items = parcel.items.length > 0 ? parcel.items : shipmentItems.length > 0 ? shipmentItems : [...lines.values()].filter((line) => line.shippable).map((line) => ({ lineItemId: line.id, quantity: line.quantity }))
+  return items.map((item) => ({ lineItemId: item.lineItemId, quantity: item.quantity }))
+}
 
 /** One unit's weight of a line, when it is an exact positive decimal. */
 function unitWeight(line: OrderLine | undefined): { value: string; unit: WeightUnit } | null {

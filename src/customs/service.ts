@@ -45,9 +45,15 @@ export interface CustomsServiceDependencies {
   timeZone: string
 }
 
-interface ParcelScene {
+/** A parcel with what its declaration is made of: its shipment, the order's lines, the items it holds. */
+interface ParcelView {
   shipment: { id: number; orderId: number; items: readonly ParcelItem[] }
   parcel: ParcelRow
+  lines: Map<number, OrderLine>
+  held: ParcelItem[]
+}
+
+interface ParcelScene extends ParcelView {
   from: PostalAddress
   to: PostalAddress
 }
@@ -91,28 +97,31 @@ export function createCustomsService(deps: CustomsServiceDependencies) {
     const parcel = await data.parcels.find(parcelId)
     if (!parcel || parcel.shipmentId !== shipmentId) throw new DeliveryErrors.ParcelNotFound(parcelId)
     // The label port's addresses: the shipment's ship-to as the deliveries see it.
-    const { from, to } = await deps.labels.addresses(shipment.orderId)
-    return { shipment, parcel, from, to }
+    const [{ from, to }, view] = await Promise.all([deps.labels.addresses(shipment.orderId), viewOf(shipment, parcel)])
+    return { ...view, from, to }
+  }
+
+  async function viewOf(shipment: ParcelView['shipment'], parcel: ParcelRow): Promise<ParcelView> {
+    const lines = await linesOf(shipment.orderId)
+    return { shipment, parcel, lines, held: itemsOfParcel(parcel, shipment.items, lines) }
   }
 
   /** The built declaration of the parcel now. */
-  async function built({ shipment, parcel }: Pick<ParcelScene, 'shipment' | 'parcel'>): Promise<NewCustomsDeclaration> {
-    const [lines, current] = await Promise.all([linesOf(shipment.orderId), settings()])
-    return buildDeclaration({ parcel, items: itemsOfParcel(parcel, shipment.items), lines, settings: current })
+  async function built({ parcel, lines, held }: ParcelView): Promise<NewCustomsDeclaration> {
+    return buildDeclaration({ parcel, items: held, lines, settings: await settings() })
   }
 
   /**
    * The declaration that holds for the parcel: the one its label was bought with; else an edit, kept; else
    * the one built now (a built one follows the parcel's items and the lines as they change).
    */
-  async function current(view: Pick<ParcelScene, 'shipment' | 'parcel'>): Promise<{ declaration: NewCustomsDeclaration; stored: CustomsDeclarationRow | undefined }> {
+  async function current(view: ParcelView): Promise<{ declaration: NewCustomsDeclaration; stored: CustomsDeclarationRow | undefined }> {
     const stored = await data.customs.declaration(view.parcel.id)
     if (stored && (stored.edited || view.parcel.labelOperationId !== null)) return { declaration: stored, stored }
     return { declaration: await built(view), stored }
   }
 
-  function presented(declaration: NewCustomsDeclaration, stored: CustomsDeclarationRow | undefined, { shipment, parcel }: Pick<ParcelScene, 'shipment' | 'parcel'>): CustomsDeclaration {
-    const parcelItems = itemsOfParcel(parcel, shipment.items)
+  function presented(declaration: NewCustomsDeclaration, stored: CustomsDeclarationRow | undefined, { shipment, parcel, held: parcelItems }: ParcelView): CustomsDeclaration {
     return {
       parcelId: parcel.id,
       shipmentId: shipment.id,
@@ -151,7 +160,7 @@ export function createCustomsService(deps: CustomsServiceDependencies) {
     const view = await requireInternational(shipmentId, parcelId)
     const checked = checkedDeclarationInput(input)
     const declaration: NewCustomsDeclaration = { parcelId, shipmentId, ...checked, edited: true }
-    const problems = declarationProblems(declaration, view.parcel, itemsOfParcel(view.parcel, view.shipment.items))
+    const problems = declarationProblems(declaration, view.parcel, view.held)
     if (Object.keys(problems).length > 0) throw new ShipmentValidationError(problems)
     await data.customs.saveDeclaration(declaration)
     return answer(view)
@@ -169,9 +178,9 @@ export function createCustomsService(deps: CustomsServiceDependencies) {
     if (!crossesBorder(request.from.country, request.to.country)) return undefined
     const shipment = await deps.shipments.get(request.shipment.id)
     if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(request.shipment.id)
-    const view = { shipment, parcel: request.parcel }
+    const view = await viewOf(shipment, request.parcel)
     const { declaration, stored } = await current(view)
-    const problems = declarationProblems(declaration, request.parcel, itemsOfParcel(request.parcel, shipment.items))
+    const problems = declarationProblems(declaration, request.parcel, view.held)
     if (Object.keys(problems).length > 0) throw new CustomsIncompleteError(request.parcel.id, problems)
     // The label is bought with a stored declaration: the provider's forms are kept with it.
     if (request.keep && !(stored && sameDeclaration(declaration, stored))) await data.customs.saveDeclaration(declaration)
