@@ -176,9 +176,7 @@ export function createCustomsService(deps: CustomsServiceDependencies) {
   /** The deliveries' gate (see CustomsGate): the complete declaration to send, or a refusal naming each field. */
   const declarationFor: CustomsGate['declarationFor'] = async (request) => {
     if (!crossesBorder(request.from.country, request.to.country)) return undefined
-    const shipment = await deps.shipments.get(request.shipment.id)
-    if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(request.shipment.id)
-    const view = await viewOf(shipment, request.parcel)
+    const view = await viewOf(request.shipment, request.parcel)
     const { declaration, stored } = await current(view)
     const problems = declarationProblems(declaration, request.parcel, view.held)
     if (Object.keys(problems).length > 0) throw new CustomsIncompleteError(request.parcel.id, problems)

@@ -27,7 +27,7 @@ export interface CustomsGate {
    * country. An incomplete one is refused (CustomsIncompleteError, 422, each line and field named) before
    * any provider call; with `keep` (a purchase) the declaration the label is bought with is stored first.
    */
-  declarationFor(request: { shipment: { id: number; items: readonly ParcelItem[] }; parcel: ParcelRow; from: PostalAddress; to: PostalAddress; keep: boolean }): Promise<CustomsInfo | undefined>
+  declarationFor(request: { shipment: { id: number; orderId: number; items: readonly ParcelItem[] }; parcel: ParcelRow; from: PostalAddress; to: PostalAddress; keep: boolean }): Promise<CustomsInfo | undefined>
 }
 
 export interface DeliveryServiceDependencies {
