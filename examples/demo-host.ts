@@ -244,6 +244,10 @@ async function registerDemoShipments(app: FastifyInstance, options: DemoHostOpti
       { handle: 'warehouse', type: 'text', maxLength: 64 },
     ],
     providers: [acmeThreePlProvider],
+    // Parcels ship from a US warehouse: orders 1003 (Germany) and 1004 (Japan) cross a border, and their
+    // parcels get customs declarations signed by the shop's shipping desk.
+    deliveries: { shipFrom: { name: 'Demo Shop Warehouse', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' } },
+    customs: { signer: 'Demo Shop Shipping' },
     // The store admins' pages under /shipments/admin; without a session they send users to /login.
     // The history names users by their login ("by admin"), not by the id it records.
     // csrfSession: a form's token dies with the session it was made in (a hash: the id itself stays here).

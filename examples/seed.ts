@@ -81,7 +81,8 @@ const DEMO_ORDERS: DemoOrder[] = [
       shippingMethod: 'DHL Paket',
       dateOrdered: minutesAgo(150),
     },
-    items: [{ sku: 'BOOK-42', name: 'Field guide', weight: 8, weightUnit: 'oz', quantity: 2, price: '25.00' }],
+    // International (US to Germany): its lines carry what a customs declaration needs, so a parcel's declaration is complete as built.
+    items: [{ sku: 'BOOK-42', name: 'Field guide', weight: 8, weightUnit: 'oz', quantity: 2, price: '25.00', customs: { tariffNumber: '4901.99', originCountry: 'US', description: 'Printed field guide (book)', value: { amount: '25.00', currency: 'USD' } } }],
     address: { name: 'Max Mustermann', address1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE', phone: '+49 30 555 0123', email: 'max.mustermann@example.de' },
     shipments: 1,
   },
@@ -104,7 +105,8 @@ const DEMO_ORDERS: DemoOrder[] = [
       dateOrdered: minutesAgo(100),
     },
     items: [
-      { sku: 'TEA-SET-"JP"', name: 'Tea set <Kyūsu> & cups "Sakura" 🍵', weight: 1200, weightUnit: 'g', quantity: 1, price: '2400.00', options: { Glaze: 'Ōbori & <blue>' } },
+      // International (US to Japan) with no tariff number: its declaration shows what is missing before rates or a label.
+      { sku: 'TEA-SET-"JP"', name: 'Tea set <Kyūsu> & cups "Sakura" 🍵', weight: 1200, weightUnit: 'g', quantity: 1, price: '2400.00', options: { Glaze: 'Ōbori & <blue>' }, customs: { originCountry: 'JP', description: 'Porcelain tea set', value: { amount: '2400.00', currency: 'USD' } } },
     ],
     address: {
       name: 'Zoë Ångström-Müller',
@@ -128,7 +130,7 @@ const DEMO_ORDERS: DemoOrder[] = [
       isCompleted: false,
       totalPrice: '19.95',
     },
-    items: [{ sku: 'TEE-WHT-S', name: 'Organic T-shirt', weight: 180, weightUnit: 'g', quantity: 1, price: '19.95' }],
+    items: [{ sku: 'TEE-WHT-S', name: 'Organic T-shirt', weight: 180, weightUnit: 'g', quantity: 1, price: '19.95', customs: { tariffNumber: '6109.10', originCountry: 'PT', description: 'Cotton T-shirt', value: { amount: '19.95', currency: 'USD' } } }],
     address: { name: 'Pat Example', address1: '1 Cart Lane', city: 'Leeds', postalCode: 'LS1 1AA', country: 'GB' },
     shipments: 0,
   },

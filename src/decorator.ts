@@ -23,6 +23,7 @@ import type { SystemOverviewService } from './health/system.js'
 import type { PackStationService } from './pack-station/service.js'
 import type { ManifestService } from './manifests/service.js'
 import type { AddressService } from './addresses/service.js'
+import type { CustomsService } from './customs/service.js'
 import type { LabelBatchService } from './batches/service.js'
 
 /** What `app.shipments` holds. */
@@ -99,6 +100,12 @@ export interface ShipmentsDecorator {
    * (`setting`, `saveSetting`: off, warn or block; see docs/shipping-abroad.md#verified-addresses).
    */
   addresses: AddressService
+  /**
+   * Customs (see docs/shipping-abroad.md): the shop's `settings` (`replaceSettings`, whole, checked first)
+   * and an international parcel's declaration: `parcelCustoms` (built when none is stored, with its totals
+   * and problems), `saveDeclaration` (an edit, whole), `resetDeclaration` (back to the built one).
+   */
+  customs: CustomsService
 }
 
 declare module 'fastify' {
@@ -147,6 +154,7 @@ export function decoratorOf(services: PluginServices, database: DatabaseHandle):
     manifests: services.manifests,
     batches: services.batches,
     addresses: services.addresses,
+    customs: services.customs,
     notifications: services.notifications,
     trackingLinks: trackingLinks && { url: trackingLinks.url, revoke: trackingLinks.revoke, returnUrl: trackingLinks.returnUrl },
   }

@@ -148,7 +148,7 @@ export const OrderExchangeErrors = {
 
 /** Per-field validation failure: 422 `{success: false, errors: {field: [message]}}`. */
 export class ShipmentValidationError extends Error {
-  readonly code = 'SHIPMENTS_VALIDATION_FAILED'
+  readonly code: string = 'SHIPMENTS_VALIDATION_FAILED'
   readonly statusCode = 422
   /** `cause`: what the refusal came from (an over-allocation found under the order's lock, say). */
   constructor(
@@ -159,6 +159,30 @@ export class ShipmentValidationError extends Error {
     this.name = 'ShipmentValidationError'
   }
 }
+
+/**
+ * An international parcel's customs declaration is incomplete: refused before any provider is called,
+ * 422 `{success: false, errors: {"items[1].tariffNumber": [...]}, errorCode: "SHIPMENTS_CUSTOMS_INCOMPLETE"}`,
+ * each line and field named. A per-field refusal like any other (a batch fails the item with these words).
+ */
+export class CustomsIncompleteError extends ShipmentValidationError {
+  override readonly code: string = 'SHIPMENTS_CUSTOMS_INCOMPLETE'
+  constructor(
+    readonly parcelId: number,
+    errors: Record<string, string[]>,
+  ) {
+    super(errors)
+    this.message = `The customs declaration of parcel ${parcelId} is incomplete: ${Object.entries(errors)
+      .map(([field, problems]) => `${field} ${problems.join('; ')}`)
+      .join('; ')}`
+    this.name = 'CustomsIncompleteError'
+  }
+}
+
+/** Errors of customs declarations, in the framework envelope of the shipment API. */
+export const CustomsErrors = {
+  NotRequired: createError<[parcelId: number]>('SHIPMENTS_CUSTOMS_NOT_REQUIRED', 'Parcel %s ships within one country: it needs no customs declaration.', 409),
+} as const
 
 /** The service rejected an update while saving it: 422 `{success: false, error: message}`. */
 export class ShipmentUpdateRejectedError extends Error {
@@ -202,8 +226,8 @@ export function frameworkErrorBody(status: number, message: string, errorCode: s
 }
 
 /** The per-field 422 envelope (spec 7.1) with its `errorCode`. */
-export function validationErrorBody(errors: Record<string, string[]>) {
-  return { success: false as const, errors, errorCode: RequestErrorCodes.validationFailed }
+export function validationErrorBody(errors: Record<string, string[]>, errorCode: string = RequestErrorCodes.validationFailed) {
+  return { success: false as const, errors, errorCode }
 }
 
 /** The service-level 422 envelope (spec 7.1) with its `errorCode`. */

@@ -193,4 +193,10 @@ export { SHIPPING_RULES_STATE_KEY, type ShippingRulesService, type ParcelDecisio
 export type { ShippingRule, ShippingRuleChoice, ShippingRuleConditions, ShippingRuleDefault, ShippingRules, ParcelFacts, ConditionCheck, RuleMatch } from './rules/model.js'
 export type { ShippingRulesInput, ShippingRuleInput } from './rules/validation.js'
 export type { ShipmentExplanation, ParcelExplanation, RuleTried } from './rules/explain.js'
+// Customs (see docs/shipping-abroad.md).
+export { CustomsErrors, CustomsIncompleteError } from './errors.js'
+export { CUSTOMS_SETTINGS_STATE_KEY, type CustomsService } from './customs/service.js'
+export type { CustomsDeclaration, CustomsSettings, DeclarationItem, ParcelCustoms, SavedCustomsSettings } from './customs/model.js'
+export type { CustomsItemInput, DeclarationInput } from './customs/checks.js'
+export type { CustomsOptions } from './customs/options.js'
 export { EASYPOST_SERVICE_LEVELS } from './gateway/providers/easypost-services.js'

@@ -11,6 +11,7 @@ import { shippingRuleRoutes } from './rules/routes.js'
 import { manifestRoutes } from './manifests/routes.js'
 import { batchRoutes } from './batches/routes.js'
 import { addressRoutes } from './addresses/routes.js'
+import { customsRoutes } from './customs/routes.js'
 import { gatewayRoutes } from './gateway/routes.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
 import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './prefixes.js'
@@ -208,6 +209,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   await app.register(manifestRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(batchRoutes, { prefix: prefixes.shipmentApi, service: absent, documents: absent, resolveUser: absent, hasPermission: absent })
   await app.register(addressRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
+  await app.register(customsRoutes, { prefix: prefixes.shipmentApi, service: absent, resolveUser: absent, hasPermission: absent })
   await app.register(gatewayRoutes, { prefix: prefixes.gateway, integrations: absent, registry: absent, bodyLimit: 1 })
   if (options.orderExchange ?? true) {
     const settings = { username: 'documented', password: 'documented', bodyLimit: 1, acceptQueryCredentials: false } as OrderExchangeSettings

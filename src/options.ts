@@ -24,6 +24,7 @@ import { resolveDocumentsOptions, type DocumentsOptions, type ResolvedDocumentsO
 import { resolveAdminOptions, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js'
 import { BatchesOptionsSchema, type BatchesOptions, type ResolvedBatchesOptions } from './batches/options.js'
 import { AddressesOptionsSchema, type AddressesOptions, type ResolvedAddressesOptions } from './addresses/options.js'
+import { CustomsOptionsSchema, type CustomsOptions, type ResolvedCustomsOptions } from './customs/options.js'
 
 const PrefixSchema = Type.String({ pattern: '^(/[^/?#]+)*$' })
 
@@ -56,9 +57,10 @@ const DataOptionsSchema = Type.Object({
   ...HealthOptionsSchema.properties,
   ...BatchesOptionsSchema.properties,
   ...AddressesOptionsSchema.properties,
+  ...CustomsOptionsSchema.properties,
 })
 
-export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions, BatchesOptions, AddressesOptions {
+export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUser> extends ShipmentOptions, OrderOptions, GatewayOptions, OutboxOptions, HealthOptions, BatchesOptions, AddressesOptions, CustomsOptions {
   /**
    * A SQLite file name or a PostgreSQL connection string (`postgres://...`), which the package opens and
    * closes; or the host's Drizzle database over better-sqlite3 or a node-postgres Pool, left open.
@@ -154,6 +156,7 @@ export interface ResolvedOptions {
   health: ResolvedHealthOptions
   batches: ResolvedBatchesOptions
   addresses: ResolvedAddressesOptions
+  customs: ResolvedCustomsOptions
 }
 
 function fail(option: string, reason: string): never {
@@ -233,5 +236,6 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     health: checked.health,
     batches: checked.batches,
     addresses: checked.addresses,
+    customs: checked.customs,
   }
 }

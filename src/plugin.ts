@@ -30,7 +30,7 @@ import { ATTENTION_REFRESH_JOB } from './shipments/attention.js'
 import { formatIsoWithOffset } from './time.js'
 import { createNotificationService, NOTIFICATION_JOB } from './notifications/service.js'
 import { createTrackingLinks } from './notifications/tracking-links.js'
-import { createDeliveryService, type DeliveryService } from './deliveries/service.js'
+import { createDeliveryService, type CustomsGate, type DeliveryService } from './deliveries/service.js'
 import type { DeliveryLabelPort } from './deliveries/label-port.js'
 import { deliveryRoutes } from './deliveries/routes.js'
 import { createBoxService, type BoxService } from './deliveries/boxes.js'
@@ -58,6 +58,8 @@ import { createBatchWorker } from './batches/worker.js'
 import { batchRoutes } from './batches/routes.js'
 import { createAddressService } from './addresses/service.js'
 import { addressRoutes } from './addresses/routes.js'
+import { createCustomsService, type CustomsService } from './customs/service.js'
+import { customsRoutes } from './customs/routes.js'
 
 /** What the factories below share: the data layer, the logger, the resolved options (of which each service is handed its own part). */
 interface ServiceBase {
@@ -161,7 +163,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
   followUps.push(webhooks.deliveriesFor, pushes.pushesFor, notifications.notificationsFor)
   const outbox = createOutboxService(data, dispatcher, options.timezone)
 
-  const { deliveries, returns, boxes, rules, labelPort } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
+  const { deliveries, returns, boxes, rules, labelPort, customs } = createParcelServices(base, { providers, integrations, shipments, orderStore, dispatcher })
   trackParcel = deliveries.trackParcel
   trackReturn = returns.track
   const documents = await createDocuments(base, { shipments, deliveries, orderStore }, documentsConfigured)
@@ -208,6 +210,7 @@ async function createServices(app: FastifyInstance, base: ServiceBase, documents
     system: createSystemOverview({ data, health, clock: options.clock }),
     batches,
     addresses,
+    customs,
   }
 }
 
@@ -256,13 +259,15 @@ async function createOrderExchange(
   return { service, routes: orderExchangeRoutes, trackingFieldProblems }
 }
 
-/** Parcels, rates and labels; returns (which buy their labels through the deliveries' port); boxes and packing; the shipping rules. */
+/** Parcels, rates and labels; returns (which buy their labels through the deliveries' port); boxes and packing; the shipping rules; customs (the gate of rates and labels). */
 function createParcelServices(
   { data, logger, options }: ServiceBase,
   deps: { providers: ProviderRegistry; integrations: IntegrationService; shipments: ShipmentService; orderStore: OrderStore; dispatcher: OutboxDispatcher },
-): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService; rules: ShippingRulesService; labelPort: DeliveryLabelPort } {
+): { deliveries: DeliveryService; returns: ReturnService; boxes: BoxService; rules: ShippingRulesService; labelPort: DeliveryLabelPort; customs: CustomsService } {
   const { providers, integrations, shipments, orderStore, dispatcher } = deps
   const shipFrom = createShipFromSetting({ data, option: options.deliveries.shipFrom ?? null })
+  // Customs stands above deliveries and borrows their label port: its gate is filled in once it exists.
+  let declarationFor: CustomsGate['declarationFor'] = async () => undefined
   const { labelPort, ...deliveries } = createDeliveryService({
     data,
     registry: providers,
@@ -277,30 +282,16 @@ function createParcelServices(
     shipFrom,
     quoteLifetimeMs: options.deliveries.quoteLifetimeMs,
     addressVerification: options.addresses.verification,
+    customs: { declarationFor: (request) => declarationFor(request) },
   })
-  const returns = createReturnService({
-    data,
-    orderStore,
-    dispatcher,
-    labels: labelPort,
-    logger,
-    timeZone: options.timezone,
-    lockTimeoutMs: options.lockTimeoutMs,
-    reasons: options.returns.reasons,
-  })
-  const boxes = createBoxService({
-    data,
-    shipments,
-    orderStore,
-    referenceStore: !options.orders.orderStore,
-    deliveries,
-    packer: options.deliveries.packer,
-    packingTimeoutMs: options.deliveries.packingTimeoutMs,
-    timeZone: options.timezone,
-  })
+  const { declarationFor: customsGate, ...customs } = createCustomsService({ data, shipments, orderStore, labels: labelPort, referenceStore: !options.orders.orderStore, defaults: options.customs, clock: options.clock, timeZone: options.timezone })
+  declarationFor = customsGate
+  const returns = createReturnService({ data, orderStore, dispatcher, labels: labelPort, logger, timeZone: options.timezone, lockTimeoutMs: options.lockTimeoutMs, reasons: options.returns.reasons })
+  const { packer, packingTimeoutMs } = options.deliveries
+  const boxes = createBoxService({ data, shipments, orderStore, referenceStore: !options.orders.orderStore, deliveries, packer, packingTimeoutMs, timeZone: options.timezone })
   // The rules check integrations (and their services) through the label port when they are saved.
   const rules = createShippingRules({ data, deliveries, shipments, orderStore, labels: labelPort, clock: options.clock, timeZone: options.timezone })
-  return { deliveries, returns, boxes, rules, labelPort }
+  return { deliveries, returns, boxes, rules, labelPort, customs }
 }
 
 /**
@@ -375,6 +366,7 @@ async function mountRoutes(app: FastifyInstance, base: ServiceBase, services: Pl
   await app.register(manifestRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.manifests, ...access })
   await app.register(batchRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.batches, documents: services.documents, ...access })
   await app.register(addressRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.addresses, ...access })
+  await app.register(customsRoutes, { prefix: options.prefixes.shipmentApi, logSerializers, service: services.customs, ...access })
   await app.register(gatewayRoutes, {
     prefix: options.prefixes.gateway,
     logSerializers,
@@ -472,6 +464,7 @@ async function mountAdmin(app: FastifyInstance, { data, options }: ServiceBase, 
     outbox: services.outbox,
     batches: services.batches,
     addresses: services.addresses,
+    customs: services.customs,
   })
 }
 

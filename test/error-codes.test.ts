@@ -75,6 +75,8 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_LABEL_BATCH_NOT_FOUND: 'an unknown label batch (label-batches.test.ts checks its errorCode)',
   SHIPMENTS_LABEL_BATCH_NOTHING_TO_PRINT: "a skipped batch's print job (label-batches.test.ts checks its errorCode and status)",
   SHIPMENTS_LABEL_BATCH_CLOSED: 'a finished or cancelled label batch cancelled again (label-batches.test.ts checks its errorCode)',
+  SHIPMENTS_CUSTOMS_INCOMPLETE: 'rates and a label for an international parcel with an incomplete declaration (customs.test.ts checks its errorCode, errors and status)',
+  SHIPMENTS_CUSTOMS_NOT_REQUIRED: "a domestic parcel's declaration edited (customs.test.ts checks its errorCode and status)",
 }
 
 interface Walk {

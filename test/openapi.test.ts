@@ -189,6 +189,9 @@ t.test('the document follows the prefixes and leaves out an order exchange that 
     '/api/v2/shipments/shipments/{id}/address-check',
     '/api/v2/shipments/shipments/{id}/address-check/accept',
     '/api/v2/shipments/shipments/{id}/address-check/as-is',
+    // Customs (issue 48): the shop's settings and a parcel's declaration.
+    '/api/v2/shipments/customs-settings',
+    '/api/v2/shipments/shipments/{id}/parcels/{parcelId}/customs',
     '/shipments/track/{token}',
   ].sort())
   const withoutPage = (await shipmentsOpenApiDocument({ trackingPage: null, orderExchange: false })) as unknown as Document
@@ -302,7 +305,9 @@ t.test('the whole document is valid OpenAPI 3.1, its schemas valid JSON Schema 2
     'POST /shipments/api/shipments/{id}/parcels/{parcelId}/rates',
     'PUT /actions/shipments/gateway/handle',
     'PUT /shipments/api/address-verification',
+    'PUT /shipments/api/customs-settings',
     'PUT /shipments/api/ship-from',
+    'PUT /shipments/api/shipments/{id}/parcels/{parcelId}/customs',
     'PUT /shipments/api/shipping-rules',
   ], 'every route that reads a body documents it')
   for (const [at, body] of bodies) {

@@ -10,6 +10,7 @@ import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { adminClient, buildAdminApp, fieldMarkup } from './fixtures/admin.js'
 import { tables } from './fixtures/database.js'
 import { easyPostImitation, type ImitationCarrierAccount } from './fixtures/easypost-api.js'
+import { declareCustoms } from './fixtures/customs.js'
 import { defineProvider, SHIPPING_RULES_STATE_KEY, type ShippingRuleChoice, type ShippingRuleInput, type ShippingRules } from '../src/index.js'
 
 const API_KEY = 'EZTK-shipping-rules-0123456789abcdef'
@@ -358,6 +359,8 @@ t.test('routes: statuses, bodies and permissions', async (t) => {
   const app = await buildTestApp(t, { deliveries: { shipFrom: { ...SHIP_FROM, street1: '100 King Street West', city: 'Toronto', state: 'ON', postalCode: 'M5X 1A9', country: 'CA' } } })
   const prepared = await prepare(t, app)
   const { shipmentId } = await prepared.shipment({ country: 'CA' })
+  // Canada is abroad: the parcel's declaration is complete, so rating reaches the carrier.
+  await declareCustoms(app, shipmentId)
   const body = { rules: [{ id: 'canada', name: 'Canada', integration: 'easypost', conditions: { countries: ['CA'] }, choice: cheapest }], fallback: null }
 
   t.equal((await app.inject({ method: 'GET', url: '/shipments/api/shipping-rules' })).statusCode, 401, 'no user')

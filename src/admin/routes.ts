@@ -36,6 +36,7 @@ import { registerPackStationRoutes } from './pack-station-routes.js'
 import { registerRulesRoutes } from './rules-routes.js'
 import { registerBatchRoutes } from './batch-routes.js'
 import { registerAddressRoutes } from './address-routes.js'
+import { registerCustomsRoutes } from './customs-routes.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
@@ -164,6 +165,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
   const { renderShipment } = registerShipmentRoutes(screen)
   registerParcelRoutes(screen, renderShipment)
   registerRulesRoutes(screen, renderShipment)
+  registerCustomsRoutes(screen, renderShipment)
   registerReturnRoutes(screen)
   registerManifestRoutes(screen)
   registerOrderRoutes(screen)
@@ -272,6 +274,7 @@ function createNavigation(options: AdminRoutesOptions, storeHasLines: boolean) {
     if (can?.view) links.push({ label: 'Boxes', href: `${prefix}/boxes` })
     if (can?.buyLabels) links.push({ label: 'Pack station', href: `${prefix}/pack-station` })
     if (can?.view) links.push({ label: 'Shipping rules', href: `${prefix}/shipping-rules` })
+    if (can?.view) links.push({ label: 'Customs', href: `${prefix}/customs` })
     if (can?.buyLabels) links.push({ label: 'Manifests', href: `${prefix}/manifests` })
     if (can?.buyLabels) links.push({ label: 'Label batches', href: `${prefix}/label-batches` })
     if (can?.manage) {

@@ -29,6 +29,7 @@ import type { LabelBatchService } from '../batches/service.js'
 import type { AddressService } from '../addresses/service.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import type { SafeHtml } from '../html.js'
+import type { CustomsService } from '../customs/service.js'
 import type { ResolvedAdminOptions } from './options.js'
 import type { PageContext } from './shipment-pages.js'
 
@@ -81,6 +82,8 @@ export interface AdminRoutesOptions {
   batches: LabelBatchService
   /** Verified addresses: the shipment page's address panel and the setting's section of the Shipping rules page. */
   addresses: AddressService
+  /** Customs: the settings page and the shipment page's declarations. */
+  customs: CustomsService
 }
 
 /** The shared registration's part in every screen: built once per scope by adminRoutes. */

@@ -263,6 +263,8 @@ export interface ShipmentPageData {
   rulesPanel?: SafeHtml | null
   /** The ship-to address panel (address-pages.ts): the carrier's verdict and corrections, Verify, Accept, Ship as is. */
   addressPanel?: SafeHtml | null
+  /** Customs (customs-pages.ts): each international parcel's declaration, its form's problems in the summary. */
+  customs?: PageSection | null
 }
 
 export function shipmentPage(context: PageContext, data: ShipmentPageData): SafeHtml {
@@ -281,6 +283,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     ...summaryEntries(data.items?.errors ?? {}, itemFields),
     ...summaryEntries(data.transitionErrors, new Set(['status', 'statusMessage'])),
     ...(data.parcels?.problems ?? []),
+    ...(data.customs?.problems ?? []),
   ]
   // The status change sits below every field: a link near the top reaches it in a few tab stops.
   const pageLinks = [
@@ -288,6 +291,7 @@ export function shipmentPage(context: PageContext, data: ShipmentPageData): Safe
     data.items ? html`<a href="#items">Items</a>` : '',
     data.addressPanel ? html`<a href="#ship-to">Ship-to address</a>` : '',
     data.parcels ? html`<a href="#parcels">Parcels</a>` : '',
+    data.customs ? html`<a href="#customs">Customs</a>` : '',
     data.rulesPanel ? html`<a href="#shipping-rules">Which rule and why</a>` : '',
     data.checkpoints?.length ? html`<a href="#checkpoints">Carrier checkpoints</a>` : '',
     html`<a href="#history">History</a>`,
@@ -317,6 +321,7 @@ ${context.can.edit ? html`<button type="submit" class="primary">Save</button>` :
 ${data.items ? shipmentItemsSection(context, shipment, data.items.lines, data.items.values, data.items.errors) : ''}
 ${data.addressPanel ?? ''}
 ${data.parcels?.content ?? ''}
+${data.customs?.content ?? ''}
 ${data.rulesPanel ?? ''}
 ${context.can.transition ? transitionForm(context, shipment, data.transitionErrors) : ''}
 </div><aside>

@@ -22,6 +22,7 @@ import {
   type BulkOutcome,
   type ShipmentListFilters,
 } from './shipment-pages.js'
+import { loadCustomsSection, type CustomsFormState } from './customs-pages.js'
 import { AdminBadRequest, AdminNotFound, formSchema, hide, routePermissions, shipmentId, text, type AdminScreen, type Form } from './screen.js'
 
 /** Renders a shipment's page, with a refused form's values and errors: the parcel forms answer with it too. */
@@ -83,6 +84,8 @@ function createShipmentPageRenderer(screen: AdminScreen) {
       rulesExplanation?: ShipmentExplanation
       /** A refusal of the address panel's last button (address-routes.ts). */
       addressProblem?: string
+      /** A customs declaration's form as sent, with its problems (customs-routes.ts). */
+      customs?: CustomsFormState
       status?: number
     } = {},
   ) {
@@ -127,6 +130,7 @@ function createShipmentPageRenderer(screen: AdminScreen) {
       }),
       rulesPanel: await rulesPanelOf(request, pageContext, id, state.rulesExplanation),
       addressPanel: await addressPanelOf(options, request, pageContext, id, state.addressProblem),
+      customs: await loadCustomsSection(options.customs, pageContext, shipment, state.customs ?? null, (error) => request.log.error({ err: error, shipmentId: id }, 'The customs section of the shipment page failed')),
     })
     return sendPage(request, reply, `Shipment ${shipment.reference}`, content, state.status)
   }

@@ -111,3 +111,26 @@ export interface OrdersStore {
   ): Promise<{ outcome: T; changed: boolean } | 'no-status' | 'no-order'>
   exportOrders(query: ExportOrdersQuery): Promise<ExportOrdersPage>
 }
+
+interface LineCustomsValues {
+  hsTariffNumber: string | null
+  originCountry: string | null
+  customsDescription: string | null
+  customsValue: string | null
+  customsCurrency: string | null
+}
+
+/** A line row as an OrderLine: its customs columns as `customs`, present only when one of them is set. */
+export function withLineCustoms<T extends LineCustomsValues>(row: T): Omit<T, keyof LineCustomsValues> & Pick<OrderLine, 'customs'> {
+  const { hsTariffNumber, originCountry, customsDescription, customsValue, customsCurrency, ...line } = row
+  if (hsTariffNumber === null && originCountry === null && customsDescription === null && customsValue === null) return line
+  return {
+    ...line,
+    customs: {
+      tariffNumber: hsTariffNumber,
+      originCountry,
+      description: customsDescription,
+      value: customsValue !== null && customsCurrency !== null ? { amount: customsValue, currency: customsCurrency } : null,
+    },
+  }
+}

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { LabelOperationRow, ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { inSpan, instruments } from '../telemetry.js'
-import type { LabelFormat, LabelPurchaseRequest, PurchasedLabel } from '../gateway/delivery-provider.js'
+import type { CustomsInfo, LabelFormat, LabelPurchaseRequest, PurchasedLabel } from '../gateway/delivery-provider.js'
 import { DeliveryProviderError, LABEL_FORMATS, unknownOutcomeReason } from '../gateway/delivery-provider.js'
 import type { PostalAddress } from '../order-store.js'
 import type { DeliveryLabelPort } from './label-port.js'
@@ -34,13 +34,13 @@ export interface LabelPurchaseResult {
 
 /** What a purchase needs of the rates: the carrier and service to buy, from a quote or named. */
 export interface LabelPurchaseRates {
-  chosenRate(input: BuyLabelInput, parcel: ParcelRow, integration: IntegrationRow, from: PostalAddress, to: PostalAddress): Promise<{ carrier: string; service: string }>
+  chosenRate(input: BuyLabelInput, parcel: ParcelRow, integration: IntegrationRow, from: PostalAddress, to: PostalAddress, customs?: CustomsInfo): Promise<{ carrier: string; service: string }>
   /** The ship-to gate (address-checks.ts), before anything is written or asked of the provider. */
   addressGate?: AddressGate | undefined
 }
 
 export function createLabelPurchase(shared: DeliveryServiceContext, port: DeliveryLabelPort, { chosenRate, addressGate }: LabelPurchaseRates) {
-  const { deps, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking } = shared
+  const { deps, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking, customsFor } = shared
   const { data, dispatcher } = deps
   const { deliveryProvider, deliveryProviderById, journalFor, addresses, measures, refusal } = port
 
@@ -84,10 +84,13 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
       if (parcel.labelOperationId !== null) throw new DeliveryErrors.LabelExists(parcelId)
       let operation = await data.parcels.activeOperation(parcelId)
       if (operation?.state === 'purchased') throw new DeliveryErrors.LabelExists(parcelId)
+      // The customs gate: an incomplete declaration is refused before anything is written or any provider
+      // called; a complete one is stored (the provider's forms are kept with it) and sent with the purchase.
+      const customs = await customsFor({ shipment, parcel, from, to, keep: true })
       // An earlier purchase whose outcome is unknown is finished first, as it was asked: never a second one beside it.
       const resumed = operation !== undefined
       if (!operation) {
-        const choice = await chosenRate(input, parcel, at.row, from, to)
+        const choice = await chosenRate(input, parcel, at.row, from, to, customs)
         const begun = await data.parcels.beginOperation({
           operationId: randomUUID(),
           parcelId,
@@ -116,6 +119,7 @@ export function createLabelPurchase(shared: DeliveryServiceContext, port: Delive
         service: op.service,
         labelFormat,
         externalId: op.externalId,
+        ...(customs ? { customs } : {}),
       }
       const providerAttributes = { 'shipments.provider': operationAt.provider.id, 'shipments.carrier': op.carrier, 'shipments.service': op.service }
       const recover = async (): Promise<PurchasedLabel | null> => {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import type { IntegrationRow } from '../db/data-layer.js'
 import type { ParcelRow, RateQuoteRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
-import { DeliveryProviderError } from '../gateway/delivery-provider.js'
+import { DeliveryProviderError, type CustomsInfo } from '../gateway/delivery-provider.js'
 import type { PostalAddress } from '../order-store.js'
 import { TEXT_LIMITS, textProblem } from '../text.js'
 import { formatIsoWithOffset } from '../time.js'
@@ -29,13 +29,15 @@ export interface RateQuote {
 }
 
 export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryLabelPort, addressGate: AddressGate = async () => null) {
-  const { deps, requireShipment, requireParcel } = shared
+  const { deps, requireShipment, requireParcel, customsFor } = shared
   const { data, timeZone } = deps
   const { deliveryProvider, journalFor, addresses, measures, refusal } = port
 
-  /** A fingerprint of everything a quote depends on: the parcel's size, both addresses, the integration. */
-  function fingerprint(integrationId: number, parcel: ParcelRow, from: PostalAddress, to: PostalAddress): string {
-    const inputs = [integrationId, parcel.weight, parcel.weightUnit, parcel.length, parcel.width, parcel.height, parcel.dimensionUnit, from, to]
+  /** A fingerprint of everything a quote depends on: the parcel's size, both addresses, the integration, the customs declaration (an edit makes old quotes stale). */
+  function fingerprint(integrationId: number, parcel: ParcelRow, from: PostalAddress, to: PostalAddress, customs?: CustomsInfo): string {
+    const inputs: unknown[] = [integrationId, parcel.weight, parcel.weightUnit, parcel.length, parcel.width, parcel.height, parcel.dimensionUnit, from, to]
+    // Only when there is one: a domestic parcel's quotes keep the fingerprint they had before declarations existed.
+    if (customs) inputs.push(customs)
     return createHash('sha256').update(JSON.stringify(inputs)).digest('hex')
   }
 
@@ -46,7 +48,9 @@ export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryL
     const at = await deliveryProvider(input.integration)
     if (!at.provider.deliveries.quoteRates) throw new ShipmentValidationError({ integration: [`the integration "${at.row.handle}" gives no rates`] })
     const { from, to } = await addresses(shipment)
-    const request = { shipmentReference: shipment.reference, parcelId, parcel: measures(parcel), from, to }
+    // An international parcel's declaration is checked before the provider is asked (refused in words when incomplete).
+    const customs = await customsFor({ shipment, parcel, from, to, keep: false })
+    const request = { shipmentReference: shipment.reference, parcelId, parcel: measures(parcel), from, to, ...(customs ? { customs } : {}) }
     // The rates calls of a parcel share one entry of the attempt log: there is no label operation yet.
     const journal = journalFor(`rates:${parcelId}`)
     const started = performance.now()
@@ -71,7 +75,7 @@ export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryL
     if (dropped.length > 0) deps.logger.warn({ shipmentId, parcelId, integration: at.row.handle, dropped: dropped.map((each) => each.reason) }, 'Rates: offers the provider gave were dropped (see the attempt log)')
     if (usable.length === 0 && dropped.length > 0) throw new ShipmentUpdateRejectedError(`No offer of the carrier could be used: ${dropped[0]!.reason} (${dropped.length} dropped; see the attempt log).`)
     const expiresAt = new Date(deps.clock() + deps.quoteLifetimeMs)
-    const print = fingerprint(at.row.id, parcel, from, to)
+    const print = fingerprint(at.row.id, parcel, from, to, customs)
     const stored = await data.parcels.insertQuotes(
       usable.map((offer) => ({
         shipmentId,
@@ -111,13 +115,13 @@ export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryL
   }
 
   /** The carrier and service to buy: from a quote still valid for the parcel as it is, or named. */
-  async function chosenRate(input: BuyLabelInput, parcel: ParcelRow, integration: IntegrationRow, from: PostalAddress, to: PostalAddress) {
+  async function chosenRate(input: BuyLabelInput, parcel: ParcelRow, integration: IntegrationRow, from: PostalAddress, to: PostalAddress, customs?: CustomsInfo) {
     if (input.quoteId !== undefined) {
       const quote = await data.parcels.findQuote(input.quoteId)
       if (!quote || quote.parcelId !== parcel.id) throw new DeliveryErrors.QuoteNotFound(input.quoteId)
       if (quote.integrationId !== integration.id) throw new ShipmentValidationError({ quoteId: [`quote ${quote.id} is from another integration`] })
       if (quote.expiresAt.getTime() <= deps.clock()) throw new DeliveryErrors.QuoteExpired(quote.id)
-      if (quote.fingerprint !== fingerprint(integration.id, parcel, from, to)) throw new DeliveryErrors.QuoteChanged(quote.id)
+      if (quote.fingerprint !== fingerprint(integration.id, parcel, from, to, customs)) throw new DeliveryErrors.QuoteChanged(quote.id)
       return { carrier: quote.carrier, service: quote.service }
     }
     const errors: Record<string, string[]> = {}

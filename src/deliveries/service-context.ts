@@ -8,7 +8,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { LockTimeoutError, type DataLayer, type NewOutboxMessage, type OutboxRow } from '../db/data-layer.js'
 import type { ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors } from '../errors.js'
-import type { PurchasedLabel } from '../gateway/delivery-provider.js'
+import type { CustomsInfo, PostalAddress, PurchasedLabel } from '../gateway/delivery-provider.js'
+import type { ParcelItem } from '../db/parcels.js'
 import type { IntegrationService } from '../gateway/integrations.js'
 import type { ProviderRegistry } from '../gateway/providers.js'
 import type { OrderStore } from '../order-store.js'
@@ -18,6 +19,16 @@ import { toParcel, type Parcel } from '../model/parcel.js'
 
 export interface DeliveryContext {
   userId?: string | null | undefined
+}
+
+/** What rates and purchases ask of the customs side (a room above deliveries; the plugin wires it in). */
+export interface CustomsGate {
+  /**
+   * The parcel's declaration as its provider is sent it, or undefined when ship-from and ship-to share a
+   * country. An incomplete one is refused (CustomsIncompleteError, 422, each line and field named) before
+   * any provider call; with `keep` (a purchase) the declaration the label is bought with is stored first.
+   */
+  declarationFor(request: { shipment: { id: number; orderId: number; items: readonly ParcelItem[] }; parcel: ParcelRow; from: PostalAddress; to: PostalAddress; keep: boolean }): Promise<CustomsInfo | undefined>
 }
 
 export interface DeliveryServiceDependencies {
@@ -37,6 +48,8 @@ export interface DeliveryServiceDependencies {
   quoteLifetimeMs: number
   /** Address verification's value until a store admin saves the setting (the `addresses.verification` option); default off. */
   addressVerification?: AddressVerificationSetting | undefined
+  /** International parcels' declarations (none: every parcel is rated and bought without one). */
+  customs?: CustomsGate | undefined
 }
 
 const parcelKey = (shipmentId: number) => `shipment:${shipmentId}`
@@ -112,7 +125,10 @@ export function createDeliveryServiceContext(deps: DeliveryServiceDependencies) 
     }
   }
 
-  return { deps, present, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking }
+  /** The parcel's customs declaration for its provider (undefined: domestic, or no customs side); refuses an incomplete one. */
+  const customsFor: CustomsGate['declarationFor'] = async (request) => (deps.customs ? deps.customs.declarationFor(request) : undefined)
+
+  return { deps, present, userOf, requireShipment, requireParcel, parcelEvent, committed, withParcelLock, syncShipmentTracking, customsFor }
 }
 
 export type DeliveryServiceContext = ReturnType<typeof createDeliveryServiceContext>

@@ -14,7 +14,7 @@ import { createRateQuotes } from './rates.js'
 import { createAddressChecks } from './address-checks.js'
 import { createDeliveryServiceContext, type DeliveryServiceDependencies } from './service-context.js'
 
-export type { DeliveryContext, DeliveryServiceDependencies } from './service-context.js'
+export type { CustomsGate, DeliveryContext, DeliveryServiceDependencies } from './service-context.js'
 export type { DeliveryProviderAt } from './label-port.js'
 export type { BuyLabelInput, LabelPurchaseResult } from './label-purchase.js'
 export type { LabelOperation } from './label-reads.js'

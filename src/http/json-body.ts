@@ -1,6 +1,6 @@
 // JSON bodies with a bounded structure: nesting is counted in one pass over the text before it is
 // parsed, so a body shaped to exhaust the parser's or a later stage's stack is refused with a 400.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import createError from '@fastify/error'
 
 /** The deepest nesting of arrays and objects a JSON body may have. */
@@ -33,4 +33,21 @@ export function boundJsonDepth(scope: FastifyInstance): void {
     if (jsonDepthExceeds(body as string, MAX_JSON_DEPTH)) return done(new TooDeep(), undefined)
     return parse(request, body as string, done)
   })
+}
+
+/**
+ * A validator compiler that only requires the body to be an object, for routes whose service checks the
+ * rest and names each field (`rules[2].choice.days`, `items[1].tariffNumber`). Fastify's Ajv would drop
+ * unknown keys silently (removeAdditional): a misspelt field dropped would change what is saved. The
+ * route's body schema still documents the shape (OpenAPI).
+ */
+export const objectBodyOnly: FastifySchemaCompiler<unknown> = ({ httpPart }) => {
+  if (httpPart !== 'body') return () => true
+  const validate = (body: unknown): boolean => {
+    const valid = typeof body === 'object' && body !== null && !Array.isArray(body)
+    validate.errors = valid ? null : [{ instancePath: '', schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' }]
+    return valid
+  }
+  validate.errors = null as FastifySchemaValidationError[] | null
+  return validate
 }

@@ -46,6 +46,9 @@ function convertUp(value: string, [numerator, denominator]: [bigint, bigint]): s
   return `${tenths / 10n}.${tenths % 10n}`
 }
 
+/** Grams per unit, exact decimals (1 oz = 28.349523125 g, 1 lb = 453.59237 g): weights in different units compare and add exactly in grams. */
+export const GRAMS_PER_UNIT: Readonly<Record<WeightUnit, string>> = { g: '1', kg: '1000', oz: '28.349523125', lb: '453.59237' }
+
 export const toOunces = (weight: string, unit: WeightUnit) => convertUp(weight, OUNCES_PER[unit])
 export const toInches = (length: string, unit: DimensionUnit) => convertUp(length, INCHES_PER[unit])
 

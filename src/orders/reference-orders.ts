@@ -37,6 +37,14 @@ export interface ReferenceLineItem {
   shippable?: boolean | undefined
   /** The unit's size, for packing into boxes: exact decimals ("12.5") in mm, cm or in. */
   dimensions?: { length: string; width: string; height: string; unit: 'mm' | 'cm' | 'in' } | null | undefined
+  /**
+   * What a customs declaration says of one unit (OrderLine.customs): the HS tariff number, the ISO country
+   * of origin, a description customs accept, and one unit's value as an exact decimal string with its currency.
+   */
+  customs?:
+    | { tariffNumber?: string | null | undefined; originCountry?: string | null | undefined; description?: string | null | undefined; value?: { amount: string; currency: string } | null | undefined }
+    | null
+    | undefined
 }
 
 export interface ReferenceOrderInput {
@@ -146,6 +154,25 @@ function address(kind: AddressValues['kind'], input: ReferenceAddress): AddressV
   }
 }
 
+/** A line's customs columns, checked: the tariff number's and country's form, the value an exact decimal with an ISO 4217 currency. */
+function lineCustoms(field: string, customs: ReferenceLineItem['customs']): Partial<LineItemValues> {
+  if (!customs) return {}
+  const tariffNumber = text(`${field}.customs.tariffNumber`, customs.tariffNumber, 13)
+  if (tariffNumber !== null && !/^\d[\d.]*\d$/.test(tariffNumber)) throw new ReferenceOrderError(`${field}.customs.tariffNumber`, 'must be 6 to 10 digits, dots allowed')
+  const originCountry = text(`${field}.customs.originCountry`, customs.originCountry, 2)
+  if (originCountry !== null && !/^[A-Z]{2}$/.test(originCountry)) throw new ReferenceOrderError(`${field}.customs.originCountry`, 'must be an ISO 3166-1 alpha-2 code such as US')
+  const value = customs.value ?? null
+  if (value !== null && (typeof value.amount !== 'string' || !/^\d{1,12}(\.\d{1,6})?$/.test(value.amount))) throw new ReferenceOrderError(`${field}.customs.value.amount`, 'must be an exact decimal string such as "19.99"')
+  if (value !== null && !/^[A-Z]{3}$/.test(String(value.currency))) throw new ReferenceOrderError(`${field}.customs.value.currency`, 'must be an ISO 4217 code such as USD')
+  return {
+    hsTariffNumber: tariffNumber,
+    originCountry,
+    customsDescription: text(`${field}.customs.description`, customs.description),
+    customsValue: value?.amount ?? null,
+    customsCurrency: value?.currency ?? null,
+  }
+}
+
 function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
   const field = `items.${index}`
   const name = text(`${field}.name`, input.name)
@@ -180,6 +207,7 @@ function lineItem(index: number, input: ReferenceLineItem): LineItemValues {
     imageUrl: text(`${field}.imageUrl`, input.imageUrl, TEXT_LIMITS.url),
     options,
     ...(dimensions ? { length: dimensions.length, width: dimensions.width, height: dimensions.height, dimensionUnit: dimensions.unit } : {}),
+    ...lineCustoms(field, input.customs),
   }
 }
 

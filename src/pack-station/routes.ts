@@ -103,7 +103,7 @@ export const packStationRoutes: FastifyPluginAsync<PackStationRoutesOptions> = a
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.validation && error.validationContext === 'body') return reply.code(422).send(validationErrorBody(schemaFieldErrors(error)))
-    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
+    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors, error.code))
     if (error instanceof ShipmentUpdateRejectedError) {
       request.log.warn({ reason: error.message }, 'Pack station request refused')
       return reply.code(422).send(serviceErrorBody(error))

@@ -2,7 +2,7 @@
 // tried with its checks, the rule that matched (or the default, or nothing), and, when asked to rate,
 // the offer the choice would take now or why none fits. Nothing is bought.
 import type { RateQuote } from '../deliveries/service.js'
-import { ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
+import { CustomsIncompleteError, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
 import { matchRule, type ConditionCheck, type ParcelFacts, type ShippingRuleChoice, type ShippingRules } from './model.js'
 import { countryName } from './validation.js'
 
@@ -113,7 +113,8 @@ export async function explainShipment(
         else refused = `${chosen.refused[0]!.toUpperCase()}${chosen.refused.slice(1)}.`
       } catch (error) {
         // The carrier's refusal, or what rating needs and lacks (a ship-from address): this parcel's answer, not the run's.
-        if (error instanceof ShipmentUpdateRejectedError) refused = error.message
+        // An incomplete customs declaration: its message names each line and field.
+        if (error instanceof ShipmentUpdateRejectedError || error instanceof CustomsIncompleteError) refused = error.message
         else if (error instanceof ShipmentValidationError) refused = Object.values(error.errors).flat().join(' ')
         else throw error
       }

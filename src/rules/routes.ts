@@ -1,11 +1,11 @@
 // The shipping rules' routes under the shipment API: the rules read and replaced whole, and the dry run
 // of a shipment ("which rule and why", rated on request). Reading needs viewShipments; saving the rules
 // and rating (which stores quotes) need editShipments, the permission that guards boxes and ship-from.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
-import { boundJsonDepth } from '../http/json-body.js'
+import { boundJsonDepth, objectBodyOnly } from '../http/json-body.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
@@ -24,21 +24,8 @@ export interface ShippingRuleRoutesOptions {
 // A coded 422 too: a rated dry run refused by the ship-to gate (SHIPMENTS_ADDRESS_UNDELIVERABLE).
 const errors = { ...SERVICE_ROUTE_ERRORS_WITH_CODED_422, 502: FrameworkErrorSchema }
 
-/**
- * The rules' body is only required to be an object here; the service checks the rest and names each
- * rule. Fastify's Ajv would drop unknown keys silently (removeAdditional), and a misspelt `conditions`
- * dropped would make a rule that matches every parcel: the service refuses unknown keys instead.
- */
-const objectBodyOnly: FastifySchemaCompiler<unknown> = ({ httpPart }) => {
-  if (httpPart !== 'body') return () => true
-  const validate = (body: unknown): boolean => {
-    const valid = typeof body === 'object' && body !== null && !Array.isArray(body)
-    validate.errors = valid ? null : [{ instancePath: '', schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' }]
-    return valid
-  }
-  validate.errors = null as FastifySchemaValidationError[] | null
-  return validate
-}
+// The rules' body is only required to be an object (objectBodyOnly): the service checks the rest and names
+// each rule; Ajv would drop a misspelt `conditions` silently and make a rule that matches every parcel.
 const shipmentIdOf = (raw: string) => pathId(raw, (value) => new ShipmentsErrors.ShipmentNotFound(value))
 
 export const shippingRuleRoutes: FastifyPluginAsync<ShippingRuleRoutesOptions> = async (scope, options) => {
@@ -64,7 +51,7 @@ export const shippingRuleRoutes: FastifyPluginAsync<ShippingRuleRoutesOptions> =
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.validation && error.validationContext === 'body') return reply.code(422).send(validationErrorBody(schemaFieldErrors(error)))
-    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors))
+    if (error instanceof ShipmentValidationError) return reply.code(422).send(validationErrorBody(error.errors, error.code))
     if (error instanceof ShipmentUpdateRejectedError) return reply.code(422).send(serviceErrorBody(error))
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 && error.statusCode !== 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'Shipping rules request failed')

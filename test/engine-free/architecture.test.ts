@@ -98,7 +98,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['gateway'],
   ['deliveries'],
   ['addresses'],
-  ['rules'],
+  ['rules', 'customs'],
   ['returns'],
   ['notifications'],
   ['order-exchange'],

@@ -4,7 +4,8 @@
 // 16 px and targets of 24 px (44 px for the main actions) on a phone; the skip link; the error summary
 // focused, linking to its fields (the shipment's status change, a return's rejection); the status change a
 // few tab stops from the top. The screens include the returns, the Boxes page and the shipment page's
-// parcels (against the local EasyPost imitation), each refused form's summary, and the notification
+// parcels (against the local EasyPost imitation), the Customs page and an international parcel's
+// declaration, each refused form's summary, and the notification
 // page's attempt badges (failed, unknown, skipped).
 // Screenshots of each screen at 1280 and 390 px go to screenshots/admin-a11y/ (not committed).
 import t, { type Test } from 'tap'
@@ -318,6 +319,17 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
         await page.fill('#input-name', 'Nowhere')
         await page.fill('#input-countries', 'XX')
         await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="Shipping rule"] button[type=submit]')])
+      },
+    },
+    get('customs', '/customs'),
+    {
+      // Order 1004 ships from the demo's US warehouse to Japan: its parcel's declaration, with what is missing beside the fields.
+      name: 'shipment-customs',
+      open: async (page) => {
+        const abroad = (await app.shipments.orders.findOrderByReference('1004'))!
+        const [japan] = (await app.shipments.shipments.list({ orderId: abroad.id })).shipments
+        if ((await app.shipments.deliveries.listParcels(japan!.id)).length === 0) await app.shipments.deliveries.addParcel(japan!.id, { weight: { value: '1.5', unit: 'kg' } })
+        await page.goto(`${base}${ADMIN}/shipments/${japan!.id}#customs`)
       },
     },
     get('shipstation', '/shipstation'),

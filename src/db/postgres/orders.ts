@@ -3,6 +3,7 @@
 import { inChunks } from '../../in-chunks.js'
 import { and, eq, gt, inArray, ne, sql } from 'drizzle-orm'
 import type { OrderLine } from '../../order-store.js'
+import { withLineCustoms } from '../orders.js'
 import type { OrdersStore } from '../data-layer.js'
 import { sqlState } from './connection.js'
 import { isInt4, isStorableText, type PostgresContext, type Transaction } from './context.js'
@@ -39,11 +40,12 @@ function createOrderReads({ db, localWrites }: PostgresContext): OrderReads {
     const byOrder = new Map<number, OrderLine[]>()
     if (orderIds.length === 0) return byOrder
     const rows = await db
-      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, barcode: orderLineItems.barcode, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options })
+      .select({ orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, barcode: orderLineItems.barcode, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options, hsTariffNumber: orderLineItems.hsTariffNumber, originCountry: orderLineItems.originCountry, customsDescription: orderLineItems.customsDescription, customsValue: orderLineItems.customsValue, customsCurrency: orderLineItems.customsCurrency })
       .from(orderLineItems)
       .where(inArray(orderLineItems.orderId, orderIds))
       .orderBy(orderLineItems.id)
-    for (const { orderId, ...line } of rows) {
+    for (const { orderId, ...row } of rows) {
+      const line = withLineCustoms(row)
       const lines = byOrder.get(orderId)
       if (lines) lines.push(line)
       else byOrder.set(orderId, [line])

@@ -3,6 +3,7 @@
 import { inChunks } from '../../in-chunks.js'
 import { and, eq, gt, inArray, ne, sql } from 'drizzle-orm'
 import type { OrderLine } from '../../order-store.js'
+import { withLineCustoms } from '../orders.js'
 import type { OrdersStore } from '../data-layer.js'
 import type { SqliteContext } from './context.js'
 import { writeTransaction, type SqliteDatabase } from './dialect.js'
@@ -37,7 +38,7 @@ function createOrderReads(db: SqliteDatabase): OrderReads {
     .where(eq(orders.id, sql.placeholder('orderId')))
     .prepare()
   /** The lines of these orders, by order, each in id order; options are a line's attributes. */
-  const lineColumns = { orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, barcode: orderLineItems.barcode, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options }
+  const lineColumns = { orderId: orderLineItems.orderId, id: orderLineItems.id, sku: orderLineItems.sku, barcode: orderLineItems.barcode, name: orderLineItems.name, quantity: orderLineItems.quantity, shippable: orderLineItems.shippable, attributes: orderLineItems.options, hsTariffNumber: orderLineItems.hsTariffNumber, originCountry: orderLineItems.originCountry, customsDescription: orderLineItems.customsDescription, customsValue: orderLineItems.customsValue, customsCurrency: orderLineItems.customsCurrency }
   // One order's lines are read on every change that ships (the allocation check): prepared once.
   const selectOrderId = db.select({ id: orders.id }).from(orders).where(eq(orders.id, sql.placeholder('orderId'))).prepare()
   const selectLinesOfOrder = db.select(lineColumns).from(orderLineItems).where(eq(orderLineItems.orderId, sql.placeholder('orderId'))).orderBy(orderLineItems.id).prepare()
@@ -57,7 +58,8 @@ function createOrderReads(db: SqliteDatabase): OrderReads {
       orderIds.length === 1
         ? selectLinesOfOrder.all({ orderId: orderIds[0] })
         : db.select(lineColumns).from(orderLineItems).where(inArray(orderLineItems.orderId, orderIds)).orderBy(orderLineItems.id).all()
-    for (const { orderId, ...line } of rows) {
+    for (const { orderId, ...row } of rows) {
+      const line = withLineCustoms(row)
       const lines = byOrder.get(orderId)
       if (lines) lines.push(line)
       else byOrder.set(orderId, [line])
