@@ -356,7 +356,7 @@ t.test("the dry run rated without a ship-from address: the parcel's answer says 
 
 t.test('routes: statuses, bodies and permissions', async (t) => {
   // Shipped from Canada: the rated parcel to CA is domestic (an international one needs its customs declaration, see customs-forms.test.ts).
-  const app = await buildTestApp(t, { deliveries: { shipFrom: { ...SHIP_FROM, street1: '100 King Street West', city: 'Toronto', state: 'ON', postalCode: 'M5X 1A9', country: 'CA' } } })
+  const app = await buildTestApp(t, { deliveries: { shipFrom: SHIP_FROM } })
   const prepared = await prepare(t, app)
   const { shipmentId } = await prepared.shipment({ country: 'CA' })
   // Canada is abroad: the parcel's declaration is complete, so rating reaches the carrier.
