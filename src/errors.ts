@@ -76,6 +76,8 @@ export const DocumentErrors = {
   LabelUnavailable: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_UNAVAILABLE', 'The label of parcel %s could not be fetched: %s', 502),
   LabelRefused: createError<[parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_LABEL_REFUSED', 'The label of parcel %s was not fetched: %s', 502),
   RendererFailed: createError<[shipment: string, reason: string]>('SHIPMENTS_DOCUMENT_RENDERER_FAILED', 'The packing slip renderer failed for shipment %s: %s', 502),
+  /** The PDF stack is a set of optional peer dependencies: a host that prints installs them (docs/documents.md). */
+  PackagesMissing: createError<[packages: string]>('SHIPMENTS_DOCUMENT_PACKAGES_MISSING', 'PDF documents need packages this host has not installed: npm install %s', 501),
 } as const
 
 /** Errors of the shipping rules, in the framework envelope of the shipment API (a refused list is a per-field 422). */
