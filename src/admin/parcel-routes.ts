@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
 import type { PostalAddress } from '../order-store.js'
+import type { WeightUnit } from '../model/units.js'
 import type { FieldErrors } from './components.js'
 import { boxCataloguePage, SHIP_FROM_FIELDS } from './parcel-pages.js'
 import type { RenderShipment } from './shipment-routes.js'
@@ -26,7 +27,8 @@ function registerShipmentParcelRoutes(screen: AdminScreen, renderShipment: Rende
     const id = shipmentId(request.params.id)
     const values = { 'parcel.weight': text(request.body['parcel.weight']), 'parcel.weightUnit': text(request.body['parcel.weightUnit']) }
     try {
-      await options.deliveries.addParcel(id, { weight: { value: values['parcel.weight'], unit: values['parcel.weightUnit'] } }, { userId: adminUserId(request) })
+      // The unit as typed: the service checks it (its per-field 422 is shown beside the field).
+      await options.deliveries.addParcel(id, { weight: { value: values['parcel.weight'], unit: values['parcel.weightUnit'] as WeightUnit } }, { userId: adminUserId(request) })
     } catch (error) {
       if (error instanceof ShipmentValidationError) {
         const parcelErrors: FieldErrors = {}

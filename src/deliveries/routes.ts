@@ -7,6 +7,7 @@ import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import type { ParcelInput } from '../model/parcel.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import {
@@ -124,7 +125,8 @@ function registerParcelRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope,
     '/shipments/:id/parcels',
     { onRequest: edit, schema: { summary: 'Add a parcel to a shipment', params: IdParamsSchema, body: ParcelBodySchema, response: { 201: ParcelResponseSchema, ...errors } } },
     async (request, reply) => {
-      const parcel = await service.addParcel(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })
+      // The schema leaves the units strings: the service checks them, each refusal under its field (a 422).
+      const parcel = await service.addParcel(shipmentIdOf(request.params.id), request.body as ParcelInput, { userId: userIdOf(request) })
       return reply.code(201).send({ success: true as const, parcel })
     },
   )
@@ -134,7 +136,7 @@ function registerParcelRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope,
     { onRequest: edit, schema: { summary: 'Change a parcel (refused with 409 while it has a label)', params: ParcelParamsSchema, body: ParcelBodySchema, response: { 200: ParcelResponseSchema, ...errors } } },
     async (request) => ({
       success: true as const,
-      parcel: await service.updateParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body, { userId: userIdOf(request) }),
+      parcel: await service.updateParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body as ParcelInput, { userId: userIdOf(request) }),
     }),
   )
 

@@ -90,7 +90,7 @@ export function createShipFromSetting(deps: { data: DataLayer; option: PostalAdd
       return { address: deps.option, source: deps.option ? 'option' : null }
     },
     /** Stores the address (validated); null clears the setting, and the option stands again. */
-    async set(input: unknown): Promise<ShipFrom> {
+    async set(input: PostalAddress | null): Promise<ShipFrom> {
       const address = input === null ? null : readPostalAddress(input)
       await deps.data.setPackageState(SHIP_FROM_STATE_KEY, JSON.stringify(address))
       return this.get()
