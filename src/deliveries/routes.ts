@@ -16,6 +16,8 @@ import {
   BoxParamsSchema,
   BoxResponseSchema,
   SuccessSchema,
+  AcceptSuggestionBodySchema,
+  AcceptSuggestionResponseSchema,
   SuggestBodySchema,
   SuggestResponseSchema,
   BuyBodySchema,
@@ -35,7 +37,7 @@ import {
 } from './schemas.js'
 import type { PostalAddress } from '../order-store.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
-import type { BoxInput, BoxService } from './boxes.js'
+import type { BoxInput, BoxService, SuggestionToAccept } from './boxes.js'
 import type { BuyLabelInput, DeliveryService } from './service.js'
 
 export interface DeliveryRoutesOptions {
@@ -197,6 +199,22 @@ function registerBoxRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope, op
       schema: { summary: "Suggest parcels: the shipment's units packed into the fewest boxes of the catalogue", params: IdParamsSchema, body: SuggestBodySchema, response: { 200: SuggestResponseSchema, ...SERVICE_ROUTE_ERRORS_WITH_CODED_422 } },
     },
     async (request) => ({ success: true as const, ...(await options.boxes.suggestParcels(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })) }),
+  )
+  app.post(
+    '/shipments/:id/parcels/accept-suggestion',
+    {
+      onRequest: edit,
+      schema: {
+        summary: 'Accept a suggestion as it was shown: its parcels created, not packed again (409 when the shipment or the boxes changed since)',
+        params: IdParamsSchema,
+        body: AcceptSuggestionBodySchema,
+        response: { 201: AcceptSuggestionResponseSchema, ...SERVICE_ROUTE_ERRORS_WITH_CODED_422 },
+      },
+    },
+    async (request, reply) => {
+      const parcels = await options.boxes.acceptSuggestion(shipmentIdOf(request.params.id), request.body as SuggestionToAccept, { userId: userIdOf(request) })
+      return reply.code(201).send({ success: true as const, parcels })
+    },
   )
 
   app.get('/boxes', { onRequest: view, schema: { summary: 'The box catalogue', response: { 200: BoxListResponseSchema, ...errors } } }, async () => ({

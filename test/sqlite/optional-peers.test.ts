@@ -6,7 +6,8 @@
 // are printed (the bench records them too: bench/install-size.ts).
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
@@ -85,7 +86,10 @@ interface HostResults {
 }
 
 t.test('a fresh host without the optional peers: at most 35 MB, every non-PDF route, a coded refusal for a PDF; with the peers, PDFs and the chart', async (t) => {
-  const root = t.testdir()
+  // Outside the repository: a project inside it would find the repository's own node_modules (with every
+  // peer, as devDependencies) by node's walk up the directories, and load what the host never installed.
+  const root = mkdtempSync(join(tmpdir(), 'shipments-optional-peers-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', root], repository)
   const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>
   const project = join(root, 'host')
