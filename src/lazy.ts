@@ -67,3 +67,12 @@ export function onFirstUseOfPeers<T>(what: string, packages: readonly string[], 
       throw new Error(`fastify-shipments could not load ${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error })
     }))
 }
+
+/**
+ * TypeBox's Value module (a schema's defaults and errors), required on first use: the option checks at
+ * registration and a few requests use it, the import does not (it cost some 12 ms of the package's
+ * import, issue 50's ratio to Fastify's). Its CommonJS build: TypeBox marks schemas with global symbols
+ * (`Symbol.for('TypeBox.Kind')`...), so it reads the schemas the ES build made; the package registers
+ * no format or type of its own, the one state the two builds would not share.
+ */
+export const typeBoxValue = requireOnFirstUse<typeof import('@sinclair/typebox/value')>('TypeBox values', '@sinclair/typebox/value')

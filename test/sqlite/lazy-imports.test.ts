@@ -57,6 +57,8 @@ t.test('importing the package loads none of the heavy modules; a feature loads i
   t.ok(before.has('@sinclair/typebox') && before.has('fastify-plugin'), 'the hooks saw the package load its own dependencies')
   t.same(HEAVY.filter((name) => before.has(name)), [], 'no heavy package is loaded by the import')
   t.ok(!atImport.some((url) => url.includes('/src/documents/engine.ts')), "the documents' PDF half is not loaded")
+  // (Its type builders load value/guard, a few lines; the Value module, its errors and defaults are some 45 files.)
+  t.notOk(atImport.some((url) => /@sinclair\/typebox\/build\/(esm|cjs)\/value\/(value|errors|default)\//.test(url)), "TypeBox's Value module is not loaded (the option checks require it at registration)")
   // The optional surfaces load when the plugin is registered with them: the admin pages, ShipStation's
   // order exchange, the customers' tracking page.
   t.ok(atImport.some((url) => url.endsWith('/src/plugin.ts')), "the package's own modules are seen by their paths")
