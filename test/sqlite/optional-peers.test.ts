@@ -64,9 +64,14 @@ const results = {
   pickList: await answer('/shipments/api/documents/pick-list?ids=' + shipment.id),
   overview: await answer('/shipments/admin/overview'),
   chart: await answer('/shipments/admin/assets/chart.umd.js'),
+  others: await Promise.all(['/shipments/api/boxes', '/shipments/api/shipments/' + shipment.id + '/parcels', '/shipments/admin/shipments', '/shipments/admin/shipments/' + shipment.id, '/shipments/admin/boxes'].map(async (url) => [url, (await answer(url)).status])),
   permissions: Object.keys(ShipmentsPermissions).length,
 }
 await app.close()
+// The openapi option needs @fastify/swagger, another optional peer: without it, ready() names the install line.
+const withDocument = Fastify({ logger: false })
+results.openapi = await withDocument.register(fastifyShipments, { database: process.argv[2], openapi: { path: '/openapi.json' } }).ready().then(() => 'ready', (error) => error.code + ': ' + error.message)
+await withDocument.close()
 process.stdout.write(JSON.stringify(results))
 `
 
@@ -82,6 +87,8 @@ interface HostResults {
   pickList: Answer
   overview: Answer
   chart: Answer
+  others: Array<[string, number]>
+  openapi: string
   permissions: number
 }
 
@@ -127,6 +134,8 @@ t.test('a fresh host without the optional peers: at most 35 MB, every non-PDF ro
   t.match(bare.overview.body, /data-chart-missing>No chart: it is drawn with chart\.js, which this host has not installed \(npm install chart\.js\)/)
   t.notMatch(bare.overview.body, /chart\.umd\.js/, 'no chart script asked for')
   t.equal(bare.chart.status, 404, 'the chart script is not there to serve')
+  for (const [url, status] of bare.others) t.equal(status, 200, url)
+  t.equal(bare.openapi, 'SHIPMENTS_INVALID_OPTION: Invalid option "openapi": the OpenAPI document is built with @fastify/swagger, which this host has not installed: npm install @fastify/swagger')
 
   await run('npm', ['install', '--no-audit', '--no-fund', ...PDF_AND_CHART_PEERS], project)
   // The drivers' own install (better-sqlite3, a host's choice) is left out of the figure: the peers' bytes only.
