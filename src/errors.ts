@@ -26,6 +26,11 @@ export const DeliveryErrors = {
   QuoteExpired: createError<[id: number]>('SHIPMENTS_QUOTE_EXPIRED', 'Rate quote %s has expired: get rates again.', 409),
   QuoteChanged: createError<[id: number]>('SHIPMENTS_QUOTE_CHANGED', 'Rate quote %s was made for other parcel or address details: get rates again.', 409),
   PackingTooLarge: createError<[reason: string]>('SHIPMENTS_PACKING_TOO_LARGE', '%s', 422),
+  SuggestionChanged: createError(
+    'SHIPMENTS_SUGGESTION_CHANGED',
+    "The shipment's items or parcels, its lines' measures or the boxes changed since this suggestion was made (or its parcels were altered): suggest parcels again.",
+    409,
+  ),
   PackingTimeout: createError<[budgetMs: number]>(
     'SHIPMENTS_PACKING_TIMEOUT',
     "Suggesting parcels took longer than %s ms and was stopped: add this shipment's parcels by hand, or disable the boxes it does not need.",
@@ -82,6 +87,8 @@ export const DocumentErrors = {
     404,
   ),
   FormUnavailable: createError<[form: string, parcelId: number, reason: string]>('SHIPMENTS_DOCUMENT_FORM_UNAVAILABLE', 'The %s form of parcel %s could not be fetched: %s', 502),
+  /** The PDF stack is a set of optional peer dependencies: a host that prints installs them (docs/documents.md). */
+  PackagesMissing: createError<[packages: string]>('SHIPMENTS_DOCUMENT_PACKAGES_MISSING', 'PDF documents need packages this host has not installed: npm install %s', 501),
 } as const
 
 /** Errors of the shipping rules, in the framework envelope of the shipment API (a refused list is a per-field 422). */

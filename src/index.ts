@@ -170,7 +170,7 @@ export {
 export type { PostalAddress } from './order-store.js'
 export { EASYPOST_DEFAULT_TIMEOUT_MS } from './gateway/providers/easypost-labels.js'
 export { binPackingPacker, type Packer, type PackingItem, type PackingBox, type PackedBox, type PackingResult, type PackOptions } from './deliveries/packing.js'
-export { MAX_PACKED_UNITS, MAX_PACKED_BOX_TYPES, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion } from './deliveries/boxes.js'
+export { MAX_PACKED_UNITS, MAX_PACKED_BOX_TYPES, type BoxService, type Box, type BoxInput, type SuggestedParcel, type ParcelSuggestion, type SuggestionToAccept } from './deliveries/boxes.js'
 // Returns (reverse shipments).
 export { ReturnErrors } from './errors.js'
 export type { ReturnEvent } from './model/events.js'

@@ -16,6 +16,8 @@ import { gatewayRoutes } from './gateway/routes.js'
 import type { OrderExchangeSettings } from './order-exchange/settings.js'
 import { DEFAULT_PREFIXES, prefixesWithDefaults, type ShipmentsPrefixes } from './prefixes.js'
 import { FrameworkErrorSchema } from './shipments/schemas.js'
+import { ShipmentsErrors } from './errors.js'
+import { missingPackages } from './lazy.js'
 
 type Operation = OpenAPIV3_1.OperationObject
 const errorResponse = (description: string): OpenAPIV3_1.ResponseObject => ({
@@ -174,6 +176,20 @@ export interface OpenApiDocumentOptions {
   info?: OpenAPIV3_1.InfoObject | undefined
 }
 
+/**
+ * @fastify/swagger, an optional peer dependency (it and its YAML parser are some 2.6 MB only a host that
+ * asks for the document needs): without it, the document is refused naming what to install (at the
+ * plugin's registration, when the openapi option is set).
+ */
+async function importSwagger() {
+  try {
+    return await import('@fastify/swagger')
+  } catch (error) {
+    if (missingPackages(['@fastify/swagger']).length === 0) throw error
+    throw Object.assign(new ShipmentsErrors.InvalidOption('openapi', 'the OpenAPI document is built with @fastify/swagger, which this host has not installed: npm install @fastify/swagger'), { cause: error })
+  }
+}
+
 /** The package's routes as an OpenAPI 3.1 document, to serve or to merge into a host's own. */
 export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions = {}): Promise<OpenAPIV3_1.Document> {
   const prefixes = prefixesWithDefaults(options.prefixes)
@@ -182,7 +198,7 @@ export async function shipmentsOpenApiDocument(options: OpenApiDocumentOptions =
   // The order exchange's and the tracking page's routes load here too, as they do in the plugin.
   const [{ default: Fastify }, { default: swagger }, { orderExchangeRoutes }, { trackingPageRoutes }] = await Promise.all([
     import('fastify'),
-    import('@fastify/swagger'),
+    importSwagger(),
     import('./order-exchange/routes.js'),
     import('./notifications/tracking-page.js'),
   ])

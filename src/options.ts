@@ -3,7 +3,7 @@
 // shares (the database, the site's timezone and clock, locks, prefixes, the host's user hooks), and
 // resolves them all at registration, failing with an error naming the first bad option.
 import { Type, type Static } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { typeBoxValue } from './lazy.js'
 import { ShipmentsErrors } from './errors.js'
 import { isValidTimeZone } from './time.js'
 import { engineOf, type ShipmentsDatabase } from './db/open.js'
@@ -167,8 +167,8 @@ function fail(option: string, reason: string): never {
 function checkedData(data: Record<string, unknown>): Static<typeof DataOptionsSchema> {
   const unknownKey = Object.keys(data).find((key) => !Object.hasOwn(DataOptionsSchema.properties, key))
   if (unknownKey) fail(unknownKey, 'is not an option of this plugin')
-  const withDefaults = Value.Default(DataOptionsSchema, structuredClone(data)) as Record<string, unknown>
-  const firstError = Value.Errors(DataOptionsSchema, withDefaults).First()
+  const withDefaults = typeBoxValue().Value.Default(DataOptionsSchema, structuredClone(data)) as Record<string, unknown>
+  const firstError = typeBoxValue().Value.Errors(DataOptionsSchema, withDefaults).First()
   if (firstError) {
     const path = firstError.path.replace(/^\//, '').replaceAll('/', '.')
     fail(path, firstError.message)

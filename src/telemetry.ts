@@ -7,7 +7,8 @@
 // The API is loaded when the plugin registers, and only when something was registered with it already
 // (its global, `Symbol.for('opentelemetry.js.api.1')`, exists): importing it costs some 40 ms, more than
 // a host without OpenTelemetry should pay at start. Until then, and without it, every call here is a
-// no-op of our own. A host registers its SDK before the plugin, as OpenTelemetry's guides do.
+// no-op of our own. A host registers its SDK before the plugin, as OpenTelemetry's guides do. The API is
+// an optional peer dependency (2 MB a host without OpenTelemetry need not carry).
 import { createRequire } from 'node:module'
 import type { Attributes, Counter, Histogram, Meter, MeterProvider, Span, Tracer } from '@opentelemetry/api'
 
@@ -31,7 +32,13 @@ let tracer: Tracer | null = null
  */
 export async function loadTelemetry(): Promise<void> {
   if (api || !(API_GLOBAL in globalThis)) return
-  api = await import('@opentelemetry/api')
+  // An optional peer dependency: a host that registered an SDK has it (the SDK's own peer). One that
+  // cannot be found from the package (a strict layout, say) leaves the no-ops in place.
+  try {
+    api = await import('@opentelemetry/api')
+  } catch {
+    return
+  }
   // A proxy: spans go to a tracer provider the host registers later, too.
   tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version)
 }

@@ -399,9 +399,15 @@ t.test('dates for people and JSON in a script element, directly', async (t) => {
   }
   const context = { prefix: '/a', csrf: 'token', can: { view: true, edit: false, transition: false, manage: true }, timeZone: 'UTC' }
   const lastExport = { id: 1, date: '2026-01-05T06:04:00+00:00', action: 'export', page: null, orderNumber: null, ordersExported: null, statusCode: 200, reason: null }
-  const rendered = overviewPage(context, { figures, orderReferences: new Map(), failingWebhooks: null, shipStation: { configured: true, lastExport } }).value
+  const rendered = overviewPage(context, { figures, orderReferences: new Map(), failingWebhooks: null, shipStation: { configured: true, lastExport }, chart: true }).value
   t.match(rendered, /<dt>Answer<\/dt><dd><span class="badge badge-ok">200<\/span><\/dd>\s*<dt>Orders exported<\/dt><dd>—<\/dd>/)
   t.notMatch(rendered, /overview-webhooks/, 'no webhooks section without the list')
+  // Without chart.js (an optional peer dependency): the numbers as a table, open, and no script asked for.
+  const withoutChart = overviewPage(context, { figures: { ...figures, shippedPerDay: [{ date: '2026-01-05', count: 3 }] }, orderReferences: new Map(), failingWebhooks: null, shipStation: null, chart: false }).value
+  t.notMatch(withoutChart, /<canvas|chart\.umd\.js|overview\.js|shipped-per-day-data/, 'no canvas, no chart script, no data for one')
+  t.match(withoutChart, /<p class="meta" data-chart-missing>No chart: it is drawn with chart\.js, which this host has not installed \(npm install chart\.js\)\. The numbers:<\/p>\s*<details open><summary>3 shipped in 30 days/)
+  t.match(withoutChart, /<tr data-day="2026-01-05"><td>5 Jan 2026<\/td><td class="num">3<\/td><\/tr>/, 'the day in the table')
+  t.match(rendered, /<details><summary>/, 'with chart.js the table stays folded')
   const script = jsonScript('data', [{ label: '</script><script>alert(1)</script>', amp: '&', line: '\u2028' }]).value
   t.notMatch(script.slice(0, -'</script>'.length), /<\/script/i)
   t.same(JSON.parse(/>([^<]*)<\/script>$/.exec(script)![1]), [{ label: '</script><script>alert(1)</script>', amp: '&', line: '\u2028' }], 'the same value read back')

@@ -168,3 +168,43 @@ t.test('"Suggest parcels" over its bounds says why beside the parcel form and cr
   t.match(refused.body, /A suggestion packs at most 500 units \(this shipment has 501\): add its parcels by hand\./)
   t.same(await parcelRows(app), [], 'nothing created')
 })
+
+t.test('"Suggest parcels" shows the suggestion; "Accept" creates exactly those parcels, and a second accept is refused', async (t) => {
+  const app = await buildAdminApp(t)
+  const box = await app.shipments.boxes.createBox({ name: 'Large', innerDimensions: { length: '40', width: '30', height: '30', unit: 'cm' }, emptyWeight: { value: '400', unit: 'g' }, maxWeight: { value: '10000', unit: 'g' } })
+  const orderId = await app.shipments.referenceOrders!.createOrder({
+    reference: 'SUGGEST-2',
+    isCompleted: true,
+    items: [
+      { name: 'Mug', sku: 'MUG', quantity: 2, weight: 350, weightUnit: 'g', dimensions: { length: '12', width: '9', height: '10', unit: 'cm' } },
+      { name: 'Poster', sku: 'POSTER', quantity: 1 },
+    ],
+  })
+  const [shipment] = await app.shipments.shipments.create(orderId, { rule: 'remaining' })
+  const [mugLine, posterLine] = shipment.items.map((item) => item.lineItemId)
+  const admin = adminClient(app, 'admin')
+  await admin.get(`/shipments/${shipment.id}`)
+
+  const shown = await admin.post(`/shipments/${shipment.id}/parcels/suggest`, {})
+  t.equal(shown.statusCode, 200)
+  t.match(shown.body, /<h3 id="suggested-parcels">Suggested parcels<\/h3>/)
+  t.match(shown.body, new RegExp(`<tr><td>Large</td><td>2 × line ${mugLine}</td><td class="num">1100 g</td><td>40 × 30 × 30 cm</td></tr>`), 'the parcel as it will be created')
+  t.match(shown.body, new RegExp(`<li>1 × line ${posterLine}: the order line has no weight or size</li>`), 'what is left out, and why')
+  t.same(await parcelRows(app), [], 'shown, not created')
+  const suggestion = /name="suggestion" value="([^"]*)"/.exec(shown.body)?.[1]?.replaceAll('&quot;', '"').replaceAll('&amp;', '&') ?? ''
+  t.match(JSON.parse(suggestion), { id: /^sg_/, parcels: [{ box: { id: box.id } }] })
+  t.match(shown.body, /<button type="submit">Accept this parcel<\/button><\/form>/)
+
+  const accepted = await admin.post(`/shipments/${shipment.id}/parcels/accept-suggestion`, { suggestion })
+  t.equal(accepted.statusCode, 303)
+  t.match(await parcelRows(app), [{ shipmentId: shipment.id, boxId: box.id, weight: '1100', weightUnit: 'g', items: [{ lineItemId: mugLine, quantity: 2 }] }])
+
+  const again = await admin.post(`/shipments/${shipment.id}/parcels/accept-suggestion`, { suggestion })
+  t.equal(again.statusCode, 409)
+  t.match(again.body, /changed since this suggestion was made/)
+  const broken = await admin.post(`/shipments/${shipment.id}/parcels/accept-suggestion`, { suggestion: '{not json' })
+  t.equal(broken.statusCode, 422)
+  t.match(broken.body, /suggestion: is not an object: pass back the suggestion/)
+  t.equal((await parcelRows(app)).length, 1, 'one parcel, as accepted once')
+  t.equal((await adminClient(app, 'viewer').post(`/shipments/${shipment.id}/parcels/accept-suggestion`, { suggestion })).statusCode, 403)
+})

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { buildTestApp, historyRows, orderWithShipments, postUpdate, shipmentRow } from './fixtures/app.js'
 import { firstLine, spawnWorker } from './fixtures/processes.js'
 import { testDatabase } from './fixtures/database.js'
+import type { ShipmentStatus } from '../src/index.js'
 
 /** Each history row starts where the one before it ended. */
 function assertUnbrokenChain(t: Test, rows: Array<{ fromStatus: string | null; toStatus: string }>) {
@@ -47,7 +48,7 @@ t.test('two Node processes on one database keep one unbroken history', async (t)
   const child = spawnWorker([databaseFile, 'transitions', String(id), ...targets])
   const childOutcome = firstLine(child)
   const localOutcomes = await Promise.all(
-    [...targets].reverse().map((status) => app.shipments.shipments.update(id, { status }).then((result) => (result.transition ? 'changed' : 'unchanged'))),
+    [...targets].reverse().map((status) => app.shipments.shipments.update(id, { status: status as ShipmentStatus }).then((result) => (result.transition ? 'changed' : 'unchanged'))),
   )
   const remoteOutcomes: string[] = JSON.parse(await childOutcome)
   t.notOk(remoteOutcomes.some((outcome) => outcome.startsWith('error')), 'no lock or SQLITE_BUSY error reached a caller')

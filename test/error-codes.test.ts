@@ -55,6 +55,8 @@ const NOT_PROVOKED: Record<string, string> = {
   SHIPMENTS_RETURN_LABEL_BUSY: 'two instances buying one return label at the same moment',
   SHIPMENTS_PACKING_TOO_LARGE: 'a catalogue of 41 boxes or an order of 501 units (boxes-and-packing.test.ts checks its errorCode)',
   SHIPMENTS_PACKING_TIMEOUT: 'a packing time budget of 1 ms (boxes-and-packing.test.ts checks its errorCode)',
+  SHIPMENTS_SUGGESTION_CHANGED: 'a suggestion accepted after the boxes or the items changed (parcel-suggestion-accept.test.ts checks its errorCode and status)',
+  SHIPMENTS_DOCUMENT_PACKAGES_MISSING: 'a host without the PDF packages, which the repository has as devDependencies (sqlite/optional-peers.test.ts checks its errorCode and status in a packed install without them)',
   SHIPMENTS_DOCUMENT_LABEL_REFUSED: 'a label URL on a loopback address, with no fetchLabel hook (documents.test.ts checks its errorCode)',
   SHIPMENTS_DOCUMENT_FORM_UNAVAILABLE: "an international parcel's form whose file host fails in a print job (customs-forms.test.ts checks its errorCode)",
   SHIPMENTS_PACK_UNKNOWN_SLIP: 'pack-station.test.ts checks its errorCode and status',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
-import { defineProvider, IntegrationError, type ShipmentsPluginOptions } from '../src/index.js'
+import { defineProvider, IntegrationError, type ShipmentStatus, type ShipmentsPluginOptions } from '../src/index.js'
 import * as schema from '../src/db/sqlite/schema.js'
 import { buildTestApp } from './fixtures/app.js'
 import { eq } from 'drizzle-orm'
@@ -323,7 +323,7 @@ t.test('a value the update refuses inside a provider is a 400 naming the field, 
     settingsSchema: Type.Object({}),
     async handleGatewayRequest(request, context) {
       const body = JSON.parse(request.rawBody.toString('utf8')) as { shipmentId: number; state?: string; trackingNumber?: string }
-      const result = await context.shipments.update(body.shipmentId, { status: body.state, trackingNumber: body.trackingNumber })
+      const result = await context.shipments.update(body.shipmentId, { status: body.state as ShipmentStatus | undefined, trackingNumber: body.trackingNumber })
       return { body: { status: result.shipment.status } }
     },
   })

@@ -30,7 +30,7 @@ t.test('the service reads an absent update body as an empty one', async (t) => {
   const app = await buildTestApp(t)
   const { shipmentIds: [id] } = await orderWithShipments(app)
   const before = await shipmentRow(app, id)
-  const result = await app.shipments.shipments.update(id, undefined)
+  const result = await app.shipments.shipments.update(id, undefined as never) // a JavaScript caller's missing input
   t.equal(result.transition, null)
   t.match(await shipmentRow(app, id), { status: before.status, carrier: before.carrier })
 })

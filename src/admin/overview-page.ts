@@ -16,6 +16,8 @@ export interface OverviewPageData {
   failingWebhooks: WebhookSubscription[] | null
   /** The ShipStation section, for users who manage integrations; null leaves it out. */
   shipStation: { configured: boolean; lastExport: ExchangeActivity | null } | null
+  /** Whether chart.js (an optional peer dependency) is installed: without it the numbers show as a table, open. */
+  chart: boolean
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
@@ -44,13 +46,13 @@ export function overviewPage(context: PageContext, data: OverviewPageData): Safe
   )}</ul>
 <p class="meta">${total} shipments in all (deleted ones left out).</p></section>
 <section class="card card-wide" aria-labelledby="overview-shipped"><h2 id="overview-shipped">Shipped per day, last ${OVERVIEW_DAYS} days</h2>
-<div class="chart"><canvas id="shipped-chart" role="img" aria-label="${`Shipments shipped per day over the last ${OVERVIEW_DAYS} days: ${shipped} in all`}"></canvas></div>
-${jsonScript('shipped-per-day-data', days)}
-<details><summary>${shipped} shipped in ${OVERVIEW_DAYS} days: the numbers</summary>
+${data.chart ? html`<div class="chart"><canvas id="shipped-chart" role="img" aria-label="${`Shipments shipped per day over the last ${OVERVIEW_DAYS} days: ${shipped} in all`}"></canvas></div>
+${jsonScript('shipped-per-day-data', days)}` : html`<p class="meta" data-chart-missing>No chart: it is drawn with chart.js, which this host has not installed (npm install chart.js). The numbers:</p>`}
+<details${data.chart ? '' : unsafeRaw(' open')}><summary>${shipped} shipped in ${OVERVIEW_DAYS} days: the numbers</summary>
 <table class="shipped-per-day"><thead><tr><th>Day (${context.timeZone})</th><th class="num">Shipped</th></tr></thead><tbody>${days.map(
     (day) => html`<tr data-day="${day.date}"><td>${day.label} ${day.date.slice(0, 4)}</td><td class="num">${day.count}</td></tr>`,
   )}</tbody></table></details>
-<script src="${context.prefix}/assets/chart.umd.js" defer></script><script src="${context.prefix}/assets/overview.js" defer></script></section>
+${data.chart ? html`<script src="${context.prefix}/assets/chart.umd.js" defer></script><script src="${context.prefix}/assets/overview.js" defer></script>` : ''}</section>
 ${lateSection(context, data)}
 ${failingPushesSection(context, figures.failingPushes)}
 ${data.failingWebhooks ? failingWebhooksSection(context, data.failingWebhooks) : ''}

@@ -1,4 +1,5 @@
 // The overview screen's routes (the admin's landing page): the figures, late shipments and what is failing.
+import { chartScript } from './chart-script.js'
 import { overviewPage } from './overview-page.js'
 import { hide, routePermissions, type AdminScreen } from './screen.js'
 
@@ -23,6 +24,7 @@ export function registerOverviewRoutes(screen: AdminScreen) {
       orderReferences,
       failingWebhooks: subscriptions?.filter((subscription) => !subscription.enabled || subscription.failureCount > 0) ?? null,
       shipStation: manages ? { configured: orderExchange !== null, lastExport } : null,
+      chart: chartScript() !== null,
     })
     return sendPage(request, reply, 'Overview', content)
   })

@@ -3,7 +3,7 @@
 import type { Parcel } from '../model/parcel.js'
 import type { RateQuote } from '../deliveries/service.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS } from '../model/units.js'
-import type { Box } from '../deliveries/boxes.js'
+import type { Box, ParcelSuggestion } from '../deliveries/boxes.js'
 import { csrfField, errorSummary, field, formErrors, scrollingTable, select, summaryEntries, textInput, type FieldErrors, type PageContext, type PageSection, type SummaryEntry } from './components.js'
 import { html, isolated, safeHref, type SafeHtml } from '../html.js'
 
@@ -14,6 +14,8 @@ export interface ParcelSectionData {
   labelIntegrations: string[]
   /** Quotes just fetched for one parcel, cheapest first. */
   quotes: { parcelId: number; quotes: RateQuote[] } | null
+  /** Parcels just suggested from the boxes: shown with a form that accepts them as they are. */
+  suggestion: ParcelSuggestion | null
   /** Errors of the parcel forms: `parcel.<field>` for the add form, `label.<parcelId>` for a parcel's label forms. */
   errors: FieldErrors
   values: Record<string, string>
@@ -135,7 +137,35 @@ ${field({ name: 'parcel.weight', label: 'Weight', errors }, (aria) => textInput(
 ${field({ name: 'parcel.weightUnit', label: 'Unit', errors }, (aria) => select('parcel.weightUnit', values['parcel.weightUnit'] ?? 'kg', WEIGHT_UNITS.map((unit) => [unit, unit] as const), aria))}
 </div>
 <button type="submit">Add parcel</button></form>
-<form method="post" action="${base}/suggest" aria-label="Suggest parcels">${csrfField(context.csrf)}<button type="submit">Suggest parcels from boxes</button></form>`
+<form method="post" action="${base}/suggest" aria-label="Suggest parcels">${csrfField(context.csrf)}<button type="submit">Suggest parcels from boxes</button></form>
+${data.suggestion ? suggestionPanel(context, base, data.suggestion) : ''}`
+}
+
+/**
+ * A suggestion as it will be created: its parcels and what was left out, and an "Accept" form that
+ * passes it back whole (its id covers it: accepted as shown, not packed again; refused if the shipment
+ * or the boxes changed since).
+ */
+function suggestionPanel(context: PageContext, base: string, suggestion: ParcelSuggestion): SafeHtml {
+  const { parcels, unpacked } = suggestion
+  const itemsText = (items: ParcelSuggestion['parcels'][number]['items']) => items.map((item) => `${item.quantity} × line ${item.lineItemId}`).join(', ')
+  return html`<section class="suggestion" aria-labelledby="suggested-parcels" data-suggestion="${suggestion.id}"><h3 id="suggested-parcels">Suggested parcels</h3>
+${
+  parcels.length === 0
+    ? html`<p>No parcel: nothing could be packed into the boxes.</p>`
+    : scrollingTable(
+        'Suggested parcels',
+        html`<table><thead><tr><th>Box</th><th>Items</th><th class="num">Weight</th><th>Size</th></tr></thead><tbody>${parcels.map(
+          (parcel) => html`<tr><td>${parcel.box.name}</td><td>${itemsText(parcel.items)}</td><td class="num">${parcel.weight.value} ${parcel.weight.unit}</td><td>${parcel.dimensions.length} × ${parcel.dimensions.width} × ${parcel.dimensions.height} ${parcel.dimensions.unit}</td></tr>`,
+        )}</tbody></table>`,
+      )
+}
+${unpacked.length > 0 ? html`<p>Left out:</p><ul>${unpacked.map((item) => html`<li>${item.quantity} × line ${item.lineItemId}: ${item.reason}</li>`)}</ul>` : ''}
+${
+  parcels.length > 0
+    ? html`<form method="post" action="${base}/accept-suggestion" aria-label="Accept the suggested parcels">${csrfField(context.csrf)}<input type="hidden" name="suggestion" value="${JSON.stringify({ id: suggestion.id, parcels })}"><button type="submit">${parcels.length === 1 ? 'Accept this parcel' : `Accept these ${parcels.length} parcels`}</button></form>`
+    : ''
+}</section>`
 }
 
 /** The ship-from form's fields: `shipFrom.<field>` names, so they never clash with the box form's. */

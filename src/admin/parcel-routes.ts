@@ -3,6 +3,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DeliveryErrors, ShipmentValidationError } from '../errors.js'
 import type { PostalAddress } from '../order-store.js'
+import type { WeightUnit } from '../model/units.js'
+import type { SuggestionToAccept } from '../deliveries/boxes.js'
 import type { FieldErrors } from './components.js'
 import { boxCataloguePage, SHIP_FROM_FIELDS } from './parcel-pages.js'
 import type { RenderShipment } from './shipment-routes.js'
@@ -26,7 +28,8 @@ function registerShipmentParcelRoutes(screen: AdminScreen, renderShipment: Rende
     const id = shipmentId(request.params.id)
     const values = { 'parcel.weight': text(request.body['parcel.weight']), 'parcel.weightUnit': text(request.body['parcel.weightUnit']) }
     try {
-      await options.deliveries.addParcel(id, { weight: { value: values['parcel.weight'], unit: values['parcel.weightUnit'] } }, { userId: adminUserId(request) })
+      // The unit as typed: the service checks it (its per-field 422 is shown beside the field).
+      await options.deliveries.addParcel(id, { weight: { value: values['parcel.weight'], unit: values['parcel.weightUnit'] as WeightUnit } }, { userId: adminUserId(request) })
     } catch (error) {
       if (error instanceof ShipmentValidationError) {
         const parcelErrors: FieldErrors = {}
@@ -85,11 +88,27 @@ function registerShipmentParcelRoutes(screen: AdminScreen, renderShipment: Rende
 
   scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/parcels/suggest', { schema: formSchema, config: edit }, async (request, reply) => {
     const id = shipmentId(request.params.id)
-    const suggestion = await options.boxes.suggestParcels(id, { apply: true }, { userId: adminUserId(request) })
-    if (suggestion.created.length === 0 || suggestion.unpacked.length > 0) {
-      const reasons = suggestion.unpacked.map((item) => `${item.quantity} of line ${item.lineItemId}: ${item.reason}`)
-      const message = `${suggestion.created.length} parcel${suggestion.created.length === 1 ? '' : 's'} added.${reasons.length > 0 ? ` Left out: ${reasons.join('; ')}.` : ''}`
-      return renderShipment(request, reply, id, { parcelErrors: { 'parcel.form': [message] }, status: suggestion.created.length === 0 ? 422 : 200 })
+    // Shown first, created only when accepted: the "Accept" form passes this suggestion back as it is.
+    const suggestion = await options.boxes.suggestParcels(id, {}, { userId: adminUserId(request) })
+    return renderShipment(request, reply, id, { suggestion, status: suggestion.parcels.length === 0 ? 422 : 200 })
+  })
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/shipments/:id/parcels/accept-suggestion', { schema: formSchema, config: edit }, async (request, reply) => {
+    const id = shipmentId(request.params.id)
+    const raw = text(request.body.suggestion)
+    let suggestion: unknown = null
+    try {
+      // Bounded before parsing: a suggestion holds at most 100 parcels.
+      suggestion = raw.length <= 200_000 ? JSON.parse(raw) : null
+    } catch {
+      suggestion = null
+    }
+    try {
+      await options.boxes.acceptSuggestion(id, suggestion as SuggestionToAccept, { userId: adminUserId(request) })
+    } catch (error) {
+      const refusal = refusalOf(error)
+      if (refusal) return renderShipment(request, reply, id, { parcelErrors: { 'parcel.form': [refusal] }, status: error instanceof DeliveryErrors.SuggestionChanged ? 409 : 422 })
+      throw error
     }
     return reply.redirect(`${prefix}/shipments/${id}?notice=saved#parcels`, 303)
   })

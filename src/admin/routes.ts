@@ -8,8 +8,6 @@
 // a route module imports its pages as a sibling, with no page module moved.
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifyFormbody from '@fastify/formbody'
@@ -21,6 +19,7 @@ import { notice, standaloneLayout } from './components.js'
 import { ADMIN_CONTENT_SECURITY_POLICY, ADMIN_CSRF_COOKIE, type AdminPage } from './options.js'
 import type { PageContext } from './shipment-pages.js'
 import { AdminNotFound, hide, text, type AdminRoutesOptions, type AdminScreen } from './screen.js'
+import { chartScript } from './chart-script.js'
 import { registerOverviewRoutes } from './overview-routes.js'
 import { registerShipmentRoutes } from './shipment-routes.js'
 import { registerParcelRoutes } from './parcel-routes.js'
@@ -46,19 +45,6 @@ const ASSETS = {
   'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.js', import.meta.url)) },
   'overview.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/overview.js', import.meta.url)) },
   'pack-station.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/pack-station.js', import.meta.url)) },
-}
-
-let chartScript: Buffer | null = null
-/**
- * Chart.js's UMD build from the installed package (a dependency, so it comes with the package: no CDN,
- * no copy kept in assets/), read on first use. Its `exports` name no UMD file: it sits beside the
- * CommonJS entry. The source map it names is not served, so its comment goes.
- */
-function chartJs(): Buffer {
-  chartScript ??= Buffer.from(
-    readFileSync(join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'),
-  )
-  return chartScript
 }
 
 /** Notices a redirect may ask for by name; the page never shows text taken from the query. */
@@ -139,7 +125,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRoutesOptions> = async (scope,
 
   scope.get<{ Params: { file: string } }>('/assets/:file', { schema: hide }, async (request, reply) => {
     const { file } = request.params
-    const asset = file === 'chart.umd.js' ? { type: 'text/javascript; charset=utf-8', body: chartJs() } : Object.hasOwn(ASSETS, file) ? ASSETS[file as keyof typeof ASSETS] : null
+    const chart = file === 'chart.umd.js' ? chartScript() : null
+    const asset = chart ? { type: 'text/javascript; charset=utf-8', body: chart } : Object.hasOwn(ASSETS, file) ? ASSETS[file as keyof typeof ASSETS] : null
     if (!asset) throw AdminNotFound('Asset')
     return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body)
   })

@@ -6,6 +6,7 @@ import { ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError }
 import type { AllocatedLine } from '../shipments/attention.js'
 import { isShipmentStatus, type ShipmentStatus } from '../model/shipment.js'
 import type { RateQuote } from '../deliveries/service.js'
+import type { ParcelSuggestion } from '../deliveries/boxes.js'
 import type { ShipmentExplanation } from '../rules/explain.js'
 import { STATUS_LABELS, type FieldErrors, type PageContext } from './components.js'
 import { parcelsSection } from './parcel-pages.js'
@@ -80,6 +81,8 @@ function createShipmentPageRenderer(screen: AdminScreen) {
       parcelErrors?: FieldErrors
       parcelValues?: Record<string, string>
       quotes?: { parcelId: number; quotes: RateQuote[] }
+      /** The parcels just suggested from the boxes, shown with their "Accept" form. */
+      suggestion?: ParcelSuggestion
       /** The dry run rated by "Rate by the rules"; without it the page runs it unrated. */
       rulesExplanation?: ShipmentExplanation
       /** A refusal of the address panel's last button (address-routes.ts). */
@@ -125,6 +128,7 @@ function createShipmentPageRenderer(screen: AdminScreen) {
           .filter((integration) => integrations.isEnabled(integration) && options.providers.get(integration.providerId ?? '')?.deliveries)
           .map((integration) => integration.handle),
         quotes: state.quotes ?? null,
+        suggestion: state.suggestion ?? null,
         errors: state.parcelErrors ?? {},
         values: state.parcelValues ?? {},
       }),

@@ -7,7 +7,7 @@ import { formatIsoWithOffset } from '../time.js'
 import { createParcelSuggestions, type ParcelSuggestionDependencies } from './parcel-suggestions.js'
 import { DIMENSION_UNITS, WEIGHT_UNITS, decimalProblem, toMilligrams, type DimensionUnit, type WeightUnit } from '../model/units.js'
 
-export { MAX_PACKED_BOX_TYPES, MAX_PACKED_UNITS, type ParcelSuggestion, type SuggestedParcel } from './parcel-suggestions.js'
+export { MAX_PACKED_BOX_TYPES, MAX_PACKED_UNITS, type ParcelSuggestion, type SuggestedParcel, type SuggestionToAccept } from './parcel-suggestions.js'
 
 export interface Box {
   id: number
@@ -36,7 +36,7 @@ export type BoxService = ReturnType<typeof createBoxService>
 
 export function createBoxService(deps: BoxServiceDependencies) {
   const { data, timeZone } = deps
-  const { suggestParcels } = createParcelSuggestions(deps)
+  const { suggestParcels, acceptSuggestion } = createParcelSuggestions(deps)
 
   const present = (row: BoxRow): Box => ({
     id: row.id,
@@ -120,5 +120,6 @@ export function createBoxService(deps: BoxServiceDependencies) {
       if (!(await data.parcels.removeBox(id))) throw new DeliveryErrors.BoxNotFound(id)
     },
     suggestParcels,
+    acceptSuggestion,
   }
 }

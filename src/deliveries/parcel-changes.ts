@@ -2,7 +2,7 @@
 // they have no label; and moved forward by the carrier's tracking events.
 import type { ParcelRow } from '../db/parcels.js'
 import { DeliveryErrors, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError } from '../errors.js'
-import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, type Parcel } from '../model/parcel.js'
+import { MAX_PARCELS_PER_SHIPMENT, parcelColumns, type Parcel, type ParcelInput } from '../model/parcel.js'
 import type { DeliveryContext, DeliveryServiceContext } from './service-context.js'
 
 export function createParcelChanges(shared: DeliveryServiceContext) {
@@ -41,7 +41,7 @@ export function createParcelChanges(shared: DeliveryServiceContext) {
     return (await data.parcels.list(shipmentId)).map(present)
   }
 
-  async function addParcel(shipmentId: number, input: unknown, context: DeliveryContext = {}): Promise<Parcel> {
+  async function addParcel(shipmentId: number, input: ParcelInput, context: DeliveryContext = {}): Promise<Parcel> {
     const columns = parcelColumns(input, true)
     await requireShipment(shipmentId)
     await checkItems(shipmentId, columns.items)
@@ -73,7 +73,7 @@ export function createParcelChanges(shared: DeliveryServiceContext) {
     if (parcel.labelOperationId !== null || (await data.parcels.activeOperation(parcel.id))) throw new DeliveryErrors.ParcelLocked(parcel.id)
   }
 
-  async function updateParcel(shipmentId: number, parcelId: number, input: unknown, context: DeliveryContext = {}): Promise<Parcel> {
+  async function updateParcel(shipmentId: number, parcelId: number, input: ParcelInput, context: DeliveryContext = {}): Promise<Parcel> {
     await requireParcel(shipmentId, parcelId)
     const columns = parcelColumns(input, false)
     await checkItems(shipmentId, columns.items)

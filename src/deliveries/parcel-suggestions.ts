@@ -1,10 +1,14 @@
 // "Suggest parcels": a shipment's units packed into the fewest boxes of the catalogue by the Packer, within
-// a time budget, with the units that fit no box explained; with `apply`, the parcels created.
+// a time budget, with the units that fit no box explained; with `apply`, the parcels created. Each
+// suggestion has an id, a hash of what was packed and of the parcels it proposes, so it can be accepted
+// as it was shown (acceptSuggestion), not packed again: passed back, it creates exactly its parcels, or is
+// refused when the shipment or the boxes changed since (nothing is stored: any instance can accept it).
+import { createHash } from 'node:crypto'
 import type { DataLayer } from '../db/data-layer.js'
-import { DeliveryErrors, ShipmentsErrors } from '../errors.js'
+import { DeliveryErrors, ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderStore } from '../order-store.js'
 import type { ShipmentService } from '../shipments/service.js'
-import type { Parcel } from '../model/parcel.js'
+import { MAX_PARCELS_PER_SHIPMENT, type Parcel } from '../model/parcel.js'
 import type { Packer, PackingBox, PackingItem } from './packing.js'
 import type { DeliveryContext, DeliveryService } from './service.js'
 import { decimalProblem, toMilligrams, toTenthMillimetres, type DimensionUnit, type WeightUnit } from '../model/units.js'
@@ -18,6 +22,11 @@ export interface SuggestedParcel {
 }
 
 export interface ParcelSuggestion {
+  /**
+   * The suggestion's id: a hash of the shipment's units, their measures, the enabled boxes, the
+   * shipment's parcels and the parcels suggested. The same input packed the same way has the same id.
+   */
+  id: string
   parcels: SuggestedParcel[]
   /** Units left out, and why (no weight or size on the line, or too large or heavy for every box). */
   unpacked: Array<{ lineItemId: number; quantity: number; reason: string }>
@@ -41,6 +50,9 @@ export interface ParcelSuggestionDependencies {
   /** How long one suggestion's packing may take (`deliveries.packingTimeoutMs`). */
   packingTimeoutMs: number
 }
+
+/** A suggestion as it is accepted: its id and its parcels, as suggestParcels returned them. */
+export type SuggestionToAccept = Pick<ParcelSuggestion, 'id' | 'parcels'>
 
 const NO_MEASURES = 'the order line has no weight or size'
 const FITS_NO_BOX = 'too large or too heavy for every box in the catalogue'
@@ -83,7 +95,12 @@ export function createParcelSuggestions(deps: ParcelSuggestionDependencies) {
     })
   }
 
-  async function suggestParcels(shipmentId: number, options: { apply?: boolean | undefined } = {}, context: DeliveryContext = {}): Promise<ParcelSuggestion> {
+  /**
+   * What a suggestion packs, read afresh: the shipment's units with their measures (those without are
+   * left out, with the reason), the enabled boxes, and the fingerprint of all of it with the shipment's
+   * parcels, which a suggestion's id covers.
+   */
+  async function packingInput(shipmentId: number) {
     const shipment = await deps.shipments.get(shipmentId)
     if (!shipment) throw new ShipmentsErrors.ShipmentNotFound(shipmentId)
     const lines = await measuredLines(shipment.orderId)
@@ -118,6 +135,17 @@ export function createParcelSuggestions(deps: ParcelSuggestionDependencies) {
         })
       }
     }
+    const fingerprint = JSON.stringify([
+      shipmentId,
+      wanted.map((item) => [item.lineItemId, item.quantity, byId.get(item.lineItemId)?.weight ?? null, byId.get(item.lineItemId)?.dimensions ?? null]),
+      boxes.map((box) => [box.id, box.name, box.innerLength, box.innerWidth, box.innerHeight, box.dimensionUnit, box.emptyWeight, box.maxWeight, box.weightUnit]),
+      shipment.parcels.map((parcel) => parcel.id),
+    ])
+    return { boxes, units, unpacked, fingerprint }
+  }
+
+  async function suggestParcels(shipmentId: number, options: { apply?: boolean | undefined } = {}, context: DeliveryContext = {}): Promise<ParcelSuggestion> {
+    const { boxes, units, unpacked, fingerprint } = await packingInput(shipmentId)
     const packingBoxes: PackingBox[] = boxes.map((box) => ({
       boxId: box.id,
       length: toTenthMillimetres(box.innerLength, box.dimensionUnit as DimensionUnit),
@@ -147,14 +175,73 @@ export function createParcelSuggestions(deps: ParcelSuggestionDependencies) {
         dimensions: { length: box.innerLength, width: box.innerWidth, height: box.innerHeight, unit: box.dimensionUnit as DimensionUnit },
       }
     })
-    const created: Parcel[] = []
-    if (options.apply) {
-      for (const parcel of parcels) {
-        created.push(await deps.deliveries.addParcel(shipmentId, { weight: parcel.weight, dimensions: parcel.dimensions, boxId: parcel.box.id, items: parcel.items }, context))
-      }
-    }
-    return { parcels, unpacked, created }
+    const created = options.apply ? await createParcels(shipmentId, parcels, context) : []
+    return { id: suggestionId(fingerprint, parcels), parcels, unpacked, created }
   }
 
-  return { suggestParcels }
+  async function createParcels(shipmentId: number, parcels: readonly SuggestedParcel[], context: DeliveryContext): Promise<Parcel[]> {
+    const created: Parcel[] = []
+    for (const parcel of parcels) {
+      created.push(await deps.deliveries.addParcel(shipmentId, { weight: parcel.weight, dimensions: parcel.dimensions, boxId: parcel.box.id, items: parcel.items }, context))
+    }
+    return created
+  }
+
+  /**
+   * Creates the parcels of a suggestion as it was shown, without packing again: refused with
+   * SHIPMENTS_SUGGESTION_CHANGED (409) when its id no longer matches (the shipment's items or parcels,
+   * a line's measures or the enabled boxes changed since, or the parcels were altered), with a 422 when
+   * it is not a suggestion's shape. Returns the parcels created.
+   */
+  async function acceptSuggestion(shipmentId: number, suggestion: SuggestionToAccept, context: DeliveryContext = {}): Promise<Parcel[]> {
+    const parcels = suggestedParcels(suggestion)
+    const { fingerprint } = await packingInput(shipmentId)
+    if (suggestionId(fingerprint, parcels) !== suggestion.id) throw new DeliveryErrors.SuggestionChanged()
+    return createParcels(shipmentId, parcels, context)
+  }
+
+  return { suggestParcels, acceptSuggestion }
+}
+
+/** A suggestion's id: its input's fingerprint and its parcels, hashed (the parcels as suggestedParcels reads them). */
+function suggestionId(fingerprint: string, parcels: readonly SuggestedParcel[]): string {
+  const proposed = parcels.map((parcel) => [parcel.box.id, parcel.box.name, parcel.items.map((item) => [item.lineItemId, item.quantity]), parcel.weight.value, parcel.weight.unit, parcel.dimensions.length, parcel.dimensions.width, parcel.dimensions.height, parcel.dimensions.unit])
+  return `sg_${createHash('sha256').update(fingerprint).update('\n').update(JSON.stringify(proposed)).digest('base64url').slice(0, 32)}`
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= 2_147_483_647
+const isText = (value: unknown, max: number) => typeof value === 'string' && value.length <= max
+
+/**
+ * The parcels of a suggestion passed back (by a JavaScript caller, or a form), each field checked for
+ * its shape only: what they hold is checked by the id, which covers them. A 422 under `suggestion`.
+ */
+function suggestedParcels(suggestion: unknown): SuggestedParcel[] {
+  const refuse = (why: string): never => {
+    throw new ShipmentValidationError({ suggestion: [`${why}: pass back the suggestion as suggestParcels returned it (its id and parcels)`] })
+  }
+  if (!isObject(suggestion)) return refuse('is not an object')
+  if (!isText(suggestion.id, 100) || suggestion.id === '') refuse('has no id')
+  const { parcels } = suggestion
+  if (!Array.isArray(parcels) || parcels.length === 0 || parcels.length > MAX_PARCELS_PER_SHIPMENT) return refuse(`holds no list of 1 to ${MAX_PARCELS_PER_SHIPMENT} parcels`)
+  return parcels.map((parcel: unknown, index) => {
+    const box = isObject(parcel) ? parcel.box : null
+    const weight = isObject(parcel) ? parcel.weight : null
+    const size = isObject(parcel) ? parcel.dimensions : null
+    const items = isObject(parcel) ? parcel.items : null
+    const fine =
+      isObject(box) && isCount(box.id) && isText(box.name, 255) &&
+      isObject(weight) && isText(weight.value, 40) && weight.unit === 'g' &&
+      isObject(size) && isText(size.length, 40) && isText(size.width, 40) && isText(size.height, 40) && isText(size.unit, 10) &&
+      Array.isArray(items) && items.length <= MAX_PACKED_UNITS && items.every((item: unknown) => isObject(item) && isCount(item.lineItemId) && isCount(item.quantity))
+    if (!fine) return refuse(`parcel ${index + 1} is not a suggested parcel`)
+    const checked = parcel as SuggestedParcel
+    return {
+      box: { id: checked.box.id, name: checked.box.name },
+      items: checked.items.map((item) => ({ lineItemId: item.lineItemId, quantity: item.quantity })),
+      weight: { value: checked.weight.value, unit: 'g' as const },
+      dimensions: { length: checked.dimensions.length, width: checked.dimensions.width, height: checked.dimensions.height, unit: checked.dimensions.unit },
+    }
+  })
 }

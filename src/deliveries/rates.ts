@@ -41,7 +41,7 @@ export function createRateQuotes(shared: DeliveryServiceContext, port: DeliveryL
     return createHash('sha256').update(JSON.stringify(inputs)).digest('hex')
   }
 
-  async function quoteRates(shipmentId: number, parcelId: number, input: { integration?: unknown }): Promise<RateQuote[]> {
+  async function quoteRates(shipmentId: number, parcelId: number, input: { integration: string }): Promise<RateQuote[]> {
     const parcel = await requireParcel(shipmentId, parcelId)
     const shipment = await requireShipment(shipmentId)
     await addressGate(shipment)

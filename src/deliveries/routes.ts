@@ -7,6 +7,7 @@ import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import type { ParcelInput } from '../model/parcel.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import {
@@ -15,6 +16,8 @@ import {
   BoxParamsSchema,
   BoxResponseSchema,
   SuccessSchema,
+  AcceptSuggestionBodySchema,
+  AcceptSuggestionResponseSchema,
   SuggestBodySchema,
   SuggestResponseSchema,
   BuyBodySchema,
@@ -35,7 +38,7 @@ import {
 } from './schemas.js'
 import type { PostalAddress } from '../order-store.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
-import type { BoxInput, BoxService } from './boxes.js'
+import type { BoxInput, BoxService, SuggestionToAccept } from './boxes.js'
 import type { BuyLabelInput, DeliveryService } from './service.js'
 
 export interface DeliveryRoutesOptions {
@@ -126,7 +129,8 @@ function registerParcelRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope,
     '/shipments/:id/parcels',
     { onRequest: edit, schema: { summary: 'Add a parcel to a shipment', params: IdParamsSchema, body: ParcelBodySchema, response: { 201: ParcelResponseSchema, ...errors } } },
     async (request, reply) => {
-      const parcel = await service.addParcel(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })
+      // The schema leaves the units strings: the service checks them, each refusal under its field (a 422).
+      const parcel = await service.addParcel(shipmentIdOf(request.params.id), request.body as ParcelInput, { userId: userIdOf(request) })
       return reply.code(201).send({ success: true as const, parcel })
     },
   )
@@ -136,7 +140,7 @@ function registerParcelRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope,
     { onRequest: edit, schema: { summary: 'Change a parcel (refused with 409 while it has a label)', params: ParcelParamsSchema, body: ParcelBodySchema, response: { 200: ParcelResponseSchema, ...errors } } },
     async (request) => ({
       success: true as const,
-      parcel: await service.updateParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body, { userId: userIdOf(request) }),
+      parcel: await service.updateParcel(shipmentIdOf(request.params.id), parcelIdOf(request.params.parcelId), request.body as ParcelInput, { userId: userIdOf(request) }),
     }),
   )
 
@@ -198,6 +202,22 @@ function registerBoxRoutes({ app, view, edit, userIdOf }: DeliveryRouteScope, op
       schema: { summary: "Suggest parcels: the shipment's units packed into the fewest boxes of the catalogue", params: IdParamsSchema, body: SuggestBodySchema, response: { 200: SuggestResponseSchema, ...SERVICE_ROUTE_ERRORS_WITH_CODED_422 } },
     },
     async (request) => ({ success: true as const, ...(await options.boxes.suggestParcels(shipmentIdOf(request.params.id), request.body, { userId: userIdOf(request) })) }),
+  )
+  app.post(
+    '/shipments/:id/parcels/accept-suggestion',
+    {
+      onRequest: edit,
+      schema: {
+        summary: 'Accept a suggestion as it was shown: its parcels created, not packed again (409 when the shipment or the boxes changed since)',
+        params: IdParamsSchema,
+        body: AcceptSuggestionBodySchema,
+        response: { 201: AcceptSuggestionResponseSchema, ...SERVICE_ROUTE_ERRORS_WITH_CODED_422 },
+      },
+    },
+    async (request, reply) => {
+      const parcels = await options.boxes.acceptSuggestion(shipmentIdOf(request.params.id), request.body as SuggestionToAccept, { userId: userIdOf(request) })
+      return reply.code(201).send({ success: true as const, parcels })
+    },
   )
 
   app.get('/boxes', { onRequest: view, schema: { summary: 'The box catalogue', response: { 200: BoxListResponseSchema, ...errors } } }, async () => ({

@@ -146,16 +146,26 @@ export const ShipFromBodySchema = Type.Object(
 )
 
 export const SuggestBodySchema = Type.Object({ apply: Type.Optional(Type.Boolean({ description: 'Create the suggested parcels (default false: only suggest)' })) }, { additionalProperties: false })
+const SuggestedParcelSchema = Type.Object({
+  box: Type.Object({ id: Type.Integer(), name: Type.String() }),
+  items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
+  weight: Type.Object({ value: Type.String(), unit: Type.String() }),
+  dimensions: Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }),
+})
 export const SuggestResponseSchema = Type.Object({
   success: Type.Literal(true),
-  parcels: Type.Array(
-    Type.Object({
-      box: Type.Object({ id: Type.Integer(), name: Type.String() }),
-      items: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer() })),
-      weight: Type.Object({ value: Type.String(), unit: Type.String() }),
-      dimensions: Type.Object({ length: Type.String(), width: Type.String(), height: Type.String(), unit: Type.String() }),
-    }),
-  ),
+  id: Type.String({ description: 'The suggestion, to accept as it is shown: POST it back to /parcels/accept-suggestion' }),
+  parcels: Type.Array(SuggestedParcelSchema),
   unpacked: Type.Array(Type.Object({ lineItemId: Type.Integer(), quantity: Type.Integer(), reason: Type.String() })),
   created: Type.Array(ParcelSchema),
 })
+
+/** A suggestion passed back as it was returned (its id and parcels; other keys of the answer are ignored). */
+export const AcceptSuggestionBodySchema = Type.Object(
+  {
+    id: Type.String({ maxLength: 100, description: "The suggestion's id, as /parcels/suggest returned it" }),
+    parcels: Type.Array(SuggestedParcelSchema, { description: 'Its parcels, unchanged' }),
+  },
+  { additionalProperties: true },
+)
+export const AcceptSuggestionResponseSchema = Type.Object({ success: Type.Literal(true), parcels: Type.Array(ParcelSchema) })

@@ -2,7 +2,7 @@
 // the Boxes page or through the API); without one, the `deliveries.shipFrom` option stands. Rates,
 // labels and the fingerprints of quotes read it at each call, so a new address makes older quotes stale.
 import { Type } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { typeBoxValue } from '../lazy.js'
 import type { DataLayer } from '../db/data-layer.js'
 import { ShipmentValidationError } from '../errors.js'
 import type { PostalAddress } from '../order-store.js'
@@ -68,7 +68,7 @@ export function readPostalAddress(input: unknown): PostalAddress {
   }
   cleaned.name ??= null
   const errors: Record<string, string[]> = {}
-  for (const error of Value.Errors(PostalAddressSchema, cleaned)) {
+  for (const error of typeBoxValue().Value.Errors(PostalAddressSchema, cleaned)) {
     const field = error.path.replace(/^\//, '').split('/')[0] || 'shipFrom'
     const message = field in PostalAddressSchema.properties ? problemOf(error.schema as never, cleaned[field]) : 'is not a field of an address'
     if (!errors[field]?.includes(message)) (errors[field] ??= []).push(message)
@@ -90,7 +90,7 @@ export function createShipFromSetting(deps: { data: DataLayer; option: PostalAdd
       return { address: deps.option, source: deps.option ? 'option' : null }
     },
     /** Stores the address (validated); null clears the setting, and the option stands again. */
-    async set(input: unknown): Promise<ShipFrom> {
+    async set(input: PostalAddress | null): Promise<ShipFrom> {
       const address = input === null ? null : readPostalAddress(input)
       await deps.data.setPackageState(SHIP_FROM_STATE_KEY, JSON.stringify(address))
       return this.get()

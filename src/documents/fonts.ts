@@ -1,7 +1,6 @@
 // The fonts of the documents: DejaVu Sans (Latin with accents, Greek, Cyrillic) shipped with the
 // package, then the host's own fonts (CJK, say), and what happens to a character none of them can draw.
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import * as fontkit from 'fontkit'
 
 /** A TrueType or OpenType font or collection: its bytes, or the path of its file. */
@@ -52,13 +51,15 @@ export class MissingGlyphError extends Error {
   }
 }
 
-const require = createRequire(import.meta.url)
 let dejaVu: { regular: Buffer; bold: Buffer } | undefined
-/** DejaVu Sans from the dejavu-fonts-ttf package, read once. */
+/**
+ * DejaVu Sans, read once: its two faces ship in the package's assets/fonts (with their licence), not
+ * as the dejavu-fonts-ttf package, whose other 20 files no document uses (CONTRIBUTING, "Install size").
+ */
 function builtIn() {
   dejaVu ??= {
-    regular: readFileSync(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')),
-    bold: readFileSync(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf')),
+    regular: readFileSync(new URL('../../assets/fonts/DejaVuSans.ttf', import.meta.url)),
+    bold: readFileSync(new URL('../../assets/fonts/DejaVuSans-Bold.ttf', import.meta.url)),
   }
   return dejaVu
 }

@@ -9,13 +9,27 @@ import type { Parcel } from '../model/parcel.js'
 import type { DeliveryService } from '../deliveries/service.js'
 import type { Shipment } from '../model/shipment.js'
 import type { ShipmentService } from '../shipments/service.js'
-import { onFirstUse } from '../lazy.js'
+import { onFirstUseOfPeers } from '../lazy.js'
 import type { FontStack } from './fonts.js'
 import type { CustomsStore } from '../db/customs.js'
 import type { ResolvedDocumentsOptions } from './options.js'
 
-/** The PDF libraries and fonts, imported with the first document (see loadDocumentFonts). */
-export const loadDocumentEngine = onFirstUse('the documents (pdfkit, fontkit, bwip-js, @cantoo/pdf-lib)', () => import('./engine.js'))
+/**
+ * The optional peer dependencies the PDF half imports (package.json's peerDependenciesMeta): a host
+ * that prints none installs none of them.
+ */
+export const DOCUMENT_PACKAGES = ['pdfkit', 'fontkit', 'bwip-js', '@cantoo/pdf-lib'] as const
+
+/**
+ * The PDF libraries and fonts, imported with the first document (see loadDocumentFonts); without the
+ * packages, every document is refused with SHIPMENTS_DOCUMENT_PACKAGES_MISSING (501) naming those missing.
+ */
+export const loadDocumentEngine = onFirstUseOfPeers(
+  'the documents (pdfkit, fontkit, bwip-js, @cantoo/pdf-lib)',
+  DOCUMENT_PACKAGES,
+  (missing) => new DocumentErrors.PackagesMissing(missing.join(' ')),
+  () => import('./engine.js'),
+)
 
 /** Lets other work run between shipments: a batch of 200 never holds the event loop for long. */
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))

@@ -1,6 +1,6 @@
 // The checks an integration passes before it is saved: its name, handle, enabled flag, status maps,
 // pushes and its provider's settings (environment references read, the provider's schema applied).
-import { Value } from '@sinclair/typebox/value'
+import { typeBoxValue } from '../lazy.js'
 import { environmentReference, resolveEnvironmentValue, type MissingEnvironmentVariableError } from '../env.js'
 import { IntegrationConfigError } from '../errors.js'
 import { isShipmentStatus } from '../model/shipment.js'
@@ -89,7 +89,7 @@ export function createIntegrationChecks(shared: IntegrationServiceContext) {
       }
     }
     const named = new Set<string>()
-    for (const error of Value.Errors(provider.settingsSchema, Value.Default(provider.settingsSchema, structuredClone(resolved)))) {
+    for (const error of typeBoxValue().Value.Errors(provider.settingsSchema, typeBoxValue().Value.Default(provider.settingsSchema, structuredClone(resolved)))) {
       const path = error.path.replace(/^\//, '').replaceAll('/', '.')
       const field = path === '' ? 'settings' : `settings.${path}`
       // One message per setting (a missing string is also "not a string"); the schema's own wording when it has one.

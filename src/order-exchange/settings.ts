@@ -1,6 +1,6 @@
 // Settings of the order exchange (spec 2.5): their schema, defaults and environment references.
 import { Type, type Static } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { typeBoxValue } from '../lazy.js'
 import { MissingEnvironmentVariableError, parseBooleanSetting, resolveEnvironmentValue } from '../env.js'
 import type { OrderFieldDefinition } from '../orders/reference-store.js'
 
@@ -95,7 +95,7 @@ export function pageSizeSetting(value: unknown): number {
  * 500 on the ship notification, and the plugin warns about them at startup.
  */
 export function resolveOrderExchangeSettings(raw: unknown, env: NodeJS.ProcessEnv = process.env): OrderExchangeSettings {
-  const firstError = Value.Errors(OrderExchangeOptionsSchema, raw).First()
+  const firstError = typeBoxValue().Value.Errors(OrderExchangeOptionsSchema, raw).First()
   if (firstError) {
     throw new OrderExchangeSettingError(`orderExchange${firstError.path.replaceAll('/', '.')}`, firstError.message)
   }

@@ -83,7 +83,7 @@ export function createNotifiedItemsShipping(shared: OrderExchangeContext) {
    */
   async function applyItemsPlan(order: OrderSummary, plan: NotifiedItemsPlan, tracking: Record<string, string>, mayPlanAgain: boolean): Promise<{ moved: number[]; changed: boolean } | null> {
     const source = { integrationHandle: settings.integrationHandle, externalCode: 'shipnotify' }
-    const shipping = { status: 'shipped', ...tracking, statusMessage: 'Shipped in ShipStation.', ...source }
+    const shipping = { status: 'shipped' as const, ...tracking, statusMessage: 'Shipped in ShipStation.', ...source }
     // Shipping part of the order never completes it: its own advance waits until every line has shipped.
     const context = { requireFullCoverage: true }
     try {
@@ -95,7 +95,7 @@ export function createNotifiedItemsShipping(shared: OrderExchangeContext) {
       for (const take of plan.takeFrom) {
         await shipments.update(
           take.shipmentId,
-          take.items.length > 0 ? { items: take.items } : { status: 'cancelled', statusMessage: 'Its items were shipped in another ShipStation package.', ...source },
+          take.items.length > 0 ? { items: take.items } : { status: 'cancelled' as const, statusMessage: 'Its items were shipped in another ShipStation package.', ...source },
         )
       }
       const { orderLevelShipmentId } = plan

@@ -8,7 +8,10 @@ import { LockTimeoutError } from '../db/data-layer.js'
 import { PackStationErrors, ShipmentValidationError } from '../errors.js'
 import type { LabelFormat } from '../gateway/delivery-provider.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
-import type { Parcel } from '../model/parcel.js'
+import type { Parcel, ParcelInput } from '../model/parcel.js'
+
+/** The weight as the pack station is given it: its unit is checked by the parcel service (a 422 under weight.unit). */
+type ParcelWeight = ParcelInput['weight']
 import type { Shipment, ShipmentStatus } from '../model/shipment.js'
 import type { OrderStore } from '../order-store.js'
 import type { ShippingRulesService } from '../rules/service.js'
@@ -241,10 +244,10 @@ export function createPackStation(deps: PackStationDependencies) {
       if (!input.weight) throw new ShipmentValidationError({ weight: ['is required: type the parcel\'s weight, e.g. { value: "1.2", unit: "kg" }'] })
       const items = lines.map((line) => ({ lineItemId: line.lineItemId, quantity: line.needed }))
       // The items are named only for a shipment that lists them: an order-level shipment's parcel holds it all.
-      await deps.deliveries.addParcel(shipmentId, { weight: input.weight, ...(shipment.items.length > 0 ? { items } : {}) }, context)
+      await deps.deliveries.addParcel(shipmentId, { weight: input.weight as ParcelWeight, ...(shipment.items.length > 0 ? { items } : {}) }, context)
     } else if (input.weight && parcels.length === 1 && !parcels[0]!.label) {
       const [only] = parcels
-      if (only!.weight.value !== input.weight.value || only!.weight.unit !== input.weight.unit) await deps.deliveries.updateParcel(shipmentId, only!.id, { weight: input.weight }, context)
+      if (only!.weight.value !== input.weight.value || only!.weight.unit !== input.weight.unit) await deps.deliveries.updateParcel(shipmentId, only!.id, { weight: input.weight as ParcelWeight }, context)
     }
     parcels = await deps.deliveries.listParcels(shipmentId)
     let bought = 0

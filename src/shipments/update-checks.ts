@@ -45,7 +45,7 @@ export function createUpdateChecks(shared: ShipmentServiceContext) {
   const fieldsByHandle = new Map(deps.shipmentFields.map((field) => [field.handle, field]))
 
   /** The update's patch, checked against the shipment's order and the clock; the errors of spec 7.1. */
-  async function checkUpdate(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext): Promise<CheckedUpdate> {
+  async function checkUpdate(id: number, input: ShipmentUpdateInput, context: UpdateContext): Promise<CheckedUpdate> {
     let patch: ShipmentPatch
     try {
       patch = parseShipmentUpdate(input, { fieldsByHandle, timeZone, now: deps.clock() })

@@ -31,12 +31,12 @@ export function createShipmentUpdates(shared: ShipmentServiceContext) {
   const { orderAdvanceJob } = orderAdvance
   const { commitChange, withServiceErrors } = createUpdateCommit(shared, { plan: createUpdatePlan(shared), events: createUpdateEvents(shared), orderAdvance })
 
-  async function update(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext = {}): Promise<UpdateResult> {
+  async function update(id: number, input: ShipmentUpdateInput, context: UpdateContext = {}): Promise<UpdateResult> {
     return applyUpdate(id, input, context, null)
   }
 
   /** A change in its span (`shipments.shipment.update`), counted by the status it moved to when it moved one. */
-  function applyUpdate(id: number, input: ShipmentUpdateInput | unknown, context: UpdateContext, orderCancellation: 'cancel' | 'restore' | null): Promise<UpdateResult> {
+  function applyUpdate(id: number, input: ShipmentUpdateInput, context: UpdateContext, orderCancellation: 'cancel' | 'restore' | null): Promise<UpdateResult> {
     return inSpan('shipments.shipment.update', { 'shipments.shipment.id': id }, async (span) => {
       const result = await applyUpdateInSpan(id, input, context, orderCancellation)
       if (result.transition) {
@@ -53,7 +53,7 @@ export function createShipmentUpdates(shared: ShipmentServiceContext) {
    */
   async function applyUpdateInSpan(
     id: number,
-    input: ShipmentUpdateInput | unknown,
+    input: ShipmentUpdateInput,
     context: UpdateContext,
     orderCancellation: 'cancel' | 'restore' | null,
   ): Promise<UpdateResult> {

@@ -248,6 +248,15 @@ t.test('WCAG 2.1 AA (axe-core) on every admin screen and the tracking page at 12
       },
     },
     {
+      // "Suggest parcels from boxes": the suggestion shown (its table, what was left out, the Accept form).
+      name: 'shipment-parcels-suggested',
+      open: async (page) => {
+        await page.goto(`${base}${ADMIN}/shipments/${shipment.id}`)
+        await Promise.all([page.waitForLoadState('load'), page.click('form[aria-label="Suggest parcels"] button[type=submit]')])
+        await page.waitForSelector('#suggested-parcels')
+      },
+    },
+    {
       // No ship-from address yet: the rates are refused beside the parcel.
       name: 'shipment-rates-refused',
       open: async (page) => {

@@ -5,7 +5,8 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { onFirstUse, requireOnFirstUse } from '../../src/lazy.js'
+import { missingPackages, onFirstUse, onFirstUseOfPeers, requireOnFirstUse } from '../../src/lazy.js'
+import { DocumentErrors } from '../../src/errors.js'
 import { as, buildTestApp, orderWithShipments } from '../fixtures/app.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -56,10 +57,12 @@ t.test('importing the package loads none of the heavy modules; a feature loads i
   t.ok(before.has('@sinclair/typebox') && before.has('fastify-plugin'), 'the hooks saw the package load its own dependencies')
   t.same(HEAVY.filter((name) => before.has(name)), [], 'no heavy package is loaded by the import')
   t.ok(!atImport.some((url) => url.includes('/src/documents/engine.ts')), "the documents' PDF half is not loaded")
+  // (Its type builders load value/guard, a few lines; the Value module, its errors and defaults are some 45 files.)
+  t.notOk(atImport.some((url) => /@sinclair\/typebox\/build\/(esm|cjs)\/value\/(value|errors|default)\//.test(url)), "TypeBox's Value module is not loaded (the option checks require it at registration)")
   // The optional surfaces load when the plugin is registered with them: the admin pages, ShipStation's
   // order exchange, the customers' tracking page.
   t.ok(atImport.some((url) => url.endsWith('/src/plugin.ts')), "the package's own modules are seen by their paths")
-  for (const surface of ['/src/admin/routes.ts', '/src/order-exchange/routes.ts', '/src/order-exchange/service.ts', '/src/notifications/tracking-page.ts']) {
+  for (const surface of ['/src/admin/chart-script.ts', '/src/documents/fonts.ts', '/src/admin/routes.ts', '/src/order-exchange/routes.ts', '/src/order-exchange/service.ts', '/src/notifications/tracking-page.ts']) {
     t.notOk(atImport.some((url) => url.endsWith(surface)), `${surface} is not loaded by the import`)
   }
   t.equal(detected?.carrier, 'UPS', 'detection works from a cold start')
@@ -95,6 +98,26 @@ t.test('a failed load says what was being loaded, keeps the cause, and is tried 
   const missing = requireOnFirstUse('a package that is not installed', 'fastify-shipments-no-such-package')
   t.throws(() => missing(), /^fastify-shipments could not load a package that is not installed: Cannot find module/)
   t.equal(requireOnFirstUse<{ SaxesParser: unknown }>('saxes', 'saxes')().SaxesParser instanceof Function, true, 'a CommonJS package by its name')
+})
+
+t.test('a feature on optional peers is refused with its coded error naming the packages missing, and tried again', async (t) => {
+  t.same(missingPackages(['pdfkit', 'fastify-shipments-no-such-package', 'chart.js', '@cantoo/pdf-lib']), ['fastify-shipments-no-such-package'], 'only what cannot be found (an ESM-only entry counts as found)')
+  let attempts = 0
+  const load = onFirstUseOfPeers('the documents', ['pdfkit', 'fastify-shipments-no-such-package'], (missing) => new DocumentErrors.PackagesMissing(missing.join(' ')), async () => {
+    attempts++
+    if (attempts === 1) return import('fastify-shipments-no-such-package' as string)
+    return 'loaded'
+  })
+  const error = (await load().then(() => null, (thrown: unknown) => thrown)) as { code?: string; statusCode?: number; message?: string; cause?: { code?: string } } | null
+  t.match(error, { code: 'SHIPMENTS_DOCUMENT_PACKAGES_MISSING', statusCode: 501, message: 'PDF documents need packages this host has not installed: npm install fastify-shipments-no-such-package' })
+  t.equal(error?.cause?.code, 'ERR_MODULE_NOT_FOUND', "the import's own error kept as the cause")
+  t.equal(await load(), 'loaded', 'the next call imports again (installed meanwhile: no restart)')
+
+  // A failure with every package installed is not a missing package: the generic wrapped error.
+  const broken = onFirstUseOfPeers('the documents', ['pdfkit'], () => new Error('not this'), async () => {
+    throw new Error('a broken install')
+  })
+  await t.rejects(broken(), /^fastify-shipments could not load the documents: a broken install$/)
 })
 
 t.test('without the documents option, the first documents load the PDF half once, together', async (t) => {

@@ -233,7 +233,9 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   const body = await page.text()
   t.match(body, /<header>Shop admin · Jane /, "the admin page in the host's layout")
   t.match(body, /<nav aria-label="Shop admin">[^]*<a href="\/shipments\/admin\/shipments" aria-current="page">Shipments<\/a>/)
-  // The overview's chart script comes from the chart.js the tarball's dependencies installed (no CDN).
+  // The overview's chart script comes from an installed chart.js (no CDN). chart.js is an optional peer
+  // dependency: this project sits inside the repository, so node finds the repository's own (a
+  // devDependency); a host without it gets a 404 here and the overview's table (optional-peers.test.ts).
   const chart = await fetch(`${loginBase}/shipments/admin/assets/chart.umd.js`)
   t.equal(chart.status, 200)
   t.match(await chart.text(), /^\/\*!\n \* Chart\.js v4\./)
