@@ -106,3 +106,11 @@ t.test('each reference page opens with what it is for and its three most used ca
     if (most) t.ok((most[1]!.match(/`[^`]+`/g) ?? []).length >= 3, `${page}: three of them, as code`)
   }
 })
+
+t.test("every journey the README lists holds a complete program the docs' snippets test type-checks", async (t) => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  const journeys = readme.slice(readme.indexOf('**Journeys**'), readme.indexOf('**Reference**'))
+  const linked = [...journeys.matchAll(/\]\((docs\/[^)#]+\.md)\)/g)].map((match) => match[1]!)
+  t.ok(linked.length >= 4, `the README lists ${linked.length} journeys`)
+  for (const page of linked) t.match(readFileSync(join(root, page), 'utf8'), /```ts compile\n[\s\S]*?\nimport /, `${page} has a whole program in a compile block`)
+})
