@@ -1,10 +1,10 @@
-// Across borders through EasyPost: a parcel's declaration sent as EasyPost's customs_info (items, incoterm),
-// the imitation refusing an international shipment without it as EasyPost does, the forms of a bought
-// shipment checked one by one and kept with the declaration (also when a lost purchase is recovered), the
-// package's commercial invoice read back with pdftotext, and print jobs that put an international parcel's
-// forms and invoice after its label (a ZPL job says what it left out). The customs helper's part (building
-// the declaration and passing it to the provider) is played here by a provider that wraps EasyPost's and
-// hands it the parcel's declaration.
+// Across borders through EasyPost: a parcel's declaration (saved through the customs service, or built
+// from the order lines' customs data under the shop's settings) passes the customs gate and goes to the
+// EasyPost imitation as customs_info (items, incoterm) through the built-in provider; the imitation
+// refuses an international shipment without it as EasyPost does; the forms of a bought shipment are
+// checked one by one and kept with the declaration (also when a lost purchase is recovered); the
+// package's commercial invoice is read back with pdftotext; and print jobs put an international parcel's
+// forms and invoice after its label (a ZPL job says what it left out).
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
@@ -14,25 +14,27 @@ import PDFDocument from 'pdfkit'
 import { as, buildTestApp, insertOrder } from './fixtures/app.js'
 import { tables, testDatabase } from './fixtures/database.js'
 import { easyPostImitation } from './fixtures/easypost-api.js'
-import { Type, defineProvider } from '../src/index.js'
-import type { CustomsInfo, DeliveryMethods } from '../src/gateway/delivery-provider.js'
-import { easyPostDeliveries } from '../src/gateway/providers/easypost-labels.js'
-import type { ProviderContext } from '../src/gateway/providers.js'
+import { completedOrderWithLines } from './fixtures/orders.js'
+import { easyPostProvider } from '../src/index.js'
+import type { DeliveryJournal, LabelPurchaseRequest } from '../src/gateway/delivery-provider.js'
 import type { CustomsItemRow } from '../src/db/customs.js'
 import { reasonForExport, sumDecimals, totalWeight, unitValue } from '../src/documents/invoices.js'
 import { easyPostDecimal, formsOf } from '../src/gateway/providers/easypost-customs.js'
 
 const API_KEY = 'EZTK-customs-test-key-0123456789abcdef'
 const SHIP_FROM = { name: 'Warehouse', company: 'Fjord Goods Inc.', street1: '417 Montgomery Street', city: 'San Francisco', state: 'CA', postalCode: '94104', country: 'US' }
+const LONDON = { fullName: 'Ada Lovelace', address1: '12 Baker Street', city: 'London', postalCode: 'NW1 6XE', countryCode: 'GB' }
+const PORTLAND = { fullName: 'Pat Doe', address1: '1 Main St', city: 'Portland', state: 'OR', postalCode: '97201', countryCode: 'US' }
 const JSON_HEADERS = { ...as('admin'), 'content-type': 'application/json' }
 
+/** Two lines added by hand: 11 oz + 0.9 kg (about 1.21 kg) fit the 1.5 kg parcel; 53.25 USD is under the CN22 limit. */
 const ITEMS: CustomsItemRow[] = [
   { lineItemId: null, description: 'Cotton T-shirt', quantity: 2, value: '23.25', weight: { value: '11', unit: 'oz' }, tariffNumber: '6109.10', originCountry: 'US', sku: 'TS-1' },
   { lineItemId: null, description: 'Enamel mug', quantity: 3, value: '30.00', weight: { value: '0.9', unit: 'kg' }, tariffNumber: '6912.00', originCountry: 'CN', sku: 'MUG-1' },
 ]
 
-/** The declaration as the customs helper hands it to a provider (weights in ounces, rounded up). */
-const CUSTOMS: CustomsInfo = {
+/** A complete declaration of ITEMS, as a store admin saves it (PUT .../customs). */
+const DECLARATION = {
   contentsType: 'merchandise',
   contentsExplanation: null,
   nonDeliveryOption: 'return',
@@ -43,13 +45,8 @@ const CUSTOMS: CustomsInfo = {
   incoterm: 'DDP',
   eelPfc: 'NOEEI 30.37(a)',
   currency: 'USD',
-  items: [
-    { description: 'Cotton T-shirt', quantity: 2, value: '23.25', weightOunces: '11.0', tariffNumber: '6109.10', originCountry: 'US', sku: 'TS-1' },
-    { description: 'Enamel mug', quantity: 3, value: '30.00', weightOunces: '31.8', tariffNumber: '6912.00', originCountry: 'CN', sku: 'MUG-1' },
-  ],
-}
-
-type Settings = { apiKey: string; apiBaseUrl: string; timeoutMs?: number }
+  items: ITEMS,
+} as const
 
 /** Label files the print job asks the host for: the imitation's forms fetched from it, labels made up (EasyPost's file host is not reachable here). */
 function labelFiles(imitationOrigin: () => string) {
@@ -78,76 +75,48 @@ async function labelPdf(text: string): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
+/**
+ * The app with the built-in EasyPost provider pointed at the imitation. The shop's customs settings name
+ * the signer and DDP: a declaration built from order lines with customs data is complete with them.
+ */
 async function setup(t: Test, options: { logLines?: string[]; batches?: boolean } = {}) {
   const imitation = await easyPostImitation(t, { apiKey: API_KEY })
   const origin = imitation.baseUrl.replace(/\/v2$/, '')
-  const inner = easyPostDeliveries<Settings>(imitation.baseUrl)
-  const customsOf = new Map<number, CustomsInfo>()
-  const withCustoms = <R extends { parcelId: number }>(request: R) => ({ ...request, customs: customsOf.get(request.parcelId) })
-  const deliveries: DeliveryMethods<ProviderContext<Settings>> = {
-    quoteRates: (request, context) => inner.quoteRates!(withCustoms(request), context),
-    purchaseLabel: (request, context, journal) => inner.purchaseLabel(withCustoms(request), context, journal),
-    recoverLabel: (request, context, journal) => inner.recoverLabel(withCustoms(request), context, journal),
-    labelDocument: (label, context, journal) => inner.labelDocument!(label, context, journal),
-    voidLabel: (label, context, journal) => inner.voidLabel(label, context, journal),
-  }
-  const abroad = defineProvider({
-    id: 'easypost-abroad',
-    settingsSchema: Type.Object({ apiKey: Type.String(), apiBaseUrl: Type.String(), timeoutMs: Type.Optional(Type.Number()) }),
-    async handleGatewayRequest() {
-      return { status: 204 }
-    },
-    deliveries: deliveries as never,
-  })
   const files = labelFiles(() => origin)
   const app = await buildTestApp(
     t,
     {
       deliveries: { shipFrom: SHIP_FROM },
-      providers: [abroad],
+      customs: { signer: 'Steve Brule', incoterm: 'DDP' },
       documents: { shop: { name: 'Fjord Goods' }, fetchLabel: files.fetchLabel },
       ...(options.batches ? { batches: { pollIntervalMs: 20, leaseMs: 1500, backoffMs: 20, maxBackoffMs: 300, rateLimitCooldownMs: 100 }, lockTimeoutMs: 30_000 } : {}),
     },
     await testDatabase(t, 'customs'),
     options.logLines,
   )
-  const settings = { apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 2000 }
-  await app.shipments.integrations.create({ name: 'EasyPost abroad', handle: 'abroad', providerId: 'easypost-abroad', settings })
-  await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings: { webhookSecret: 'secret', ...settings } })
-  return { app, imitation, customsOf, files }
+  const settings = { webhookSecret: 'secret', apiKey: API_KEY, apiBaseUrl: imitation.baseUrl, timeoutMs: 2000 }
+  await app.shipments.integrations.create({ name: 'EasyPost', handle: 'easypost', providerId: 'easypost', settings })
+  return { app, imitation, files, settings }
 }
 
-/** An order to the UK with a shipment and a parcel; the parcel's declaration saved when asked. */
-async function internationalParcel(app: FastifyInstance, declared = true) {
+type Address = typeof LONDON | typeof PORTLAND
+
+/** A shipment of a new order (no lines) to `to`, with one 1.5 kg parcel. */
+async function parcelTo(app: FastifyInstance, to: Address) {
   const orderId = await insertOrder(app)
   const { db, schema } = tables(app)
-  await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', fullName: 'Ada Lovelace', address1: '12 Baker Street', city: 'London', postalCode: 'NW1 6XE', countryCode: 'GB' })
+  await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', ...to })
   const [shipment] = await app.shipments.shipments.create(orderId)
   const parcel = await app.shipments.deliveries.addParcel(shipment!.id, { weight: { value: '1.5', unit: 'kg' } })
-  if (declared) await saveDeclaration(app, shipment!.id, parcel.id)
   return { shipmentId: shipment!.id, parcelId: parcel.id, reference: shipment!.reference }
 }
 
-async function saveDeclaration(app: FastifyInstance, shipmentId: number, parcelId: number, change: Record<string, unknown> = {}) {
-  const { db, schema } = tables(app)
-  await db.insert(schema.customsDeclarations).values({
-    parcelId,
-    shipmentId,
-    contentsType: 'merchandise',
-    contentsExplanation: null,
-    nonDeliveryOption: 'return',
-    restrictionType: 'none',
-    restrictionComments: null,
-    signer: 'Steve Brule',
-    incoterm: 'DDP',
-    eelPfc: 'NOEEI 30.37(a)',
-    certify: true,
-    currency: 'USD',
-    items: ITEMS,
-    edited: false,
-    forms: [],
-    ...change,
-  })
+/** A parcel to London whose declaration (DECLARATION, or it changed) is saved through the customs service, as the customs screen saves it. */
+async function declaredParcel(app: FastifyInstance, change: Partial<typeof DECLARATION> = {}) {
+  const parcel = await parcelTo(app, LONDON)
+  const answer = await app.shipments.customs.saveDeclaration(parcel.shipmentId, parcel.parcelId, { ...DECLARATION, ...change })
+  if (answer.declaration?.stored !== true || Object.keys(answer.declaration.problems).length > 0) throw new Error(`the declaration was not saved complete: ${JSON.stringify(answer)}`)
+  return parcel
 }
 
 async function storedForms(app: FastifyInstance, parcelId: number) {
@@ -161,7 +130,7 @@ const buy = (app: FastifyInstance, shipmentId: number, parcelId: number, body: R
     method: 'POST',
     url: `/shipments/api/shipments/${shipmentId}/parcels/${parcelId}/label`,
     headers: JSON_HEADERS,
-    payload: JSON.stringify({ integration: 'abroad', carrier: 'USPS', service: 'Priority', ...body }),
+    payload: JSON.stringify({ integration: 'easypost', carrier: 'USPS', service: 'Priority', ...body }),
   })
 
 function saved(t: Test, bytes: Uint8Array, name = 'document.pdf'): string {
@@ -173,9 +142,8 @@ const textOf = (path: string, page?: number) => execFileSync('pdftotext', ['-lay
 const pagesOf = (path: string) => Number(/^Pages:\s+(\d+)/m.exec(execFileSync('pdfinfo', [path], { encoding: 'utf8' }))?.[1])
 
 t.test('the declaration goes to EasyPost as customs_info with its items and the incoterm; the forms come back, are kept and read', async (t) => {
-  const { app, imitation, customsOf } = await setup(t)
-  const parcel = await internationalParcel(app)
-  customsOf.set(parcel.parcelId, CUSTOMS)
+  const { app, imitation } = await setup(t)
+  const parcel = await declaredParcel(app)
 
   const response = await buy(app, parcel.shipmentId, parcel.parcelId)
   t.equal(response.statusCode, 200, response.body)
@@ -215,6 +183,13 @@ t.test('the declaration goes to EasyPost as customs_info with its items and the 
   t.notOk(JSON.stringify(log).includes('Steve Brule'), "the attempt log keeps the declaration's shape, not the signer")
 
   // A domestic parcel has no declaration and no forms; an unknown parcel is a 404.
+  const home = await parcelTo(app, PORTLAND)
+  t.equal((await buy(app, home.shipmentId, home.parcelId)).statusCode, 200)
+  t.equal((imitation.calls.filter((call) => call.step === 'create')[1]!.body as { shipment: Record<string, unknown> }).shipment.customs_info, undefined, 'no customs_info within one country')
+  const domestic = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${home.shipmentId}/parcels/${home.parcelId}/forms`, headers: as('viewer') })
+  t.equal(domestic.statusCode, 200)
+  t.same(domestic.json(), { success: true, declared: false, forms: [] })
+  t.equal(await storedForms(app, home.parcelId), undefined, 'no declaration is stored for it')
   const other = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${parcel.shipmentId}/parcels/999999/forms`, headers: as('viewer') })
   t.equal(other.statusCode, 404)
   t.equal(other.json().errorCode, 'SHIPMENTS_PARCEL_NOT_FOUND')
@@ -223,13 +198,13 @@ t.test('the declaration goes to EasyPost as customs_info with its items and the 
 })
 
 t.test('an international shipment without customs info is refused by the imitation as EasyPost refuses it; nothing is bought', async (t) => {
-  const { app, imitation } = await setup(t)
-  const parcel = await internationalParcel(app)
-  const response = await buy(app, parcel.shipmentId, parcel.parcelId, { integration: 'easypost' })
-  t.equal(response.statusCode, 422, response.body)
-  t.match(response.json(), { success: false, error: /Missing required parameter\. \(PARAMETER\.REQUIRED\)/ })
-  t.equal(imitation.stats.creates, 0)
-  t.equal(imitation.stats.buys, 0)
+  const { app, imitation, settings } = await setup(t)
+  // Through the app, the customs gate refuses the undeclared parcel first (no line, so no item): EasyPost is never called.
+  const parcel = await parcelTo(app, LONDON)
+  const refused = await buy(app, parcel.shipmentId, parcel.parcelId)
+  t.equal(refused.statusCode, 422, refused.body)
+  const incomplete = { success: false, errors: { items: ['at least one item is required'] }, errorCode: 'SHIPMENTS_CUSTOMS_INCOMPLETE' }
+  t.same(refused.json(), incomplete)
   const rates = await app.inject({
     method: 'POST',
     url: `/shipments/api/shipments/${parcel.shipmentId}/parcels/${parcel.parcelId}/rates`,
@@ -237,16 +212,70 @@ t.test('an international shipment without customs info is refused by the imitati
     payload: JSON.stringify({ integration: 'easypost' }),
   })
   t.equal(rates.statusCode, 422, rates.body)
-  t.match(rates.json(), { error: /PARAMETER\.REQUIRED/ })
+  t.same(rates.json(), incomplete)
+  t.same(imitation.calls, [], 'the gate answered before any call to EasyPost')
+  t.equal(await storedForms(app, parcel.parcelId), undefined, 'no declaration stored')
+  t.same(await app.shipments.deliveries.labelOperations(parcel.shipmentId, parcel.parcelId), [], 'no label operation')
+
+  // The built-in provider called directly, as a provider that forgot the declaration would call EasyPost.
+  // Its delivery methods read only the context's settings and logger.
+  const deliveries = easyPostProvider.deliveries!
+  const context = { settings, logger: app.log } as unknown as Parameters<typeof deliveries.purchaseLabel>[1]
+  const attempts: Array<Parameters<DeliveryJournal['attempt']>[0]> = []
+  const externalIds: string[] = []
+  const journal: DeliveryJournal = {
+    externalIdKnown: async (id) => void externalIds.push(id),
+    attempt: async (entry) => void attempts.push(entry),
+  }
+  const request: LabelPurchaseRequest = {
+    shipmentReference: parcel.reference,
+    parcelId: parcel.parcelId,
+    parcel: { weightOunces: '53.0', lengthInches: null, widthInches: null, heightInches: null },
+    from: SHIP_FROM,
+    to: { name: LONDON.fullName, street1: LONDON.address1, city: LONDON.city, postalCode: LONDON.postalCode, country: LONDON.countryCode },
+    operationId: 'op-customs-missing',
+    carrier: 'USPS',
+    service: 'Priority',
+    labelFormat: 'PNG',
+    externalId: null,
+  }
+  const failure = { name: 'DeliveryProviderError', message: 'EasyPost refused the create: Missing required parameter. (PARAMETER.REQUIRED).', kind: 'refused', providerCode: 'PARAMETER.REQUIRED' }
+  await t.rejects(deliveries.purchaseLabel(request, context, journal), failure)
+  t.match(attempts, [{ step: 'create', statusCode: 422, error: failure.message, response: { code: 'PARAMETER.REQUIRED' } }])
+  t.equal(attempts.length, 1)
+  t.same(externalIds, [], 'no EasyPost shipment to buy on')
+  await t.rejects(deliveries.quoteRates!(request, context), failure, 'a quote is refused alike')
+  t.match(
+    imitation.calls.map((call) => ({ step: call.step, customs: (call.body as { shipment?: Record<string, unknown> }).shipment?.customs_info })),
+    [{ step: 'create', customs: undefined }, { step: 'create', customs: undefined }],
+  )
   t.equal(imitation.stats.creates, 0, 'neither a rate nor a label: no shipment was created')
-  t.same(await storedForms(app, parcel.parcelId), [], 'the declaration has no forms')
+  t.equal(imitation.stats.buys, 0)
+
+  // The same request with a declaration is taken: the refusal was the missing customs_info.
+  const customs = {
+    contentsType: 'merchandise',
+    contentsExplanation: null,
+    nonDeliveryOption: 'return',
+    restrictionType: 'none',
+    restrictionComments: null,
+    signer: 'Steve Brule',
+    certify: true,
+    incoterm: 'DDU',
+    eelPfc: 'NOEEI 30.37(a)',
+    currency: 'USD',
+    items: [{ description: 'Cotton T-shirt', quantity: 2, value: '23.25', weightOunces: '11.0', tariffNumber: '6109.10', originCountry: 'US', sku: 'TS-1' }],
+  } as const
+  const offers = await deliveries.quoteRates!({ ...request, customs: { ...customs, items: [...customs.items] } }, context)
+  t.same(offers.map((offer) => `${offer.carrier} ${offer.service} ${offer.amount}`), ['USPS Priority 7.90', 'USPS GroundAdvantage 5.25', 'UPS Ground 11.03'])
+  t.equal(imitation.stats.creates, 1)
+  t.equal(imitation.stats.buys, 0)
 })
 
 t.test("a bought shipment's bad forms are dropped one by one and logged; the good ones and the label are kept", async (t) => {
   const logLines: string[] = []
-  const { app, imitation, customsOf } = await setup(t, { logLines })
-  const parcel = await internationalParcel(app)
-  customsOf.set(parcel.parcelId, CUSTOMS)
+  const { app, imitation } = await setup(t, { logLines })
+  const parcel = await declaredParcel(app)
   imitation.setExtraForms([
     { form_type: 'cn23', form_url: 'javascript:alert(1)' },
     { form_type: 'x'.repeat(100), form_url: 'https://files.example/long.pdf' },
@@ -270,9 +299,8 @@ t.test("a bought shipment's bad forms are dropped one by one and logged; the goo
 })
 
 t.test('a purchase whose answer was lost is recovered with its forms kept', async (t) => {
-  const { app, imitation, customsOf } = await setup(t)
-  const parcel = await internationalParcel(app)
-  customsOf.set(parcel.parcelId, CUSTOMS)
+  const { app, imitation } = await setup(t)
+  const parcel = await declaredParcel(app)
   imitation.fault({ step: 'buy', kind: 'lose-answer' })
   const response = await buy(app, parcel.shipmentId, parcel.parcelId)
   t.equal(response.statusCode, 200, response.body)
@@ -285,10 +313,11 @@ t.test('a purchase whose answer was lost is recovered with its forms kept', asyn
 })
 
 t.test('a declared value over 400 gets a CN23 instead of a CN22', async (t) => {
-  const { app, customsOf } = await setup(t)
-  const parcel = await internationalParcel(app)
-  customsOf.set(parcel.parcelId, { ...CUSTOMS, items: [{ ...CUSTOMS.items[0]!, value: '400.01' }] })
+  const { app, imitation } = await setup(t)
+  const parcel = await declaredParcel(app, { items: [{ ...ITEMS[0]!, value: '400.01' }] })
   t.equal((await buy(app, parcel.shipmentId, parcel.parcelId)).statusCode, 200)
+  const sent = (imitation.calls.find((call) => call.step === 'create')!.body as { shipment: { customs_info: { customs_items: Array<{ value: unknown }> } } }).shipment
+  t.same(sent.customs_info.customs_items.map((item) => item.value), [400.01], 'the saved declaration is the one sent')
   t.same(
     (await storedForms(app, parcel.parcelId))?.map((form) => form.type),
     ['commercial_invoice', 'cn23'],
@@ -297,7 +326,7 @@ t.test('a declared value over 400 gets a CN23 instead of a CN22', async (t) => {
 
 t.test('the commercial invoice: seller, buyer, number, lines with exact values, terms, declaration and signer', async (t) => {
   const { app } = await setup(t)
-  const parcel = await internationalParcel(app)
+  const parcel = await declaredParcel(app)
   const url = `/shipments/api/shipments/${parcel.shipmentId}/parcels/${parcel.parcelId}/commercial-invoice`
   const response = await app.inject({ method: 'GET', url, headers: as('viewer') })
   t.equal(response.statusCode, 200, response.body)
@@ -334,17 +363,18 @@ t.test('the commercial invoice: seller, buyer, number, lines with exact values, 
   const again = await app.inject({ method: 'GET', url, headers: as('viewer') })
   t.ok(textOf(saved(t, again.rawPayload, 'again.pdf')).includes(`Invoice ${number}`), 'the number is stable')
 
-  const domestic = await internationalParcel(app, false)
-  const none = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${domestic.shipmentId}/parcels/${domestic.parcelId}/commercial-invoice`, headers: as('viewer') })
+  // A parcel abroad whose declaration was never saved (nor bought with) has no invoice.
+  const undeclared = await parcelTo(app, LONDON)
+  const none = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${undeclared.shipmentId}/parcels/${undeclared.parcelId}/commercial-invoice`, headers: as('viewer') })
   t.equal(none.statusCode, 404)
   t.same(none.json(), {
     name: 'Not Found',
     status: 404,
     code: 0,
     errorCode: 'SHIPMENTS_DOCUMENT_NO_DECLARATION',
-    message: `Parcel ${domestic.parcelId} has no customs declaration: a commercial invoice is made for a parcel that crosses a border, from its saved declaration.`,
+    message: `Parcel ${undeclared.parcelId} has no customs declaration: a commercial invoice is made for a parcel that crosses a border, from its saved declaration.`,
   })
-  const notOfIt = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${domestic.shipmentId}/parcels/${parcel.parcelId}/commercial-invoice`, headers: as('viewer') })
+  const notOfIt = await app.inject({ method: 'GET', url: `/shipments/api/shipments/${undeclared.shipmentId}/parcels/${parcel.parcelId}/commercial-invoice`, headers: as('viewer') })
   t.equal(notOfIt.statusCode, 404)
   t.equal(notOfIt.json().errorCode, 'SHIPMENTS_PARCEL_NOT_FOUND', "another shipment's parcel is not found here")
   t.equal((await app.inject({ method: 'GET', url: `/shipments/api/shipments/${parcel.shipmentId}/parcels/x/commercial-invoice`, headers: as('viewer') })).statusCode, 404)
@@ -370,14 +400,13 @@ t.test('the reason for export follows the contents type; values and weights are 
 })
 
 t.test("a print job puts an international parcel's forms and invoice after its label; a ZPL job says what it left out", async (t) => {
-  const { app, customsOf, files } = await setup(t)
-  const abroad = await internationalParcel(app)
-  const home = await internationalParcel(app, false)
-  customsOf.set(abroad.parcelId, CUSTOMS)
+  const { app, imitation, files } = await setup(t)
+  const abroad = await declaredParcel(app)
+  // The second parcel stays in the US: no declaration, and EasyPost returns no forms for it, so its label prints alone.
+  const home = await parcelTo(app, PORTLAND)
   t.equal((await buy(app, abroad.shipmentId, abroad.parcelId)).statusCode, 200)
-  // The second parcel has no declaration saved: the forms EasyPost returns for it are not kept (nothing to keep them with), so its label prints alone.
-  customsOf.set(home.parcelId, CUSTOMS)
   t.equal((await buy(app, home.shipmentId, home.parcelId)).statusCode, 200)
+  t.same([...imitation.shipments.values()][1]!.forms, [], 'EasyPost gave the domestic shipment no forms')
   const forms = (await storedForms(app, abroad.parcelId))!
 
   const job = await app.inject({
@@ -402,9 +431,8 @@ t.test("a print job puts an international parcel's forms and invoice after its l
 })
 
 t.test('a ZPL print job leaves the PDF forms and invoice out and says so', async (t) => {
-  const { app, customsOf } = await setup(t)
-  const abroad = await internationalParcel(app)
-  customsOf.set(abroad.parcelId, CUSTOMS)
+  const { app } = await setup(t)
+  const abroad = await declaredParcel(app)
   t.equal((await buy(app, abroad.shipmentId, abroad.parcelId, { labelFormat: 'ZPL' })).statusCode, 200)
   const job = await app.inject({
     method: 'POST',
@@ -418,9 +446,8 @@ t.test('a ZPL print job leaves the PDF forms and invoice out and says so', async
 })
 
 t.test("a form that cannot be fetched fails the print job, naming the form and the parcel", async (t) => {
-  const { app, imitation, customsOf } = await setup(t)
-  const abroad = await internationalParcel(app)
-  customsOf.set(abroad.parcelId, CUSTOMS)
+  const { app, imitation } = await setup(t)
+  const abroad = await declaredParcel(app)
   t.equal((await buy(app, abroad.shipmentId, abroad.parcelId)).statusCode, 200)
   imitation.customsForms.clear()
   const job = await app.inject({
@@ -439,13 +466,24 @@ t.test("a form that cannot be fetched fails the print job, naming the form and t
   })
 })
 
+/** Order lines with customs data in the reference store: 2 x 5.5 oz at 11.50, 3 x 0.3 kg at 10.00 (53.00 USD, under the CN22 limit). */
+const SHIRT = { name: 'T-shirt', sku: 'TS-1', quantity: 2, weight: 5.5, weightUnit: 'oz' as const, customs: { tariffNumber: '6109.10', originCountry: 'US', description: 'Cotton T-shirt', value: { amount: '11.50', currency: 'USD' } } }
+const MUG = { name: 'Mug', sku: 'MUG-1', quantity: 3, weight: 0.3, weightUnit: 'kg' as const, customs: { tariffNumber: '6912.00', originCountry: 'CN', description: 'Enamel mug', value: { amount: '10.00', currency: 'USD' } } }
+
 t.test("a label batch's print job prints its international parcels' forms and invoices with their labels", async (t) => {
-  const { app, customsOf } = await setup(t, { batches: true })
+  const { app, imitation } = await setup(t, { batches: true })
   const { db, schema } = tables(app)
-  const rules = JSON.stringify({ rules: [], fallback: { integration: 'abroad', choice: { kind: 'service', carrier: 'USPS', service: 'Priority' } } })
+  const rules = JSON.stringify({ rules: [], fallback: { integration: 'easypost', choice: { kind: 'service', carrier: 'USPS', service: 'Priority' } } })
   await db.insert(schema.packageState).values({ key: 'rules.shippingRules', value: rules }).onConflictDoUpdate({ target: schema.packageState.key, set: { value: rules } })
-  const abroad = await internationalParcel(app)
-  customsOf.set(abroad.parcelId, CUSTOMS)
+  // No declaration saved by hand: the one built from the lines' customs data under the shop's settings is complete.
+  const { orderId, lineIds } = await completedOrderWithLines(app, `CF-${Math.random().toString(36).slice(2, 8)}`, [SHIRT, MUG])
+  await db.insert(schema.orderAddresses).values({ orderId, kind: 'shipping', ...LONDON })
+  const [shipment] = await app.shipments.shipments.create(orderId)
+  const added = await app.shipments.deliveries.addParcel(shipment!.id, { weight: { value: '1.5', unit: 'kg' }, items: [{ lineItemId: lineIds[0]!, quantity: 2 }, { lineItemId: lineIds[1]!, quantity: 3 }] })
+  const abroad = { shipmentId: shipment!.id, parcelId: added.id, reference: shipment!.reference }
+  const before = await app.shipments.customs.parcelCustoms(abroad.shipmentId, abroad.parcelId)
+  t.match(before, { required: true, declaration: { edited: false, stored: false, problems: {} } }, 'built, complete, not stored yet')
+
   const batch = await app.shipments.batches.create({ shipmentIds: [abroad.shipmentId] })
   const deadline = Date.now() + 40_000
   let page = await app.shipments.batches.get(batch.id, { perPage: 50 })
@@ -454,10 +492,15 @@ t.test("a label batch's print job prints its international parcels' forms and in
     page = await app.shipments.batches.get(batch.id, { perPage: 50 })
   }
   t.match(page.items, [{ parcelId: abroad.parcelId, state: 'bought' }])
+  const create = imitation.calls.filter((call) => call.step === 'create').at(-1)!
+  t.same((create.body as { shipment: { customs_info: { customs_items: unknown } } }).shipment.customs_info.customs_items, [
+    { description: 'Cotton T-shirt', quantity: 2, value: 23, weight: 11, hs_tariff_number: '6109.10', origin_country: 'US', code: 'TS-1', currency: 'USD' },
+    { description: 'Enamel mug', quantity: 3, value: 30, weight: 31.8, hs_tariff_number: '6912.00', origin_country: 'CN', code: 'MUG-1', currency: 'USD' },
+  ], "the built declaration was sent: each line's unit value and weight times its quantity")
   t.same(
     (await storedForms(app, abroad.parcelId))?.map((form) => form.type),
     ['commercial_invoice', 'cn22'],
-    'the batch kept the forms',
+    'the batch kept the forms with the declaration it bought with',
   )
   const printed = await app.inject({ method: 'GET', url: `/shipments/api/label-batches/${batch.id}/print`, headers: as('admin') })
   t.equal(printed.statusCode, 200, printed.body)
