@@ -63,12 +63,14 @@ t.test('the journey: rates and a label from the stand-in, then a signed tracker 
     ['USPS GroundAdvantage 5.25', 'USPS Priority 7.90', 'UPS Ground 11.03'],
     "the stand-in's default rates, cheapest first",
   )
+  t.same(standIn.calls.map((call) => call.step), ['create'], 'the rates came with one EasyPost shipment')
 
   const label = await app.inject({ method: 'POST', url: `${parcelUrl}/label`, headers: admin, payload: { integration: 'easypost', quoteId: quotes[0]!.id } })
   t.equal(label.statusCode, 200, label.body)
   const bought = label.json()
   t.match(bought, { success: true, recovered: false, parcel: { id: parcelId, status: 'labelled', carrier: 'USPS', service: 'GroundAdvantage', trackingNumber: /^9400\d{18}$/, label: { cost: { amount: '5.25', currency: 'USD' } } } })
   t.equal(standIn.stats.buys, 1, 'bought once at the stand-in')
+  t.same(standIn.calls.map((call) => call.step), ['create', 'create', 'buy', 'convert'], "the label's own EasyPost shipment, bought, its label converted")
   t.same(standIn.boughtReferences, [bought.operationId], "the stand-in's shipment carries the operation id")
   t.ok(standIn.calls.every((call) => call.authorized), 'every call carried the key')
   t.match(await app.shipments.shipments.get(shipmentId), { status: 'new', trackingNumber: bought.parcel.trackingNumber }, 'the label filled the shipment, which is not shipped yet')
