@@ -62,6 +62,7 @@ t.test('importing the package loads none of the heavy modules; a feature loads i
   // The optional surfaces load when the plugin is registered with them: the admin pages, ShipStation's
   // order exchange, the customers' tracking page.
   t.ok(atImport.some((url) => url.endsWith('/src/plugin.ts')), "the package's own modules are seen by their paths")
+  t.notOk(atImport.some((url) => url.includes('/src/testing/')), 'the EasyPost stand-in (fastify-shipments/testing) is not loaded by the main entry')
   for (const surface of ['/src/admin/chart-script.ts', '/src/documents/fonts.ts', '/src/admin/routes.ts', '/src/order-exchange/routes.ts', '/src/order-exchange/service.ts', '/src/notifications/tracking-page.ts']) {
     t.notOk(atImport.some((url) => url.endsWith(surface)), `${surface} is not loaded by the import`)
   }

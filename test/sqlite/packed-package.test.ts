@@ -125,6 +125,9 @@ t.test('packed, installed the README way, compiled under tsc --init defaults and
   // The tables are subpath exports (the package's main import loads no Drizzle dialect).
   const tables = await run(process.execPath, ['--input-type=module', '-e', "const [s, p] = await Promise.all([import('fastify-shipments/schema/sqlite'), import('fastify-shipments/schema/postgres')]); const { getTableName } = await import('drizzle-orm'); process.stdout.write(getTableName(s.shipments) + ' ' + getTableName(p.shipments))"], project)
   t.equal(tables.stdout, 'shipments_shipments shipments_shipments', 'fastify-shipments/schema/sqlite and /schema/postgres resolve in an installed project')
+  // The EasyPost stand-in is a subpath export too, with no PDF library of its own: it answers an installed host.
+  const standIn = await run(process.execPath, ['--input-type=module', '-e', "const { startEasyPostStandIn } = await import('fastify-shipments/testing'); const s = await startEasyPostStandIn({ apiKey: 'k' }); const r = await fetch(s.baseUrl + '/carrier_accounts', { headers: { authorization: 'Basic ' + Buffer.from('k:').toString('base64') } }); const accounts = await r.json(); await s.close(); process.stdout.write(r.status + ' ' + accounts.map((a) => a.readable).join(','))"], project)
+  t.equal(standIn.stdout, '200 USPS,UPS', 'fastify-shipments/testing starts the stand-in in an installed project')
   const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string }
   t.equal(manifest.type, 'module', 'npm init -y, then "type": "module"')
   const tsconfig = readFileSync(join(project, 'tsconfig.json'), 'utf8')
