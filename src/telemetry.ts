@@ -9,7 +9,8 @@
 // a host without OpenTelemetry should pay at start. Until then, and without it, every call here is a
 // no-op of our own. A host registers its SDK before the plugin, as OpenTelemetry's guides do. The API is
 // an optional peer dependency (2 MB a host without OpenTelemetry need not carry).
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+import { packageFile } from './package-files.js'
 import type { Attributes, Counter, Histogram, Meter, MeterProvider, Span, Tracer } from '@opentelemetry/api'
 
 type Api = typeof import('@opentelemetry/api')
@@ -17,7 +18,7 @@ type Api = typeof import('@opentelemetry/api')
 /** The instrumentation scope: the package's name and version, as OpenTelemetry's library guide asks. */
 export const INSTRUMENTATION_SCOPE = {
   name: 'fastify-shipments',
-  version: (createRequire(import.meta.url)('../package.json') as { version: string }).version,
+  version: (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string }).version,
 }
 
 /** The global the API keeps its registrations under (its major version 1). */

@@ -36,15 +36,16 @@ import { registerRulesRoutes } from './rules-routes.js'
 import { registerBatchRoutes } from './batch-routes.js'
 import { registerAddressRoutes } from './address-routes.js'
 import { registerCustomsRoutes } from './customs-routes.js'
+import { packageFile } from '../package-files.js'
 
 export type { AdminRoutesOptions } from './screen.js'
 
 
 const ASSETS = {
-  'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.css', import.meta.url)) },
-  'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/admin.js', import.meta.url)) },
-  'overview.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/overview.js', import.meta.url)) },
-  'pack-station.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../assets/admin/pack-station.js', import.meta.url)) },
+  'admin.css': { type: 'text/css; charset=utf-8', body: readFileSync(packageFile('assets/admin/admin.css')) },
+  'admin.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(packageFile('assets/admin/admin.js')) },
+  'overview.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(packageFile('assets/admin/overview.js')) },
+  'pack-station.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(packageFile('assets/admin/pack-station.js')) },
 }
 
 /** Notices a redirect may ask for by name; the page never shows text taken from the query. */

@@ -1,6 +1,7 @@
 // The facts a health report reads from the database, each bounded (an index and a limit, never a scan of
 // a table): the migrations applied, the outbox's oldest due message, its dead letters and who holds claims.
 import { readFileSync } from 'node:fs'
+import { packageFile } from '../package-files.js'
 
 /** The package's own migrations table, on either engine; a host's `__drizzle_migrations` is never touched. */
 export const MIGRATIONS_TABLE = '__shipments_migrations'
@@ -30,7 +31,7 @@ export interface HealthQueries {
 
 /** The migrations this package ships for an engine: how many, and the newest one's stamp. Read once. */
 export function shippedMigrations(engine: 'sqlite' | 'postgres'): { count: number; newest: number | null; tags: string[] } {
-  const journal = JSON.parse(readFileSync(new URL(`../../drizzle/${engine}/meta/_journal.json`, import.meta.url), 'utf8')) as { entries: Array<{ when: number; tag: string }> }
+  const journal = JSON.parse(readFileSync(packageFile(`drizzle/${engine}/meta/_journal.json`), 'utf8')) as { entries: Array<{ when: number; tag: string }> }
   const stamps = journal.entries.map((entry) => entry.when)
   return { count: stamps.length, newest: stamps.length > 0 ? Math.max(...stamps) : null, tags: journal.entries.map((entry) => entry.tag) }
 }

@@ -2,6 +2,7 @@
 // package, then the host's own fonts (CJK, say), and what happens to a character none of them can draw.
 import { readFileSync } from 'node:fs'
 import * as fontkit from 'fontkit'
+import { packageFile } from '../package-files.js'
 
 /** A TrueType or OpenType font or collection: its bytes, or the path of its file. */
 export type FontSource = Uint8Array | string
@@ -58,8 +59,8 @@ let dejaVu: { regular: Buffer; bold: Buffer } | undefined
  */
 function builtIn() {
   dejaVu ??= {
-    regular: readFileSync(new URL('../../assets/fonts/DejaVuSans.ttf', import.meta.url)),
-    bold: readFileSync(new URL('../../assets/fonts/DejaVuSans-Bold.ttf', import.meta.url)),
+    regular: readFileSync(packageFile('assets/fonts/DejaVuSans.ttf')),
+    bold: readFileSync(packageFile('assets/fonts/DejaVuSans-Bold.ttf')),
   }
   return dejaVu
 }

@@ -89,7 +89,7 @@ t.test('services, routes and providers import no driver and no dialect: only src
  * sideways, except between the leaves, which share the ground floor and import each other freely.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ['errors', 'text', 'time', 'env', 'html', 'message-id', 'in-chunks', 'lazy', 'prefixes', 'order-store', 'signing', 'http', 'telemetry', 'testing'],
+  ['errors', 'text', 'time', 'env', 'html', 'message-id', 'in-chunks', 'lazy', 'package-files', 'prefixes', 'order-store', 'signing', 'http', 'telemetry', 'testing'],
   ['db'],
   ['model'],
   ['outbox'],

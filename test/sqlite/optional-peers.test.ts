@@ -5,6 +5,7 @@
 // what to install. With the PDF and chart peers installed, the same host prints and draws. The sizes
 // are printed (the bench records them too: bench/install-size.ts).
 import t from 'tap'
+import { packRepository } from '../fixtures/pack.js'
 import { execFile } from 'node:child_process'
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -97,7 +98,7 @@ t.test('a fresh host without the optional peers: at most 35 MB, every non-PDF ro
   // peer, as devDependencies) by node's walk up the directories, and load what the host never installed.
   const root = mkdtempSync(join(tmpdir(), 'shipments-optional-peers-'))
   t.teardown(() => rmSync(root, { recursive: true, force: true }))
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', root], repository)
+  const stdout = await packRepository(run, repository, root)
   const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>
   const project = join(root, 'host')
   mkdirSync(project)

@@ -8,6 +8,7 @@
 // exactOptionalPropertyTypes) nor run in an `npm init -y` project (type commonjs), dropped ShipStation's
 // tracking numbers, and crashed the second of two instances starting together.
 import t from 'tap'
+import { packRepository } from '../fixtures/pack.js'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -91,7 +92,7 @@ async function listening(child: ChildProcess): Promise<string> {
 
 t.test('packed, installed the README way, compiled under tsc --init defaults and run', async (t) => {
   const root = t.testdir()
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', root], repository)
+  const stdout = await packRepository(run, repository, root)
   const [{ filename, files }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>
   const packed = files.map((file) => file.path)
   t.ok(packed.includes('LICENSE') && packed.includes('dist/index.d.ts') && packed.includes('drizzle/sqlite/0000_initial.sql'))

@@ -9,6 +9,7 @@ import { ADVISORY_LOCK_CLASS } from './locks.js'
 import * as schema from './schema.js'
 import { readTimestampsExactly } from './timestamps.js'
 import { databaseErrorOf } from '../driver-errors.js'
+import { packageFile } from '../../package-files.js'
 
 // Before any query: this module is loaded whenever the package works on PostgreSQL (see timestamps.ts).
 readTimestampsExactly(schema)
@@ -17,7 +18,7 @@ readTimestampsExactly(schema)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type PostgresDatabase = NodePgDatabase<any> & { $client: pg.Pool }
 
-const migrationsFolder = fileURLToPath(new URL('../../../drizzle/postgres', import.meta.url))
+const migrationsFolder = fileURLToPath(packageFile('drizzle/postgres'))
 
 /** Opens a pool; `onError` hears about idle connections the server dropped (a pool without a listener would crash the process). */
 export function openPostgres(connectionString: string, onError: (error: Error) => void): PostgresDatabase {

@@ -7,12 +7,13 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate as runDrizzleMigrations } from 'drizzle-orm/better-sqlite3/migrator'
 import { createMutex } from '../mutex.js'
 import { databaseErrorOf } from '../driver-errors.js'
+import { packageFile } from '../../package-files.js'
 
 /** A Drizzle database over better-sqlite3, the host's or the one the package opened. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type SqliteDatabase = BetterSQLite3Database<any> & { $client: Database.Database }
 
-const migrationsFolder = fileURLToPath(new URL('../../../drizzle/sqlite', import.meta.url))
+const migrationsFolder = fileURLToPath(packageFile('drizzle/sqlite'))
 
 /**
  * The WAL size (pages) at which a commit checkpoints: SQLite then copies the pages into the database
