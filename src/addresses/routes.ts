@@ -2,12 +2,12 @@
 // its correction accepted or the address shipped as is; and the address verification setting. Reading
 // needs viewShipments; verifying (a provider call), deciding and the setting need editShipments, the
 // permission that guards rates, boxes and the shipping rules.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
-import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import { permissionHooks, type HasPermission, type ResolveUser } from '../http/access.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -30,17 +30,7 @@ export const addressRoutes: FastifyPluginAsync<AddressRoutesOptions> = async (sc
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
 
-  /** onRequest hook: 401 without a user, 403 without `permission`; the user is kept for who saved the setting. */
-  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
-    const user = (await resolveUser(request)) ?? null
-    if (!user) throw new ShipmentsErrors.Unauthorized()
-    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
-    ;(request as FastifyRequest & { addressesUser?: ShipmentsUser }).addressesUser = user
-  }
-  const userIdOf = (request: FastifyRequest) => {
-    const user = (request as FastifyRequest & { addressesUser?: ShipmentsUser }).addressesUser
-    return user ? String(user.id) : null
-  }
+  const { requirePermission, userIdOf } = permissionHooks(resolveUser, hasPermission)
   const view = requirePermission(ShipmentsPermissions.viewShipments)
   const edit = requirePermission(ShipmentsPermissions.editShipments)
 

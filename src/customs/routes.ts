@@ -1,12 +1,12 @@
 // The customs routes under the shipment API: the shop's customs settings (read; replaced whole) and a
 // parcel's declaration (read, built when none is stored; replaced whole by an edit; reset to the built
 // one). Reading needs viewShipments; changing needs editShipments, as the shipping rules and parcels do.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { DeliveryErrors, errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth, objectBodyOnly } from '../http/json-body.js'
-import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import { permissionHooks, type HasPermission, type ResolveUser } from '../http/access.js'
 import { pathId, SERVICE_ROUTE_ERRORS } from '../shipments/service-routes.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
 import { ParcelParamsSchema } from '../deliveries/schemas.js'
@@ -31,17 +31,7 @@ export const customsRoutes: FastifyPluginAsync<CustomsRoutesOptions> = async (sc
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
 
-  /** onRequest hook: 401 without a user, 403 without `permission`; the user is kept for who saved the settings. */
-  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
-    const user = (await resolveUser(request)) ?? null
-    if (!user) throw new ShipmentsErrors.Unauthorized()
-    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
-    ;(request as FastifyRequest & { customsUser?: ShipmentsUser }).customsUser = user
-  }
-  const userIdOf = (request: FastifyRequest) => {
-    const user = (request as FastifyRequest & { customsUser?: ShipmentsUser }).customsUser
-    return user ? String(user.id) : null
-  }
+  const { requirePermission, userIdOf } = permissionHooks(resolveUser, hasPermission)
   const view = requirePermission(ShipmentsPermissions.viewShipments)
   const edit = requirePermission(ShipmentsPermissions.editShipments)
 

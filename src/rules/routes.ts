@@ -1,12 +1,12 @@
 // The shipping rules' routes under the shipment API: the rules read and replaced whole, and the dry run
 // of a shipment ("which rule and why", rated on request). Reading needs viewShipments; saving the rules
 // and rating (which stores quotes) need editShipments, the permission that guards boxes and ship-from.
-import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth, objectBodyOnly } from '../http/json-body.js'
-import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import { permissionHooks, type HasPermission, type ResolveUser } from '../http/access.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
 import { FrameworkErrorSchema } from '../shipments/schemas.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
@@ -35,17 +35,7 @@ export const shippingRuleRoutes: FastifyPluginAsync<ShippingRuleRoutesOptions> =
   app.removeContentTypeParser('text/plain')
   boundJsonDepth(scope)
 
-  /** onRequest hook: 401 without a user, 403 without `permission`; the user is kept for the history of a save. */
-  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
-    const user = (await resolveUser(request)) ?? null
-    if (!user) throw new ShipmentsErrors.Unauthorized()
-    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
-    ;(request as FastifyRequest & { rulesUser?: ShipmentsUser }).rulesUser = user
-  }
-  const userIdOf = (request: FastifyRequest) => {
-    const user = (request as FastifyRequest & { rulesUser?: ShipmentsUser }).rulesUser
-    return user ? String(user.id) : null
-  }
+  const { requirePermission, userIdOf } = permissionHooks(resolveUser, hasPermission)
   const view = requirePermission(ShipmentsPermissions.viewShipments)
   const edit = requirePermission(ShipmentsPermissions.editShipments)
 
