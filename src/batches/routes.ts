@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { BatchErrors, errorCodeOf, frameworkErrorBody, RequestErrorCodes, serviceErrorBody, ShipmentsErrors, ShipmentUpdateRejectedError, ShipmentValidationError, validationErrorBody } from '../errors.js'
 import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
-import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import { permissionHooks, type HasPermission, type ResolveUser } from '../http/access.js'
 import { LABEL_FORMATS } from '../gateway/delivery-provider.js'
 import { MAX_REQUEST_INTEGER, ShipmentStatusSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -104,16 +104,7 @@ export const batchRoutes: FastifyPluginAsync<BatchRoutesOptions> = async (scope,
     if (request.method === 'POST' && request.body === undefined) request.body = {}
   })
 
-  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
-    const user = (await resolveUser(request)) ?? null
-    if (!user) throw new ShipmentsErrors.Unauthorized()
-    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
-    ;(request as FastifyRequest & { batchesUser?: ShipmentsUser }).batchesUser = user
-  }
-  const userIdOf = (request: FastifyRequest) => {
-    const user = (request as FastifyRequest & { batchesUser?: ShipmentsUser }).batchesUser
-    return user ? String(user.id) : null
-  }
+  const { requirePermission, userIdOf } = permissionHooks(resolveUser, hasPermission)
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.validation && error.validationContext === 'body') return reply.code(422).send(validationErrorBody(schemaFieldErrors(error)))

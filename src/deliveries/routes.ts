@@ -6,7 +6,7 @@ import { readableSchemaError } from '../http/validation-messages.js'
 import { boundJsonDepth } from '../http/json-body.js'
 import { refuseNumbersForDecimals } from '../http/exact-decimals.js'
 import { pathId, schemaFieldErrors, SERVICE_ROUTE_ERRORS_WITH_CODED_422 } from '../shipments/service-routes.js'
-import type { HasPermission, ResolveUser, ShipmentsUser } from '../http/access.js'
+import { permissionHooks, type HasPermission, type ResolveUser } from '../http/access.js'
 import type { ParcelInput } from '../model/parcel.js'
 import { IdParamsSchema } from '../shipments/schemas.js'
 import { ShipmentsPermissions } from '../shipments/routes.js'
@@ -81,16 +81,7 @@ export const deliveryRoutes: FastifyPluginAsync<DeliveryRoutesOptions> = async (
     if (request.method === 'POST' && request.body === undefined) request.body = {}
   })
 
-  const requirePermission = (permission: string) => async (request: FastifyRequest) => {
-    const user = (await resolveUser(request)) ?? null
-    if (!user) throw new ShipmentsErrors.Unauthorized()
-    if (!(await hasPermission(user, permission, request))) throw new ShipmentsErrors.Forbidden(permission)
-    ;(request as FastifyRequest & { deliveriesUser?: ShipmentsUser }).deliveriesUser = user
-  }
-  const userIdOf = (request: FastifyRequest) => {
-    const user = (request as FastifyRequest & { deliveriesUser?: ShipmentsUser }).deliveriesUser
-    return user ? String(user.id) : null
-  }
+  const { requirePermission, userIdOf } = permissionHooks(resolveUser, hasPermission)
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.validation && error.validationContext === 'body') return reply.code(422).send(validationErrorBody(schemaFieldErrors(error)))
