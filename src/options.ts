@@ -41,6 +41,7 @@ const SharedOptionsSchema = Type.Object({
   ),
   timezone: Type.String({ default: 'UTC' }),
   lockTimeoutMs: Type.Integer({ minimum: 1, default: 10_000 }),
+  groupCommit: Type.Boolean({ default: true }),
   lockDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
   openapi: Type.Optional(Type.Object({ path: Type.String({ pattern: '^(/[^/?#]+)+$' }) }, { additionalProperties: false })),
 })
@@ -78,6 +79,12 @@ export interface ShipmentsPluginOptions<User extends ShipmentsUser = ShipmentsUs
   timezone?: string | undefined
   /** How long a transition waits for the shipment's mutex before giving up. Default 10000. */
   lockTimeoutMs?: number | undefined
+  /**
+   * PostgreSQL: changes that arrive together share one transaction and one commit, each rolled back
+   * alone if it fails (see docs/configuration.md, "Group commit"). Default true; false gives every
+   * change a transaction of its own. SQLite always groups its commits.
+   */
+  groupCommit?: boolean | undefined
   /**
    * SQLite only: directory of the cross-process lock files (the migration lock, and one per shipment
    * being pushed to an integration; transitions need none, SQLite's write lock serializes them across
@@ -138,6 +145,7 @@ export interface ResolvedOptions {
   openapi: { path: string } | undefined
   timezone: string
   lockTimeoutMs: number
+  groupCommit: boolean
   clock: () => number
   resolveUser: ResolveUser
   hasPermission: HasPermission
@@ -218,6 +226,7 @@ export function resolveOptions(raw: ShipmentsPluginOptions<any> | undefined): Re
     openapi: checked.openapi,
     timezone: checked.timezone,
     lockTimeoutMs: checked.lockTimeoutMs,
+    groupCommit: checked.groupCommit,
     clock: clock as () => number,
     resolveUser: (resolveUser as ResolveUser | undefined) ?? (() => null),
     hasPermission: (hasPermission as HasPermission | undefined) ?? (() => false),

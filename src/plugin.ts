@@ -477,6 +477,7 @@ const shipmentsPlugin: FastifyPluginAsync<ShipmentsPluginOptions<any>> = async (
   const logger = app.log.child({ plugin: 'fastify-shipments' })
   const { data, handle } = await openDatabase(options.database, options.migrate, {
     lockDirectory: options.lockDirectory,
+    groupCommit: options.groupCommit,
     onLockCompromised: (lockName, error) => logger.warn({ err: error, lockName }, 'A lock was lost'),
     onCheckpointError: (error) => logger.warn({ err: error }, 'The SQLite checkpoint worker failed; checkpoints run inside commits again'),
     onPoolError: (error) => logger.error({ err: error }, 'A pooled database connection failed'),

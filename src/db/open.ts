@@ -28,6 +28,8 @@ export interface OpenOptions {
   onCheckpointError?: (error: Error) => void
   /** Errors of idle pooled connections (PostgreSQL). */
   onPoolError: (error: Error) => void
+  /** PostgreSQL: concurrent changes share a transaction (see postgres/group-commit.ts). Default true. */
+  groupCommit?: boolean
 }
 
 const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value)
@@ -120,7 +122,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     if (owned) await db.$client.end()
     throw error
   }
-  return { data: withDriverErrorsTranslated(createPostgresDataLayer(db, { owned }), postgresDatabaseError), handle: { engine: 'postgres', db, schema } }
+  return { data: withDriverErrorsTranslated(createPostgresDataLayer(db, { owned, groupCommit: options.groupCommit ?? true }), postgresDatabaseError), handle: { engine: 'postgres', db, schema } }
 }
 
 /**

@@ -3,7 +3,7 @@ import { desc, eq, inArray } from 'drizzle-orm'
 import { CHECKPOINTS_READ_LIMIT, type CheckpointData, type CheckpointRow, type NewCheckpoint } from '../checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from '../data-layer.js'
 import type { PostgresDatabase } from './connection.js'
-import type { PostgresContext } from './context.js'
+import { writeTransaction, type PostgresContext } from './context.js'
 import { writeOutboxMessages } from './outbox.js'
 import { checkpoints } from './checkpoints-schema.js'
 import { shipments } from './schema.js'
@@ -24,11 +24,12 @@ export async function insertCheckpoints(tx: Transaction, rows: readonly NewCheck
     .returning()) as CheckpointRow[]
 }
 
-export function createPostgresCheckpointData({ db }: PostgresContext): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
+export function createPostgresCheckpointData(context: PostgresContext): CheckpointData<NewOutboxMessage, OutboxClaim, OutboxRow> {
+  const { db } = context
   return {
     async addCheckpoints(rows, now, messages) {
       if (rows.length === 0) return { added: [], messages: [] }
-      return db.transaction(async (tx) => {
+      return writeTransaction(context, async (tx) => {
         // The shipment's row lock first, as every change of a shipment that writes its events holds it
         // until commit (a transition takes it right after its advisory lock): the milestone event's
         // outbox id is then taken after every earlier event of the shipment committed, so the sequence
@@ -38,7 +39,7 @@ export function createPostgresCheckpointData({ db }: PostgresContext): Checkpoin
         const added = await insertCheckpoints(tx, rows, now)
         const outbox = messages && added.length > 0 ? messages.of(added) : []
         return { added, messages: outbox.length > 0 ? await writeOutboxMessages(tx, outbox, messages!.claimFor, now) : [] }
-      })
+      }, { ownLockTimeout: false })
     },
     async shipmentCheckpoints(shipmentId) {
       if (!isInt4(shipmentId)) return []

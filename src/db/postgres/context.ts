@@ -3,6 +3,7 @@
 // data-layer.ts makes one and hands it to each store.
 import type { Mutex } from '../mutex.js'
 import type { PostgresDatabase } from './connection.js'
+import type { GroupWork, GroupWorkOptions, PostgresGroupCommit } from './group-commit.js'
 
 export type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
@@ -21,4 +22,15 @@ export interface PostgresContext {
   wrote<T>(result: T): T
   /** The writes of this instance counted so far. */
   localWrites(): number
+  /** The shared group commit (group-commit.ts); null when the host turned it off (`groupCommit: false`). */
+  readonly group: PostgresGroupCommit | null
+}
+
+/**
+ * A write transaction of a hot path (a shipment's change or creation, a return, a carrier event's
+ * scans): in the next group when group commit is on, else a transaction of its own from the pool.
+ */
+export function writeTransaction<T>(context: PostgresContext, work: GroupWork<T>, options: GroupWorkOptions): Promise<T> {
+  if (context.group) return context.group.run(work, options)
+  return context.db.transaction((tx) => work(tx, null))
 }

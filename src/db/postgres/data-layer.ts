@@ -8,6 +8,7 @@ import type { DataLayer } from '../data-layer.js'
 import { createPostgresBatchStore } from './batches.js'
 import { createMutex } from '../mutex.js'
 import { createAdvisoryLockSession } from './lock-session.js'
+import { createPostgresGroupCommit } from './group-commit.js'
 import { createPostgresNotificationStore } from './notifications.js'
 import { createPostgresParcelStore } from './parcels.js'
 import { createPostgresReturnStore } from './returns.js'
@@ -26,7 +27,7 @@ import { createPostgresAttentionStore, createPostgresOverviewQueries } from './o
 import { packageState } from './schema.js'
 import { createPostgresShipmentsStore } from './shipments.js'
 
-export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: boolean }): DataLayer {
+export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: boolean; groupCommit: boolean }): DataLayer {
   // Waiting requests queue here, not on the server: N requests for one shipment use one connection.
   const queue = createMutex({ directory: null })
   const lockSession = createAdvisoryLockSession(db.$client)
@@ -35,7 +36,8 @@ export function createPostgresDataLayer(db: PostgresDatabase, options: { owned: 
     localWrites++
     return result
   }
-  const context: PostgresContext = { db, queue, wrote, localWrites: () => localWrites }
+  const group = options.groupCommit ? createPostgresGroupCommit(db) : null
+  const context: PostgresContext = { db, queue, wrote, localWrites: () => localWrites, group }
 
   return {
     engine: 'postgres',

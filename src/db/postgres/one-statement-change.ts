@@ -3,7 +3,7 @@
 // the history row, the row and the outbox messages; its implicit transaction commits them together.
 import { getTableColumns, type Column } from 'drizzle-orm'
 import type { NewHistoryRow, NewOutboxMessage, OutboxClaim, OutboxRow, ShipmentColumns, ShipmentRow } from '../data-layer.js'
-import type { PostgresDatabase } from './connection.js'
+import type pg from 'pg'
 import { outbox, shipments, shipmentStatusHistory } from './schema.js'
 import { parsePostgresTimestamp } from './timestamps.js'
 import { newMessageId } from '../../message-id.js'
@@ -51,7 +51,7 @@ const READ_TEXT = `SELECT ${shipmentColumns.map(([, column]) => quoted(column)).
 const READ_WITH_HISTORY_ID_TEXT = READ_TEXT.replace(', xmin::text FROM', ", xmin::text, nextval('shipments_status_history_id_seq')::int FROM")
 
 /** Reads the shipment with its version; `withHistoryId` also sets a history id aside. Undefined for no shipment. */
-export async function readShipmentForChange(db: PostgresDatabase, id: number, withHistoryId: boolean): Promise<ShipmentForChange | undefined> {
+export async function readShipmentForChange(db: { $client: pg.Pool }, id: number, withHistoryId: boolean): Promise<ShipmentForChange | undefined> {
   const { rows } = await db.$client.query<unknown[]>({
     name: withHistoryId ? 'shipments_read_for_change_h1' : 'shipments_read_for_change_1',
     text: withHistoryId ? READ_WITH_HISTORY_ID_TEXT : READ_TEXT,
@@ -121,7 +121,7 @@ export interface OneStatementChange {
 }
 
 /** Writes the change in one statement; 'moved' when the row is no longer the version read (nothing written). */
-export async function commitInOneStatement(db: PostgresDatabase, change: OneStatementChange): Promise<OutboxRow[] | 'moved'> {
+export async function commitInOneStatement(client: pg.Pool | pg.PoolClient, change: OneStatementChange): Promise<OutboxRow[] | 'moved'> {
   const { shipment, after, history, event, claimFor, now } = change
   const encode = ([, column]: [string, Column], value: unknown) => (value === null || value === undefined ? null : column.mapToDriverValue(value))
   const historyRow = history ? { ...history, id: shipment.historyId, shipmentId: shipment.row.id } : null
@@ -142,7 +142,7 @@ export async function commitInOneStatement(db: PostgresDatabase, change: OneStat
     claimFor ? new Date(now.getTime() + claimFor.leaseMs).toISOString() : null,
     now.toISOString(),
   ]
-  const { rows } = await db.$client.query<unknown[]>({ name: 'shipments_change_1', text: CHANGE_TEXT, values, rowMode: 'array', types })
+  const { rows } = await client.query<unknown[]>({ name: 'shipments_change_1', text: CHANGE_TEXT, values, rowMode: 'array', types })
   if (rows[0][0] === 0) return 'moved'
   return rows[0][1] === null ? [] : [rowOf<OutboxRow>(outboxColumns, rows[0], 1)]
 }

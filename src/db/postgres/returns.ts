@@ -4,7 +4,7 @@ import { and, asc, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { ReturnStore } from '../data-layer.js'
 import { returnedByLine, shippedByLine, type ReturnLedger, type ReturnRow } from '../returns.js'
 import type { PostgresDatabase } from './connection.js'
-import type { PostgresContext } from './context.js'
+import { writeTransaction, type PostgresContext } from './context.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { writeOutboxMessages } from './outbox.js'
 import { returnHistory, returns } from './returns-schema.js'
@@ -15,7 +15,8 @@ type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 /** Ids are int4: one outside names no row, as on SQLite. */
 const isInt4 = (value: number) => Number.isInteger(value) && value >= -2147483648 && value <= 2147483647
 
-export function createPostgresReturnStore({ db }: PostgresContext): ReturnStore {
+export function createPostgresReturnStore(context: PostgresContext): ReturnStore {
+  const { db } = context
   const ofOrderIn = (tx: Transaction | PostgresDatabase, orderId: number) => tx.select().from(returns).where(eq(returns.orderId, orderId)).orderBy(asc(returns.id))
   /** The order's ledger, and how many returns the order has (a new return's number). */
   const ledgerIn = async (tx: Transaction | PostgresDatabase, orderId: number, exceptReturnId: number | null): Promise<ReturnLedger & { returnCount: number }> => {
@@ -72,7 +73,7 @@ export function createPostgresReturnStore({ db }: PostgresContext): ReturnStore 
     async change(target, plan) {
       const id = 'returnId' in target ? target.returnId : target.orderId
       if (!isInt4(id)) return undefined
-      return db.transaction(async (tx) => {
+      return writeTransaction(context, async (tx) => {
         const now = new Date()
         let orderId: number
         let current: ReturnRow | undefined
@@ -107,7 +108,7 @@ export function createPostgresReturnStore({ db }: PostgresContext): ReturnStore 
         if (planned.history) await tx.insert(returnHistory).values({ ...planned.history, returnId: row.id, createdAt: now })
         const messages = planned.messages ? await writeOutboxMessages(tx, planned.messages(row), planned.claimFor ?? null, now) : []
         return { row, messages }
-      })
+      }, { ownLockTimeout: false })
     },
     async beginLabel(returnId, operation) {
       const changed = await db

@@ -25,7 +25,7 @@ import {
 } from '../data-layer.js'
 import { insertCheckpoints } from './checkpoints.js'
 import { localLockTimeout, sqlState } from './connection.js'
-import { isInt4, type PostgresContext, type Transaction } from './context.js'
+import { isInt4, writeTransaction, type PostgresContext, type Transaction } from './context.js'
 import { recordDelivery } from './integrations.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { commitInOneStatement, readShipmentForChange, rowAfter, type ShipmentForChange } from './one-statement-change.js'
@@ -92,13 +92,14 @@ export const activeShipmentsOf = (tx: Transaction, orderId: number, exceptId: nu
       ),
     )
 
-function createShipmentChange({ db, queue }: PostgresContext): Pick<ShipmentsStore, 'commitShipmentChange'> {
+function createShipmentChange(context: PostgresContext): Pick<ShipmentsStore, 'commitShipmentChange'> {
+  const { db, queue, group } = context
   return {
     async commitShipmentChange(id, request) {
       // `authorized`: the status the caller's authorize() approved, read before the transaction: host
       // code never runs while a connection, the advisory lock and the row lock are held.
       const commit = (deadline: number | null, authorized: string | null) =>
-        db.transaction(async (tx): Promise<ShipmentChangeOutcome | 'status-moved'> => {
+        writeTransaction(context, async (tx): Promise<ShipmentChangeOutcome | 'status-moved'> => {
           if (deadline !== null) {
             // One round trip: the lock timeout is set (left to right) before the lock is waited for.
             await tx.execute(
@@ -138,7 +139,7 @@ function createShipmentChange({ db, queue }: PostgresContext): Pick<ShipmentsSto
           const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, orderAdvanced, stale: false, duplicate: false }
           const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
           return { ...outcome, messages: [...scans, ...messages] }
-        })
+        }, { ownLockTimeout: deadline !== null })
 
       /**
        * The common change (no integration event or delivery, no allocation to check, no order advance,
@@ -161,19 +162,20 @@ function createShipmentChange({ db, queue }: PostgresContext): Pick<ShipmentsSto
         }
         const messages = request.messages ? request.messages(outcome) : []
         if (messages.length > 1 || messages.some((message) => message.kind !== 'event')) return 'interactive'
-        const written = await commitInOneStatement(
-          db,
-          {
-            shipment: current,
-            after: outcome.row,
-            history: plan.history,
-            event: messages[0] ?? null,
-            claimFor: request.claimFor ?? null,
-            lockTimeoutMs: deadline === null ? null : deadline - Date.now(),
-            lockClass: ADVISORY_LOCK_CLASS.shipmentTransition,
-            now,
-          },
-        )
+        const change = {
+          shipment: current,
+          after: outcome.row,
+          history: plan.history,
+          event: messages[0] ?? null,
+          claimFor: request.claimFor ?? null,
+          lockTimeoutMs: deadline === null ? null : deadline - Date.now(),
+          lockClass: ADVISORY_LOCK_CLASS.shipmentTransition,
+          now,
+        }
+        // In a group, on the group's connection (its locks then last until the group commits).
+        const written = group
+          ? await group.run((_tx, client) => commitInOneStatement(client!, change), { ownLockTimeout: deadline !== null, oneStatement: true })
+          : await commitInOneStatement(db.$client, change)
         return written === 'moved' ? 'moved' : { ...outcome, messages: written }
       }
 
@@ -256,7 +258,7 @@ export function createPostgresShipmentsStore(context: PostgresContext): Shipment
     ...createShipmentChange(context),
 
     async createShipments(orderId, orderReference, plan, userId, messages) {
-      return db.transaction(async (tx) => {
+      return writeTransaction(context, async (tx) => {
         // Numbering reads the count and then inserts, and allocation reads what is held: one creator per order at a time.
         await lockOrder(tx, orderId)
         const [[existing], active] = await Promise.all([
@@ -289,7 +291,7 @@ export function createPostgresShipmentsStore(context: PostgresContext): Shipment
           .insert(shipmentStatusHistory)
           .values(created.map((row) => ({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now })))
         return { rows: created, messages: messages ? await writeOutboxMessages(tx, messages.of(created), messages.claimFor, now) : [] }
-      })
+      }, { ownLockTimeout: false })
     },
 
     async listShipments(query) {

@@ -1,0 +1,180 @@
+// Group commit on PostgreSQL: changes that arrive while the lanes are busy share one transaction, so one
+// WAL flush (and one BEGIN and COMMIT) serves them all. The SQLite engine does the same per turn of the
+// event loop (sqlite/group-commit.ts); the semantics below are the same on both engines.
+import pg from 'pg'
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
+import { sql } from 'drizzle-orm'
+import type { PostgresDatabase } from './connection.js'
+import { sqlState } from './connection.js'
+import type { Transaction } from './context.js'
+
+/**
+ * A unit of work in a group: it runs in the shared transaction, on the group's connection (`client`;
+ * null when group commit is off and the work has a transaction of its own).
+ */
+export type GroupWork<T> = (tx: Transaction, client: pg.PoolClient | null) => Promise<T>
+
+export interface GroupWorkOptions {
+  /**
+   * The work sets the transaction's lock_timeout itself before it waits for any lock (set_config(...,
+   * true)). A work that does not runs with the session's own lock_timeout: the runner puts it back
+   * when an earlier work of the group changed it.
+   */
+  ownLockTimeout: boolean
+  /** The work is one statement: alone in its group, it runs without BEGIN and COMMIT (its implicit transaction). */
+  oneStatement?: boolean
+}
+
+export interface PostgresGroupCommit {
+  /**
+   * Runs `work` in the next shared transaction; resolves after the commit. Semantics:
+   * - the works of a group run one after another, each seeing the writes of those before it;
+   * - a work that throws answers its own error and none of its writes is kept: the group rolls back
+   *   and runs again without it (so a work must be safe to run twice; its first writes are undone);
+   * - the locks a work takes (the transition lock, the row locks) are held until its group commits;
+   * - a failed commit (a lost connection, the server's restart) fails every work of the group, and
+   *   nothing of the group is stored;
+   * - a work that lost a deadlock against another group runs again in the next group, once.
+   */
+  run<T>(work: GroupWork<T>, options: GroupWorkOptions): Promise<T>
+}
+
+interface Waiting {
+  work: GroupWork<unknown>
+  options: GroupWorkOptions
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+  retried: boolean
+}
+
+/** deadlock_detected: the server chose this transaction to break a wait cycle with another one. */
+const DEADLOCK_DETECTED = '40P01'
+
+/** A work's failure, carried out of the attempt's transaction so Drizzle rolls it back. */
+class WorkFailed extends Error {
+  constructor(
+    readonly index: number,
+    readonly failure: unknown,
+  ) {
+    super('a work of the group failed')
+  }
+}
+
+export interface GroupCommitSettings {
+  /** Groups in flight at once, each on a pool connection of its own. */
+  lanes: number
+  /** The most works in one group (a longer group holds its first work's locks longer). */
+  maxGroup: number
+}
+
+/** Two lanes: while one group commits, the next one runs; the pool's other connections serve the reads. */
+export const DEFAULT_GROUP_COMMIT: GroupCommitSettings = { lanes: 2, maxGroup: 32 }
+
+export function createPostgresGroupCommit(db: PostgresDatabase, settings: GroupCommitSettings = DEFAULT_GROUP_COMMIT): PostgresGroupCommit {
+  let waiting: Waiting[] = []
+  let running = 0
+  // One Drizzle handle per pooled connection, made on its first group.
+  const handles = new WeakMap<pg.PoolClient, NodePgDatabase>()
+  const handleOf = (client: pg.PoolClient) => {
+    let handle = handles.get(client)
+    if (!handle) handles.set(client, (handle = drizzle({ client })))
+    return handle
+  }
+
+  function pump() {
+    while (running < settings.lanes && waiting.length > 0) {
+      const group = waiting.slice(0, settings.maxGroup)
+      waiting = waiting.slice(group.length)
+      running++
+      void runGroup(group).finally(() => {
+        running--
+        pump()
+      })
+    }
+  }
+
+  async function runGroup(group: Waiting[]) {
+    let client: pg.PoolClient
+    try {
+      client = await db.$client.connect()
+    } catch (error) {
+      for (const entry of group) entry.reject(error)
+      return
+    }
+    let broken: Error | undefined
+    try {
+      await commitGroup(client, group)
+    } catch (error) {
+      // The commit (or a rollback) failed: nothing of the group is stored, every work answers the error.
+      broken = error instanceof Error ? error : new Error(String(error))
+      for (const entry of group) entry.reject(error)
+    } finally {
+      // A connection that failed mid-group is dropped, not handed to the next request.
+      client.release(broken)
+    }
+  }
+
+  async function commitGroup(client: pg.PoolClient, group: Waiting[]) {
+    let pending = group
+    if (pending.length === 1 && pending[0].options.oneStatement) {
+      await settleAlone(client, pending[0])
+      return
+    }
+    while (pending.length > 0) {
+      try {
+        const results = await handleOf(client).transaction(async (tx) => runInTurn(tx as Transaction, client, pending))
+        pending.forEach((entry, index) => entry.resolve(results[index]))
+        return
+      } catch (error) {
+        if (!(error instanceof WorkFailed)) throw error
+        // The works before it ran and will again; the one that failed answers its error and leaves.
+        const failed = pending[error.index]!
+        pending = pending.filter((_, index) => index !== error.index)
+        if (sqlState(error.failure) === DEADLOCK_DETECTED && !failed.retried) {
+          failed.retried = true
+          waiting.push(failed)
+        } else failed.reject(error.failure)
+      }
+    }
+  }
+
+  async function runInTurn(tx: Transaction, client: pg.PoolClient, pending: Waiting[]) {
+    const results: unknown[] = []
+    let lockTimeoutChanged = false
+    for (let index = 0; index < pending.length; index++) {
+      const { work, options } = pending[index]
+      if (lockTimeoutChanged && !options.ownLockTimeout) {
+        await tx.execute(sql`SET LOCAL lock_timeout TO DEFAULT`)
+        lockTimeoutChanged = false
+      }
+      try {
+        results.push(await work(tx, client))
+      } catch (failure) {
+        throw new WorkFailed(index, failure)
+      }
+      if (options.ownLockTimeout) lockTimeoutChanged = true
+    }
+    return results
+  }
+
+  async function settleAlone(client: pg.PoolClient, entry: Waiting) {
+    let value: unknown
+    try {
+      // Drizzle's handle stands in for the transaction: the one statement commits by itself.
+      value = await entry.work(handleOf(client) as unknown as Transaction, client)
+    } catch (error) {
+      entry.reject(error)
+      return
+    }
+    entry.resolve(value)
+  }
+
+  return {
+    run<T>(work: GroupWork<T>, options: GroupWorkOptions) {
+      return new Promise<T>((resolve, reject) => {
+        waiting.push({ work: work as GroupWork<unknown>, options, resolve: resolve as (value: unknown) => void, reject, retried: false })
+        pump()
+      })
+    },
+  }
+}
