@@ -15,6 +15,7 @@ import { measurePostgresCeilings } from './figures/postgres-replay.js'
 import { measureGatewayDispatch, measureWrites, seedShipments, writeLoads } from './figures/requests.js'
 import { measureReturns, RETURNABLE_ORDERS, seedReturnableOrders } from './figures/returns.js'
 import { measureBatches } from './figures/batches.js'
+import { measureGroupCommit } from './figures/group-commit.js'
 
 console.log(
   `fastify-shipments bench: autocannon ${CONNECTIONS} connections, ${SECONDS} s per measurement, median of ${ROUNDS} rounds, ${cpus().length} cores, Node ${process.version}, load average ${loadavg().map((each) => each.toFixed(2)).join(' ')}`,
@@ -44,6 +45,7 @@ async function measureEngine(engine: Engine) {
     const loads = writeLoads(host, shipmentIds, trackedIds)
     await measureWrites(label, host, loads, trackedIds)
     if (engine === 'postgres') await measurePostgresCeilings(engine, label, shipmentIds, loads)
+    if (engine === 'postgres') await measureGroupCommit(label, loads)
     await measureGatewayDispatch(label, host)
     await measureItemCreation(label, itemsHost)
     if (labelHost) await measureLabelPurchase(label, labelHost)

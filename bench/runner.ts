@@ -180,17 +180,18 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /**
  * A figure: `measured` against its ceiling `against`, each warmed up for a second, then alternating for
- * ROUNDS rounds; the median of the rounds' ratios (of throughput, mean latency or longest stall) against `target`.
+ * ROUNDS rounds; the median of the rounds' ratios (of throughput, mean or p99 latency, or longest stall) against
+ * `target`. Answers the rounds (a second figure can be read off the same runs), none when not wanted.
  */
 export async function compare(
   name: string,
   target: { min?: number; max?: number },
   measured: Measurement,
   against: Measurement,
-  ratioOf: 'throughput' | 'latency' | 'stall' = 'throughput',
+  ratioOf: 'throughput' | 'latency' | 'p99' | 'stall' = 'throughput',
 ) {
   // BENCH_ONLY=<text> runs the figures whose name contains it (for profiling one path).
-  if (!wanted(name)) return
+  if (!wanted(name)) return []
   // A second of each first, so caches, JIT and the load generator are warm for every round.
   for (const load of [measured, against]) {
     if (isPgbench(load)) await runPgbenchLoad({ pgbench: { ...load.pgbench, durationSeconds: 1 } })
@@ -210,7 +211,7 @@ export async function compare(
   if (rounds.length === 0) throw new Error(`${name}: no round was measured`)
   // What each side measured in absolute terms, for the table beside the ratio.
   const absolute = (result: LoadResult & { maxStallMs?: number }) =>
-    ratioOf === 'throughput' ? result.requestsPerSecond : ratioOf === 'latency' ? result.latencyMeanMs : result.maxStallMs!
+    ratioOf === 'throughput' ? result.requestsPerSecond : ratioOf === 'latency' ? result.latencyMeanMs : ratioOf === 'p99' ? result.latencyP99Ms : result.maxStallMs!
   const ratios = rounds.map(({ measured: m, against: a }) => absolute(m) / absolute(a))
   // A side that measured nothing (0, NaN, infinite) gives no ratio; it must stop the run, not print one.
   for (const [index, round] of rounds.entries()) {
@@ -219,7 +220,7 @@ export async function compare(
     }
   }
   const ratio = median(ratios)
-  const unit = ratioOf === 'throughput' ? 'req/s' : ratioOf === 'latency' ? 'ms mean latency' : 'ms longest stall'
+  const unit = ratioOf === 'throughput' ? 'req/s' : ratioOf === 'latency' ? 'ms mean latency' : ratioOf === 'p99' ? 'ms p99 latency' : 'ms longest stall'
   const medians = `${median(rounds.map((round) => absolute(round.measured))).toFixed(1)} / ${median(rounds.map((round) => absolute(round.against))).toFixed(1)} ${unit}`
   const met = (target.min === undefined || ratio >= target.min) && (target.max === undefined || ratio <= target.max)
   figures.push({
@@ -234,6 +235,7 @@ export async function compare(
     rounds,
   })
   console.log(`  ${name}: ${ratio.toFixed(3)} (${met ? 'met' : 'MISSED'}; rounds ${ratios.map((each) => each.toFixed(3)).join(', ')}; ${medians})`)
+  return rounds
 }
 
 /**

@@ -28,7 +28,7 @@ export interface OpenOptions {
   onCheckpointError?: (error: Error) => void
   /** Errors of idle pooled connections (PostgreSQL). */
   onPoolError: (error: Error) => void
-  /** PostgreSQL: concurrent changes share a transaction (see postgres/group-commit.ts). Default true. */
+  /** PostgreSQL: concurrent changes share a transaction (see postgres/group-commit.ts). Default false. */
   groupCommit?: boolean
 }
 
@@ -122,7 +122,7 @@ export async function openDatabase(database: string | ShipmentsDatabase, migrate
     if (owned) await db.$client.end()
     throw error
   }
-  return { data: withDriverErrorsTranslated(createPostgresDataLayer(db, { owned, groupCommit: options.groupCommit ?? true }), postgresDatabaseError), handle: { engine: 'postgres', db, schema } }
+  return { data: withDriverErrorsTranslated(createPostgresDataLayer(db, { owned, groupCommit: options.groupCommit ?? false }), postgresDatabaseError), handle: { engine: 'postgres', db, schema } }
 }
 
 /**

@@ -22,7 +22,7 @@ export interface PostgresContext {
   wrote<T>(result: T): T
   /** The writes of this instance counted so far. */
   localWrites(): number
-  /** The shared group commit (group-commit.ts); null when the host turned it off (`groupCommit: false`). */
+  /** The shared group commit (group-commit.ts); null unless the host turned it on (`groupCommit: true`). */
   readonly group: PostgresGroupCommit | null
 }
 

@@ -251,7 +251,9 @@ export function createPostgresShipmentsStore(context: PostgresContext): Shipment
       if (!isInt4(id)) return undefined
       const fills = Object.fromEntries(Object.entries(fillEmpty).map(([column, value]) => [column, sql`coalesce(${shipments[column as keyof FillableColumns]}, ${value})`]))
       const keptNumber = options.unlessTrackingNumberChanges && columns.trackingNumber != null ? sql` AND (${shipments.trackingNumber} IS NULL OR ${shipments.trackingNumber} = ${columns.trackingNumber ?? null})` : sql``
-      const [row] = await db.update(shipments).set({ ...columns, ...fills }).where(sql`${eq(shipments.id, id)}${keptNumber}`).returning()
+      const update = (handle: Transaction | typeof db) => handle.update(shipments).set({ ...columns, ...fills }).where(sql`${eq(shipments.id, id)}${keptNumber}`).returning()
+      // One statement: in a group it shares the commit, alone it commits by itself.
+      const [row] = context.group ? await context.group.run((tx) => update(tx), { ownLockTimeout: false, oneStatement: true }) : await update(db)
       return row
     },
 
