@@ -3,6 +3,7 @@
 import type { StoredParcel } from './parcels.js'
 import type { CheckpointRow, NewCheckpoint } from './checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from './outbox.js'
+import type { AttentionRow } from './overview.js'
 
 /**
  * An order line a shipment holds, as stored: with the line's SKU and name for display, and the quantity
@@ -300,6 +301,8 @@ export interface ShipmentsStore {
    * row, and the outbox messages `messages` makes of them, in one transaction serialized per order.
    * `plan` gets what the order's active shipments hold per line and returns one item list per
    * shipment to create (empty lists: order-level shipments); AllocationExceededError when they do not fit.
+   * `attention`, when given, decides the order's attention row from what its active shipments hold
+   * after the creation, kept in the same transaction (the package's own order store: no job to run).
    */
   createShipments(
     orderId: number,
@@ -307,6 +310,7 @@ export interface ShipmentsStore {
     plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][],
     userId: string | null,
     messages?: { of: (rows: ShipmentRow[]) => NewOutboxMessage[]; claimFor: OutboxClaim },
+    attention?: (allocated: ReadonlyMap<number, number>) => AttentionRow | null,
   ): Promise<{ rows: ShipmentRow[]; messages: OutboxRow[] }>
   listShipments(query: ShipmentListQuery): Promise<{ rows: ShipmentRow[]; total: number }>
   /** What the active shipments of these orders hold per line, by order (orders holding nothing are left out). */

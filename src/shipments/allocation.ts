@@ -45,7 +45,9 @@ export const RESTORED_WITH_ORDER = 'Restored with the order.'
 export function createShipmentAllocation(shared: ShipmentServiceContext, updates: Pick<ShipmentUpdates, 'applyUpdate'>) {
   const { deps, present, requireOrderLines, itemsOfOrder } = shared
   const { data, dispatcher, orderStore, logger } = deps
-  const { keepsAttention, attentionRefresh, refreshAttention } = shared.attentionList
+  const { keepsAttention, attentionRefresh, refreshAttention, attentionDecider } = shared.attentionList
+  // The package's own order store: the attention row is decided in the creation's transaction, not by a job.
+  const attentionInTransaction = keepsAttention && deps.referenceStore === true
   const { applyUpdate } = updates
 
   /** A split rule by name: a host's own, or a built-in one. */
@@ -91,19 +93,27 @@ export function createShipmentAllocation(shared: ShipmentServiceContext, updates
 
   async function createPlanned(order: OrderSummary, plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][], userId: string | null) {
     let created
+    const attention = attentionInTransaction ? await attentionDecider(order.id) : undefined
     try {
-      created = await data.createShipments(order.id, order.reference, plan, userId, {
-        of: (rows) => [
-          ...rows.map((row) => ({
-            kind: 'event' as const,
-            name: 'shipmentCreated',
-            orderingKey: shipmentKey(row.id),
-            payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
-          })),
-          ...(rows.length > 0 && keepsAttention ? [attentionRefresh(order.id)] : []),
-        ],
-        claimFor: dispatcher.claim,
-      })
+      created = await data.createShipments(
+        order.id,
+        order.reference,
+        plan,
+        userId,
+        {
+          of: (rows) => [
+            ...rows.map((row) => ({
+              kind: 'event' as const,
+              name: 'shipmentCreated',
+              orderingKey: shipmentKey(row.id),
+              payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
+            })),
+            ...(rows.length > 0 && keepsAttention && !attentionInTransaction ? [attentionRefresh(order.id)] : []),
+          ],
+          claimFor: dispatcher.claim,
+        },
+        attention,
+      )
     } catch (error) {
       if (error instanceof AllocationExceededError) throw allocationRefusal(error)
       throw error

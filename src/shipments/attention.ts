@@ -90,6 +90,17 @@ export function createAttentionList(deps: { data: DataLayer; orderStore: OrderSt
     }
   }
 
+  /**
+   * How the order's attention row is decided inside a change's own transaction, for the package's own
+   * order store (the job's read of the order, made before the transaction instead of after the commit;
+   * a change of the order itself refreshes its row on its own).
+   */
+  async function attentionDecider(orderId: number): Promise<(allocated: ReadonlyMap<number, number>) => AttentionOrder | null> {
+    const [candidate] = orderStore.listCompletedOrders ? await orderStore.listCompletedOrders({ afterId: orderId - 1, limit: 1 }) : []
+    const order = candidate?.id === orderId ? candidate : null
+    return (allocated) => (order ? attentionRow(order, allocated) : null)
+  }
+
   const attentionRefreshJob: JobHandler = {
     retryDelayMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60 * 60 * 1000),
     async run(job) {
@@ -139,7 +150,7 @@ export function createAttentionList(deps: { data: DataLayer; orderStore: OrderSt
     return { orders, total, page, perPage }
   }
 
-  return { keepsAttention, attentionRefresh, refreshAttention, attentionRefreshJob, buildAttentionRows, attention }
+  return { keepsAttention, attentionRefresh, refreshAttention, attentionDecider, attentionRefreshJob, buildAttentionRows, attention }
 }
 
 export type AttentionList = ReturnType<typeof createAttentionList>

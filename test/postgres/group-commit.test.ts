@@ -108,6 +108,82 @@ t.test("a work's lock is held until its group commits; a lock_timeout it set doe
   void db
 })
 
+t.test('a work that lost a deadlock runs again in the next group; a failed commit refuses only the works still in its group', async (t) => {
+  const { db, group, insert, gate, stored } = await runnerOnTable(t)
+  // Checked at COMMIT: a row naming a missing parent makes the group's commit fail.
+  await db.$client.query('CREATE TABLE parents (name text PRIMARY KEY)')
+  await db.$client.query('CREATE TABLE children (parent text REFERENCES parents (name) DEFERRABLE INITIALLY DEFERRED)')
+  const blocker = gate()
+  const first = group.run(blocker.work, { ownLockTimeout: false })
+  let bRuns = 0
+  const losesDeadlockOnce: GroupWork<string> = async (tx) => {
+    bRuns++
+    await tx.execute(sql`INSERT INTO items (name) VALUES ('b')`)
+    if (bRuns === 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
+    return 'b'
+  }
+  const failsAtCommit: GroupWork<string> = async (tx) => {
+    await tx.execute(sql`INSERT INTO items (name) VALUES ('c')`)
+    await tx.execute(sql`INSERT INTO children (parent) VALUES ('nobody')`)
+    return 'c'
+  }
+  const outcomes = Promise.allSettled([
+    group.run(insert('a'), { ownLockTimeout: false }),
+    group.run(losesDeadlockOnce, { ownLockTimeout: false }),
+    group.run(failsAtCommit, { ownLockTimeout: false }),
+  ])
+  blocker.open()
+  await first
+  const [a, b, c] = await outcomes
+  t.equal(a.status, 'rejected', 'a shared the failed commit')
+  t.equal(c.status, 'rejected', 'c shared the failed commit')
+  t.same(b, { status: 'fulfilled', value: 'b' }, 'b, out of that group after its deadlock, ran again in the next one and committed')
+  t.equal(bRuns, 2)
+  t.same((await stored()).map((row) => row.name), ['b'], 'nothing of the failed group is stored; b is, once')
+})
+
+t.test("a work without its own lock_timeout gets the connection's, as the host set it, after one that set its own", async (t) => {
+  const url = await testDatabase(t, 'group-timeout')
+  const connectionTimeout = new URL(url)
+  connectionTimeout.searchParams.set('options', '-c lock_timeout=7s')
+  const db = openPostgres(connectionTimeout.toString(), () => {})
+  t.teardown(() => db.$client.end())
+  const group = createPostgresGroupCommit(db, { lanes: 1, maxGroup: 32 })
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => (open = resolve))
+  const first = group.run(async () => void (await opened), { ownLockTimeout: false })
+  const seen: string[] = []
+  const read: GroupWork<void> = async (tx) => {
+    const { rows } = await tx.execute<{ value: string }>(sql`SELECT current_setting('lock_timeout') AS value`)
+    seen.push(rows[0].value)
+  }
+  const grouped = Promise.all([
+    group.run(async (tx) => void (await tx.execute(sql`SELECT set_config('lock_timeout', '50ms', true)`)), { ownLockTimeout: true }),
+    group.run(read, { ownLockTimeout: false }),
+  ])
+  open()
+  await first
+  await grouped
+  t.same(seen, ['7s'])
+})
+
+t.test('a change whose deadline passes while it waits for its group is refused as a lock wait that ran out, and writes nothing', async (t) => {
+  const { group, insert, gate, stored } = await runnerOnTable(t)
+  const blocker = gate()
+  const first = group.run(blocker.work, { ownLockTimeout: false })
+  const late = group.run(insert('late'), { ownLockTimeout: false, deadline: Date.now() + 50 }).then(
+    () => null,
+    (error: { code?: string }) => error.code,
+  )
+  const patient = group.run(insert('patient'), { ownLockTimeout: false })
+  await sleep(150)
+  blocker.open()
+  await first
+  t.equal(await late, '55P03', 'SQLSTATE lock_not_available, which the stores answer as a lock timeout')
+  t.equal(await patient, 'patient')
+  t.same((await stored()).map((row) => row.name), ['patient'])
+})
+
 /** The distinct transactions the shipments' history rows (but the creations') were committed in. */
 async function commitsOfChanges(app: Awaited<ReturnType<typeof buildTestApp>>, ids: number[]) {
   const rows = await rawQuery(app, 'SELECT count(DISTINCT xmin::text)::int AS commits, count(*)::int AS changes FROM shipments_status_history WHERE shipment_id = ANY($1::int[]) AND from_status IS NOT NULL', [ids])

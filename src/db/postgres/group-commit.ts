@@ -23,6 +23,12 @@ export interface GroupWorkOptions {
   ownLockTimeout: boolean
   /** The work is one statement: alone in its group, it runs without BEGIN and COMMIT (its implicit transaction). */
   oneStatement?: boolean
+  /**
+   * When the change gives up (epoch ms): a work still waiting for its group then is refused with
+   * SQLSTATE 55P03 (lock_not_available), as a lock wait that ran out. A work without one waits for
+   * its turn however long the group before it takes (a lock it waits for without a timeout holds the lane).
+   */
+  deadline?: number | null
 }
 
 export interface PostgresGroupCommit {
@@ -49,6 +55,8 @@ interface Waiting {
 
 /** deadlock_detected: the server chose this transaction to break a wait cycle with another one. */
 const DEADLOCK_DETECTED = '40P01'
+/** lock_not_available: what a change that waited past its deadline answers (the stores translate it). */
+const LOCK_NOT_AVAILABLE = '55P03'
 
 /** A work's failure, carried out of the attempt's transaction so Drizzle rolls it back. */
 class WorkFailed extends Error {
@@ -86,20 +94,33 @@ export function createPostgresGroupCommit(db: PostgresDatabase, settings: GroupC
     if (!handle) handles.set(client, (handle = drizzle({ client })))
     return handle
   }
+  // Each connection's own lock_timeout (the server's, the role's, or what the host set on it), read on
+  // its first group: what a work that sets none runs with, after one that set its own.
+  const sessionLockTimeouts = new WeakMap<pg.PoolClient, string>()
 
   function pump() {
+    // A change whose deadline passed while it waited for its group answers as a lock wait that ran out.
+    const now = Date.now()
+    waiting = waiting.filter((entry) => {
+      if (entry.options.deadline == null || entry.options.deadline > now) return true
+      entry.reject(Object.assign(new Error('the lock_timeout ran out while the change waited for its group'), { code: LOCK_NOT_AVAILABLE }))
+      return false
+    })
     while (running < settings.lanes && waiting.length > 0) {
       const group = waiting.slice(0, settings.maxGroup)
       waiting = waiting.slice(group.length)
       running++
-      void runGroup(group).finally(() => {
+      const retries: Waiting[] = []
+      void runGroup(group, retries).finally(() => {
         running--
+        // Works that lost a deadlock run in the next group, once this one ended either way.
+        waiting.push(...retries)
         pump()
       })
     }
   }
 
-  async function runGroup(group: Waiting[]) {
+  async function runGroup(group: Waiting[], retries: Waiting[]) {
     let client: pg.PoolClient
     try {
       client = await db.$client.connect()
@@ -108,49 +129,69 @@ export function createPostgresGroupCommit(db: PostgresDatabase, settings: GroupC
       return
     }
     let broken: Error | undefined
+    const open = new Set(group)
     try {
-      await commitGroup(client, group)
+      await commitGroup(client, group, open, retries)
     } catch (error) {
-      // The commit (or a rollback) failed: nothing of the group is stored, every work answers the error.
+      // The commit (or a rollback) failed: nothing of the group is stored, every work still in it answers the error.
       broken = error instanceof Error ? error : new Error(String(error))
-      for (const entry of group) entry.reject(error)
+      for (const entry of open) entry.reject(error)
     } finally {
       // A connection that failed mid-group is dropped, not handed to the next request.
       client.release(broken)
     }
   }
 
-  async function commitGroup(client: pg.PoolClient, group: Waiting[]) {
-    let pending = group
-    if (pending.length === 1 && pending[0].options.oneStatement) {
-      await settleAlone(client, pending[0])
+  /** A work that failed leaves the group: to the next group after a deadlock (once), else with its error. */
+  function leave(entry: Waiting, failure: unknown, open: Set<Waiting>, retries: Waiting[]) {
+    open.delete(entry)
+    if (sqlState(failure) === DEADLOCK_DETECTED && !entry.retried) {
+      entry.retried = true
+      retries.push(entry)
+    } else entry.reject(failure)
+  }
+
+  async function commitGroup(client: pg.PoolClient, group: Waiting[], open: Set<Waiting>, retries: Waiting[]) {
+    if (group.length === 1 && group[0].options.oneStatement) {
+      // Drizzle's handle stands in for the transaction: the one statement commits by itself.
+      const [entry] = group
+      try {
+        entry.resolve(await entry.work(handleOf(client) as unknown as Transaction, client))
+        open.delete(entry)
+      } catch (error) {
+        leave(entry, error, open, retries)
+      }
       return
     }
+    if (!sessionLockTimeouts.has(client)) {
+      const { rows } = await client.query<{ value: string }>("SELECT current_setting('lock_timeout') AS value")
+      sessionLockTimeouts.set(client, rows[0].value)
+    }
+    const sessionLockTimeout = sessionLockTimeouts.get(client)!
+    let pending = group
     while (pending.length > 0) {
       try {
-        const results = await handleOf(client).transaction(async (tx) => runInTurn(tx as Transaction, client, pending))
+        const results = await handleOf(client).transaction(async (tx) => runInTurn(tx as Transaction, client, pending, sessionLockTimeout))
         pending.forEach((entry, index) => entry.resolve(results[index]))
+        for (const entry of pending) open.delete(entry)
         return
       } catch (error) {
         if (!(error instanceof WorkFailed)) throw error
-        // The works before it ran and will again; the one that failed answers its error and leaves.
+        // The works before it ran and will again; the one that failed leaves.
         const failed = pending[error.index]!
         pending = pending.filter((_, index) => index !== error.index)
-        if (sqlState(error.failure) === DEADLOCK_DETECTED && !failed.retried) {
-          failed.retried = true
-          waiting.push(failed)
-        } else failed.reject(error.failure)
+        leave(failed, error.failure, open, retries)
       }
     }
   }
 
-  async function runInTurn(tx: Transaction, client: pg.PoolClient, pending: Waiting[]) {
+  async function runInTurn(tx: Transaction, client: pg.PoolClient, pending: Waiting[], sessionLockTimeout: string) {
     const results: unknown[] = []
     let lockTimeoutChanged = false
     for (let index = 0; index < pending.length; index++) {
       const { work, options } = pending[index]
       if (lockTimeoutChanged && !options.ownLockTimeout) {
-        await tx.execute(sql`SET LOCAL lock_timeout TO DEFAULT`)
+        await tx.execute(sql`SELECT set_config('lock_timeout', ${sessionLockTimeout}, true)`)
         lockTimeoutChanged = false
       }
       try {
@@ -161,18 +202,6 @@ export function createPostgresGroupCommit(db: PostgresDatabase, settings: GroupC
       if (options.ownLockTimeout) lockTimeoutChanged = true
     }
     return results
-  }
-
-  async function settleAlone(client: pg.PoolClient, entry: Waiting) {
-    let value: unknown
-    try {
-      // Drizzle's handle stands in for the transaction: the one statement commits by itself.
-      value = await entry.work(handleOf(client) as unknown as Transaction, client)
-    } catch (error) {
-      entry.reject(error)
-      return
-    }
-    entry.resolve(value)
   }
 
   return {

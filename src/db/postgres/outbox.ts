@@ -13,35 +13,38 @@ type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 /**
  * Writes messages inside the caller's transaction, claimed by `claimFor` unless they must wait (see
  * OutboxStore.enqueue): an event behind an older pending event of its key this instance does not hold,
- * a job behind any older pending job of its key.
+ * a job behind any older pending job of its key. One statement for all of them: its NOT EXISTS reads do
+ * not see the statement's own rows, which changes nothing for an event (an earlier event of its key in
+ * the batch is either claimed here, so no obstacle, or waits behind an older row that stops this one
+ * too); a job behind an earlier job of its key in the batch is written unclaimed here.
  */
 export async function writeOutboxMessages(tx: Transaction | PostgresDatabase, messages: NewOutboxMessage[], claimFor: OutboxClaim | null, now: Date): Promise<OutboxRow[]> {
-  const written: OutboxRow[] = []
-  for (const message of messages) {
-    // One statement: a message that must wait is written unclaimed, left to the sweep or to the
-    // hand-off of the job before it.
+  if (messages.length === 0) return []
+  const jobKeysBefore = new Set<string>()
+  const rows = messages.map((message) => {
+    // A message that must wait is written unclaimed, left to the sweep or to the hand-off of the job before it.
+    const behindJobOfBatch = message.kind === 'job' && jobKeysBefore.has(message.orderingKey)
+    if (message.kind === 'job') jobKeysBefore.add(message.orderingKey)
     const waitsFor = message.kind === 'job' ? sql`true` : sql`claimed_by IS DISTINCT FROM ${claimFor?.instanceId ?? null}`
-    const claimed = claimFor
-      ? sql`NOT EXISTS (SELECT 1 FROM shipments_outbox WHERE ordering_key = ${message.orderingKey} AND state = 'pending' AND kind = ${message.kind} AND ${waitsFor})`
-      : sql`false`
-    const [row] = await tx
-      .insert(outbox)
-      .values({
-        messageId: message.messageId ?? newMessageId(),
-        kind: message.kind,
-        name: message.name,
-        orderingKey: message.orderingKey,
-        payload: message.payload,
-        availableAt: message.availableAt ?? now,
-        claimedUntil: claimFor ? sql`CASE WHEN ${claimed} THEN ${new Date(now.getTime() + claimFor.leaseMs)}::timestamptz END` : null,
-        claimedBy: claimFor ? sql`CASE WHEN ${claimed} THEN ${claimFor.instanceId} END` : null,
-        createdAt: now,
-      })
-      .onConflictDoNothing()
-      .returning()
-    if (row) written.push(row)
-  }
-  return written
+    const claimed =
+      claimFor && !behindJobOfBatch
+        ? sql`NOT EXISTS (SELECT 1 FROM shipments_outbox WHERE ordering_key = ${message.orderingKey} AND state = 'pending' AND kind = ${message.kind} AND ${waitsFor})`
+        : null
+    return {
+      messageId: message.messageId ?? newMessageId(),
+      kind: message.kind,
+      name: message.name,
+      orderingKey: message.orderingKey,
+      payload: message.payload,
+      availableAt: message.availableAt ?? now,
+      claimedUntil: claimFor && claimed ? sql`CASE WHEN ${claimed} THEN ${new Date(now.getTime() + claimFor.leaseMs)}::timestamptz END` : null,
+      claimedBy: claimFor && claimed ? sql`CASE WHEN ${claimed} THEN ${claimFor.instanceId} END` : null,
+      createdAt: now,
+    }
+  })
+  const written = await tx.insert(outbox).values(rows).onConflictDoNothing().returning()
+  // Ids follow the rows' order (one sequence, one statement); RETURNING's own order is not promised.
+  return written.sort((a, b) => a.id - b.id)
 }
 
 /** The outbox's parts: delivery (writes, claims, outcomes), upkeep (the admin's reads and requeue, the prune), subscriptions. */

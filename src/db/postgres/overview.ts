@@ -4,7 +4,7 @@ import { and, count, desc, eq, gt, gte, isNotNull, isNull, lt, sql } from 'drizz
 import { allocatedByLine, type AttentionStore, type OverviewQueries } from '../data-layer.js'
 import { isInt4, type PostgresContext } from './context.js'
 import { attentionOrders, integrations, shipmentExternalReferences, shipments, shippedCounts, statusCounts } from './schema.js'
-import { activeShipmentsOf, lockOrder } from './shipments.js'
+import { activeShipmentsOf, keepAttentionRow, lockOrder } from './shipments.js'
 
 export function createPostgresOverviewQueries({ db }: PostgresContext): OverviewQueries {
   // Written as the partial index's own condition (constants, not parameters), so every plan can use it.
@@ -86,12 +86,7 @@ export function createPostgresAttentionStore({ db }: PostgresContext): Attention
         // The lock every creation and allocation of the order takes: refreshes never cross a change, or each other.
         await lockOrder(tx, orderId)
         const row = decide(allocatedByLine(await activeShipmentsOf(tx, orderId, null)))
-        if (!row) {
-          await tx.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId))
-          return null
-        }
-        const values = { ...row, orderId, updatedAt: new Date() }
-        await tx.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values })
+        await keepAttentionRow(tx, orderId, row, new Date())
         return row
       })
     },

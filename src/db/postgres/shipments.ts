@@ -22,6 +22,7 @@ import {
   type ShipmentChangeRequest,
   type ShipmentRow,
   type ShipmentsStore,
+  type AttentionRow,
 } from '../data-layer.js'
 import { insertCheckpoints } from './checkpoints.js'
 import { localLockTimeout, sqlState } from './connection.js'
@@ -30,7 +31,7 @@ import { recordDelivery } from './integrations.js'
 import { ADVISORY_LOCK_CLASS } from './locks.js'
 import { commitInOneStatement, readShipmentForChange, rowAfter, type ShipmentForChange } from './one-statement-change.js'
 import { writeOutboxMessages } from './outbox.js'
-import { orderAdvances, orders, orderStatuses, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
+import { attentionOrders, orderAdvances, orders, orderStatuses, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
 import { referenceSearchBounds, referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 
 /** lock_not_available: the lock_timeout of the transaction ran out. */
@@ -77,6 +78,16 @@ async function keepCheckpoints(tx: Transaction, scans: NonNullable<ShipmentChang
   return added.length > 0 ? writeOutboxMessages(tx, scans.messages(added, current), claimFor, now) : []
 }
 
+/** Writes the order's attention row as decided (null: the order needs none), under the order's lock the caller holds. */
+export async function keepAttentionRow(tx: Transaction, orderId: number, row: AttentionRow | null, now: Date): Promise<void> {
+  if (!row) {
+    await tx.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId))
+    return
+  }
+  const values = { ...row, orderId, updatedAt: now }
+  await tx.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values })
+}
+
 /** The items of the order's shipments that hold an allocation, but for `exceptId`'s. */
 export const activeShipmentsOf = (tx: Transaction, orderId: number, exceptId: number | null) =>
   tx
@@ -98,13 +109,18 @@ function createShipmentChange(context: PostgresContext): Pick<ShipmentsStore, 'c
     async commitShipmentChange(id, request) {
       // `authorized`: the status the caller's authorize() approved, read before the transaction: host
       // code never runs while a connection, the advisory lock and the row lock are held.
-      const commit = (deadline: number | null, authorized: string | null) =>
+      // `orderToLock`: the order whose lock the change will need, as the row read before said (its order
+      // never changes); taken in the first round trip, after the shipment's, in the order every change takes them.
+      const commit = (deadline: number | null, authorized: string | null, orderToLock: number | null) =>
         writeTransaction(context, async (tx): Promise<ShipmentChangeOutcome | 'status-moved'> => {
+          let orderLocked: number | null = null
           if (deadline !== null) {
-            // One round trip: the lock timeout is set (left to right) before the lock is waited for.
+            // One round trip: the lock timeout is set (left to right) before the locks are waited for.
+            const orderLock = orderToLock !== null ? sql`, pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.orderShipments}::int, ${orderToLock}::int)` : sql``
             await tx.execute(
-              sql`SELECT ${localLockTimeout(deadline - Date.now())}, pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.shipmentTransition}::int, ${id}::int)`,
+              sql`SELECT ${localLockTimeout(deadline - Date.now())}, pg_advisory_xact_lock(${ADVISORY_LOCK_CLASS.shipmentTransition}::int, ${id}::int)${orderLock}`,
             )
+            orderLocked = orderToLock
           }
           // FOR UPDATE: a change without the mutex (a field merge) still reads and writes one row atomically.
           const [before] = await tx.select().from(shipments).where(eq(shipments.id, id)).for('update')
@@ -132,23 +148,23 @@ function createShipmentChange(context: PostgresContext): Pick<ShipmentsStore, 'c
           const toCheck = allocationToCheck(before, plan.columns)
           // Serialized per order: allocations must not both count the other's quantity as free, and two
           // last shipments shipped at once must not both count the other as open.
-          if (toCheck || plan.claimOrderAdvance !== null) await lockOrder(tx, before.orderId)
+          if ((toCheck || plan.claimOrderAdvance !== null) && orderLocked !== before.orderId) await lockOrder(tx, before.orderId)
           if (toCheck) checkAllocation(toCheck, allocatedByLine(await activeShipmentsOf(tx, before.orderId, id)))
           const [row] = await tx.update(shipments).set(plan.columns).where(eq(shipments.id, id)).returning()
           const { orderAdvanceClaimed, orderAdvanced } = await orderAdvanceOf(tx, row, plan, request.advanceOrderInTransaction === true, now)
           const outcome = { row, previousStatus: before.status, historyId: history?.id ?? null, orderAdvanceClaimed, orderAdvanced, stale: false, duplicate: false }
           const messages = request.messages ? await writeOutboxMessages(tx, request.messages(outcome), request.claimFor ?? null, now) : []
           return { ...outcome, messages: [...scans, ...messages] }
-        }, { ownLockTimeout: deadline !== null })
+        }, { ownLockTimeout: deadline !== null, deadline })
 
       /**
        * The common change (no integration event or delivery, no allocation to check, no order advance,
        * one event at most) in one statement after the read: 'moved' when the row changed since the read,
-       * 'interactive' when the change needs the interactive transaction.
+       * 'interactive' when the change needs the interactive transaction ('interactive-order': with the order's lock).
        */
-      const commitOneStatement = async (current: ShipmentForChange, deadline: number | null): Promise<ShipmentChangeOutcome | 'moved' | 'interactive'> => {
+      const commitOneStatement = async (current: ShipmentForChange, deadline: number | null): Promise<ShipmentChangeOutcome | 'moved' | 'interactive' | 'interactive-order'> => {
         const plan = request.plan(current.row)
-        if (plan.claimOrderAdvance !== null || allocationToCheck(current.row, plan.columns)) return 'interactive'
+        if (plan.claimOrderAdvance !== null || allocationToCheck(current.row, plan.columns)) return 'interactive-order'
         if (plan.history && current.historyId === null) return 'interactive'
         const now = new Date()
         const outcome = {
@@ -172,9 +188,14 @@ function createShipmentChange(context: PostgresContext): Pick<ShipmentsStore, 'c
           lockClass: ADVISORY_LOCK_CLASS.shipmentTransition,
           now,
         }
-        // In a group, on the group's connection (its locks then last until the group commits).
+        // In a group, on the group's connection (its locks then last until the group commits), with the
+        // lock's wait what is left of the deadline when the group runs it.
         const written = group
-          ? await group.run((_tx, client) => commitInOneStatement(client!, change), { ownLockTimeout: deadline !== null, oneStatement: true })
+          ? await group.run((_tx, client) => commitInOneStatement(client!, { ...change, lockTimeoutMs: deadline === null ? null : deadline - Date.now() }), {
+              ownLockTimeout: deadline !== null,
+              oneStatement: true,
+              deadline,
+            })
           : await commitInOneStatement(db.$client, change)
         return written === 'moved' ? 'moved' : { ...outcome, messages: written }
       }
@@ -188,6 +209,7 @@ function createShipmentChange(context: PostgresContext): Pick<ShipmentsStore, 'c
         const oneStatement = !request.externalEvent && !request.delivery && !request.checkpoints
         for (;;) {
           let authorized: string | null = null
+          let orderToLock: number | null = null
           if (request.authorize || oneStatement) {
             // A history id is set aside only for a change under the mutex (a status change, nearly always).
             const current = await readShipmentForChange(db, id, deadline !== null)
@@ -199,10 +221,11 @@ function createShipmentChange(context: PostgresContext): Pick<ShipmentsStore, 'c
             if (oneStatement) {
               const outcome = await commitOneStatement(current, deadline)
               if (outcome === 'moved') continue
-              if (outcome !== 'interactive') return outcome
+              if (outcome === 'interactive-order') orderToLock = current.row.orderId
+              else if (outcome !== 'interactive') return outcome
             }
           }
-          const outcome = await commit(deadline, authorized)
+          const outcome = await commit(deadline, authorized, orderToLock)
           if (outcome !== 'status-moved') return outcome
         }
       }
@@ -259,15 +282,18 @@ export function createPostgresShipmentsStore(context: PostgresContext): Shipment
 
     ...createShipmentChange(context),
 
-    async createShipments(orderId, orderReference, plan, userId, messages) {
+    async createShipments(orderId, orderReference, plan, userId, messages, attention) {
       return writeTransaction(context, async (tx) => {
         // Numbering reads the count and then inserts, and allocation reads what is held: one creator per order at a time.
         await lockOrder(tx, orderId)
-        const [[existing], active] = await Promise.all([
-          tx.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)),
-          activeShipmentsOf(tx, orderId, null),
-        ])
-        const allocated = allocatedByLine(active)
+        // The count and what the active shipments hold, in one read of the order's shipments.
+        const {
+          rows: [existing],
+        } = await tx.execute<{ total: number; active: Array<Pick<ShipmentRow, 'items'>['items']> }>(sql`
+          SELECT count(*)::int AS total,
+                 coalesce(json_agg(${shipments.items}) FILTER (WHERE ${shipments.enabled} AND ${shipments.dateDeleted} IS NULL AND ${shipments.status} <> 'cancelled'), '[]') AS active
+            FROM ${shipments} WHERE ${shipments.orderId} = ${orderId}`)
+        const allocated = allocatedByLine(existing.active.map((items) => ({ items })))
         const itemLists = plan(allocated)
         for (const items of itemLists) {
           checkAllocation(items, allocated)
@@ -292,6 +318,7 @@ export function createPostgresShipmentsStore(context: PostgresContext): Shipment
         await tx
           .insert(shipmentStatusHistory)
           .values(created.map((row) => ({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now })))
+        if (attention) await keepAttentionRow(tx, orderId, attention(allocated), now)
         return { rows: created, messages: messages ? await writeOutboxMessages(tx, messages.of(created), messages.claimFor, now) : [] }
       }, { ownLockTimeout: false })
     },
@@ -373,12 +400,20 @@ async function orderAdvanceOf(tx: Transaction, row: ShipmentRow, plan: ShipmentC
     .from(shipments)
     .where(and(eq(shipments.orderId, row.orderId), eq(shipments.enabled, true), isNull(shipments.dateDeleted)))
   if (!orderComplete(live, plan.requireCoverage)) return { orderAdvanceClaimed: false, orderAdvanced: false }
-  const claimed = await tx.insert(orderAdvances).values({ orderId: row.orderId, status, createdAt: now }).onConflictDoNothing().returning({ orderId: orderAdvances.orderId })
-  if (claimed.length === 0 || !inTransaction) return { orderAdvanceClaimed: claimed.length > 0, orderAdvanced: false }
-  const advanced = await tx
-    .update(orders)
-    .set({ statusHandle: status, dateUpdated: now })
-    .where(and(eq(orders.id, row.orderId), sql`exists (select 1 from ${orderStatuses} where ${orderStatuses.handle} = ${status})`))
-    .returning({ id: orders.id })
-  return { orderAdvanceClaimed: true, orderAdvanced: advanced.length > 0 }
+  if (!inTransaction) {
+    const claimed = await tx.insert(orderAdvances).values({ orderId: row.orderId, status, createdAt: now }).onConflictDoNothing().returning({ orderId: orderAdvances.orderId })
+    return { orderAdvanceClaimed: claimed.length > 0, orderAdvanced: false }
+  }
+  // The claim and the order's status in one statement: the order moves only when this change claimed its advance.
+  const { rows } = await tx.execute<{ claimed: number; advanced: number }>(sql`
+    WITH claimed AS (
+      INSERT INTO ${orderAdvances} (order_id, status, created_at) VALUES (${row.orderId}, ${status}, ${now.toISOString()}::timestamptz)
+      ON CONFLICT DO NOTHING RETURNING order_id
+    ), advanced AS (
+      UPDATE ${orders} SET status_handle = ${status}, date_updated = ${now.toISOString()}::timestamptz
+       WHERE id IN (SELECT order_id FROM claimed) AND EXISTS (SELECT 1 FROM ${orderStatuses} WHERE handle = ${status})
+      RETURNING id
+    )
+    SELECT (SELECT count(*) FROM claimed)::int AS claimed, (SELECT count(*) FROM advanced)::int AS advanced`)
+  return { orderAdvanceClaimed: Number(rows[0].claimed) > 0, orderAdvanced: Number(rows[0].advanced) > 0 }
 }

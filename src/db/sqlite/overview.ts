@@ -5,7 +5,7 @@ import type { AttentionStore, OverviewQueries } from '../data-layer.js'
 import type { SqliteContext } from './context.js'
 import { writeTransaction } from './dialect.js'
 import { attentionOrders, integrations, shipmentExternalReferences, shipments, shippedCounts, statusCounts } from './schema.js'
-import type { createSqliteAllocationReader } from './shipments.js'
+import { keepAttentionRow, type createSqliteAllocationReader } from './shipments.js'
 
 export function createSqliteOverviewQueries({ db }: SqliteContext): OverviewQueries {
   // Written as the partial index's own condition (constants, not parameters), so SQLite reads that index.
@@ -83,12 +83,7 @@ export function createSqliteAttentionStore({ db }: SqliteContext, allocatedInOrd
     async refreshAttention(orderId, decide) {
       return writeTransaction(db, () => {
         const row = decide(allocatedInOrder(orderId))
-        if (!row) {
-          db.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId)).run()
-          return null
-        }
-        const values = { ...row, orderId, updatedAt: new Date() }
-        db.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values }).run()
+        keepAttentionRow(db, orderId, row, new Date())
         return row
       })
     },

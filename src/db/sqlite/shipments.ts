@@ -23,12 +23,13 @@ import {
   type ShipmentColumns,
   type ShipmentRow,
   type ShipmentsStore,
+  type AttentionRow,
 } from '../data-layer.js'
 import type { createSqliteCheckpointWriter } from './checkpoints.js'
 import type { SqliteContext } from './context.js'
 import { isBusy, writeTransaction, type SqliteDatabase } from './dialect.js'
 import type { createSqliteDeliveryLedger } from './integrations.js'
-import { orderAdvances, orders, orderStatuses, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
+import { attentionOrders, orderAdvances, orders, orderStatuses, shipmentExternalReferences, shipments, shipmentStatusHistory, statusCounts } from './schema.js'
 import { referenceSearchBounds, referenceSearchKeyOf, trackingNumberKeyOf } from '../tracking-number-key.js'
 
 const SHIPMENT_COLUMNS = Object.entries(getTableColumns(shipments) as Record<string, Column>)
@@ -318,7 +319,7 @@ export function createSqliteShipmentsStore(context: SqliteContext, dependencies:
 
     ...createShipmentChange(context, dependencies, rows),
 
-    async createShipments(orderId, orderReference, plan, userId, messages) {
+    async createShipments(orderId, orderReference, plan, userId, messages, attention) {
       return writeTransaction(db, () => {
         const existing = db.select({ total: count() }).from(shipments).where(eq(shipments.orderId, orderId)).get()!
         const allocated = allocatedInOrder(orderId)
@@ -333,6 +334,7 @@ export function createSqliteShipmentsStore(context: SqliteContext, dependencies:
           db.insert(shipmentStatusHistory).values({ shipmentId: row.id, fromStatus: null, toStatus: 'new', userId, createdAt: now }).run()
           created.push(row)
         }
+        if (attention && created.length > 0) keepAttentionRow(db, orderId, attention(allocated), now)
         return { rows: created, messages: messages ? writeMessages(messages.of(created), messages.claimFor, now) : [] }
       })
     },
@@ -400,4 +402,14 @@ export function createSqliteShipmentsStore(context: SqliteContext, dependencies:
       })
     },
   }
+}
+
+/** Writes the order's attention row as decided (null: the order needs none), inside the caller's write transaction. */
+export function keepAttentionRow(db: SqliteDatabase, orderId: number, row: AttentionRow | null, now: Date): void {
+  if (!row) {
+    db.delete(attentionOrders).where(eq(attentionOrders.orderId, orderId)).run()
+    return
+  }
+  const values = { ...row, orderId, updatedAt: now }
+  db.insert(attentionOrders).values(values).onConflictDoUpdate({ target: attentionOrders.orderId, set: values }).run()
 }
