@@ -68,8 +68,12 @@ function createOrderReads({ db, localWrites }: PostgresContext): OrderReads {
     },
 
     async orderLines(orderId) {
-      if (!isInt4(orderId) || !(await findOrderSummary(orderId))) return undefined
-      return (await linesOf([orderId])).get(orderId) ?? []
+      if (!isInt4(orderId)) return undefined
+      // The lines first: an order with lines exists (its lines go with it), so only an empty answer
+      // needs the order's own row to tell "no lines" from "no order".
+      const lines = (await linesOf([orderId])).get(orderId)
+      if (lines) return lines
+      return (await findOrderSummary(orderId)) ? [] : undefined
     },
 
     async listCompletedOrders({ afterId, limit }) {
