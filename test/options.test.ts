@@ -27,6 +27,7 @@ t.test('a bad option fails ready() with a message naming it', async (t) => {
     [{ database: '' }, /Invalid option "database"/],
     [{ timezone: 'Mars/Olympus' }, /Invalid option "timezone": "Mars\/Olympus" is not an IANA timezone/],
     [{ lockTimeoutMs: 0 }, /Invalid option "lockTimeoutMs"/],
+    [{ groupCommit: 'yes' }, /Invalid option "groupCommit"/],
     [{ prefixes: { shipmentApi: 'no-slash' } }, /Invalid option "prefixes.shipmentApi"/],
     [{ resolveUser: 'yes' }, /Invalid option "resolveUser": must be a function/],
     [{ hasPermission: {} }, /Invalid option "hasPermission": must be a function/],
