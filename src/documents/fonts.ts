@@ -103,9 +103,11 @@ function face(name: string, bytes: Buffer, option: string, faceName: string | un
  */
 function faceForDocument(shared: fontkit.Font, bytes: () => fontkit.Font): fontkit.Font {
   const internals = shared as unknown as { _glyphs?: unknown; _layoutEngine?: { constructor: new (font: unknown) => unknown } }
-  if (!Array.isArray(internals._glyphs) || typeof internals._layoutEngine?.constructor !== 'function') return bytes()
-  const own = Object.create(shared) as fontkit.Font & { _glyphs: unknown[] }
-  own._glyphs = []
+  // fontkit 2 keeps the cache as an object keyed by glyph id (an array in older releases).
+  const cache = internals._glyphs
+  if (typeof cache !== 'object' || cache === null || typeof internals._layoutEngine?.constructor !== 'function') return bytes()
+  const own = Object.create(shared) as fontkit.Font & { _glyphs: unknown }
+  own._glyphs = Array.isArray(cache) ? [] : {}
   Object.defineProperty(own, '_layoutEngine', { value: new internals._layoutEngine.constructor(own) })
   return own
 }
