@@ -1,6 +1,8 @@
 // The data-layer contract of the admin's read models: the overview's bounded queries and the attention
 // list's kept rows.
-import type { ShipmentRow } from './shipments.js'
+import type { AttentionRow, ShipmentRow } from './shipments.js'
+
+export type { AttentionRow }
 
 /** A shipment whose last push to an integration failed, for the admin overview. */
 export interface FailingPushRow {
@@ -10,17 +12,6 @@ export interface FailingPushRow {
   lastPushAt: Date | null
   lastPushError: string
   pushAttempts: number
-}
-
-/** A completed order not fully covered by its active shipments, as the attention list keeps it. */
-export interface AttentionRow {
-  orderId: number
-  reference: string
-  statusHandle: string | null
-  dateOrdered: Date | null
-  customer: string | null
-  linesMissing: number
-  unitsMissing: number
 }
 
 /** The admin overview's figures, each query bounded whatever the number of shipments. */

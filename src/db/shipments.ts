@@ -3,7 +3,6 @@
 import type { StoredParcel } from './parcels.js'
 import type { CheckpointRow, NewCheckpoint } from './checkpoints.js'
 import type { NewOutboxMessage, OutboxClaim, OutboxRow } from './outbox.js'
-import type { AttentionRow } from './overview.js'
 
 /**
  * An order line a shipment holds, as stored: with the line's SKU and name for display, and the quantity
@@ -328,4 +327,15 @@ export interface ShipmentsStore {
     now: Date,
     messages?: { of: (row: ShipmentRow) => NewOutboxMessage[]; claimFor: OutboxClaim },
   ): Promise<{ row: ShipmentRow; messages: OutboxRow[] } | undefined>
+}
+
+/** A completed order not fully covered by its active shipments, as the attention list keeps it. */
+export interface AttentionRow {
+  orderId: number
+  reference: string
+  statusHandle: string | null
+  dateOrdered: Date | null
+  customer: string | null
+  linesMissing: number
+  unitsMissing: number
 }

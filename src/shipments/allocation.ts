@@ -3,7 +3,7 @@
 // or changed status. Rule: what a shipment holds is checked against the order's allocation in the
 // creating transaction, and a status change the order sync makes goes through the update path (updates.ts).
 import { inSpan } from '../telemetry.js'
-import { AllocationExceededError, type StoredShipmentItem } from '../db/data-layer.js'
+import { AllocationExceededError, type ShipmentRow, type StoredShipmentItem } from '../db/data-layer.js'
 import { ShipmentsErrors, ShipmentValidationError } from '../errors.js'
 import type { OrderLine, OrderSummary } from '../order-store.js'
 import { inChunks } from '../in-chunks.js'
@@ -94,26 +94,15 @@ export function createShipmentAllocation(shared: ShipmentServiceContext, updates
   async function createPlanned(order: OrderSummary, plan: (allocated: ReadonlyMap<number, number>) => StoredShipmentItem[][], userId: string | null) {
     let created
     const attention = attentionInTransaction ? await attentionDecider(order.id) : undefined
+    const messages = {
+      of: (rows: ShipmentRow[]) => [
+        ...rows.map((row) => ({ kind: 'event' as const, name: 'shipmentCreated', orderingKey: shipmentKey(row.id), payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null } })),
+        ...(rows.length > 0 && keepsAttention && !attentionInTransaction ? [attentionRefresh(order.id)] : []),
+      ],
+      claimFor: dispatcher.claim,
+    }
     try {
-      created = await data.createShipments(
-        order.id,
-        order.reference,
-        plan,
-        userId,
-        {
-          of: (rows) => [
-            ...rows.map((row) => ({
-              kind: 'event' as const,
-              name: 'shipmentCreated',
-              orderingKey: shipmentKey(row.id),
-              payload: { shipment: present(row), userId, sourceIntegration: null, externalCode: null },
-            })),
-            ...(rows.length > 0 && keepsAttention && !attentionInTransaction ? [attentionRefresh(order.id)] : []),
-          ],
-          claimFor: dispatcher.claim,
-        },
-        attention,
-      )
+      created = await data.createShipments(order.id, order.reference, plan, userId, messages, attention)
     } catch (error) {
       if (error instanceof AllocationExceededError) throw allocationRefusal(error)
       throw error

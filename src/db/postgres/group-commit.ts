@@ -6,7 +6,9 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { sql } from 'drizzle-orm'
 import type { PostgresDatabase } from './connection.js'
 import { sqlState } from './connection.js'
-import type { Transaction } from './context.js'
+
+// As context.ts defines it (not imported from there: context.ts imports this module's types).
+type Transaction = Parameters<Parameters<PostgresDatabase['transaction']>[0]>[0]
 
 /**
  * A unit of work in a group: it runs in the shared transaction, on the group's connection (`client`;
